@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * syscall.bpf.c - syscall latency, aggregated in the kernel.
+ *
+ * sys_enter: filter (syscall set, cpu, process, cgroup) before touching any map, then
+ * remember the start time in the thread's task storage. sys_exit: compute the duration,
+ * add it to the per-CPU summary of (process, syscall) and, when asked, reserve a
+ * per-call record in the ring buffer. A record that cannot be reserved is counted.
+ *
+ * Built twice: as is (tp_btf + task storage, needs kernel BTF) and with KPERF_COMPAT
+ * (classic raw_syscalls tracepoints + an LRU hash keyed by tid, no CO-RE at all), so
+ * kernels without BTF still work.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "syscall.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile struct kp_sys_config cfg = {};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192); /* resized by userspace */
+	__type(key, __u32);        /* tgid */
+	__type(value, __u8);       /* enum kp_target_state */
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_filter SEC(".maps");
+
+#ifdef KPERF_COMPAT
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32); /* tid */
+	__type(value, struct kp_task_state);
+} task_state SEC(".maps");
+#else
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct kp_task_state);
+} task_state SEC(".maps");
+#endif
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384); /* resized by userspace */
+	__type(key, struct kp_sys_key);
+	__type(value, struct kp_sys_stat);
+} summary SEC(".maps");
+
+/* one zeroed value to create summary entries from (too big for the BPF stack) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kp_sys_stat);
+} zero_stat SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20); /* resized by userspace */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, KP_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &idx);
+
+	if (c)
+		*c += 1;
+}
+
+/* index of the highest set bit, capped to the last histogram slot */
+static __always_inline __u32 hist_slot(__u64 v)
+{
+	__u32 r = 0, shift;
+
+	shift = (v > 0xFFFFFFFFULL) << 5; v >>= shift; r |= shift;
+	shift = (v > 0xFFFF) << 4; v >>= shift; r |= shift;
+	shift = (v > 0xFF) << 3; v >>= shift; r |= shift;
+	shift = (v > 0xF) << 2; v >>= shift; r |= shift;
+	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
+	r |= (v >> 1);
+	return r < KP_HIST_SLOTS ? r : KP_HIST_SLOTS - 1;
+}
+
+/* the filters, cheapest first; no map is written before they pass */
+static __always_inline bool traced(__u32 tgid, long nr)
+{
+	if (nr < 0)
+		return false;
+	if (cfg.filter_syscall) {
+		if (nr >= KP_SYSCALL_WORDS * 64)
+			return false;
+		if (!(cfg.syscall_mask[nr >> 6] & (1ULL << (nr & 63))))
+			return false;
+	}
+	if (cfg.filter_cpu) {
+		__u32 cpu = bpf_get_smp_processor_id();
+
+		if (cpu >= KP_CPU_WORDS * 64)
+			return false;
+		if (!(cfg.cpu_mask[cpu >> 6] & (1ULL << (cpu & 63))))
+			return false;
+	}
+	if (tgid == cfg.self_tgid)
+		return false;
+	if (cfg.filter_pid) {
+		__u8 *state = bpf_map_lookup_elem(&targets, &tgid);
+
+		if (!state || *state != KP_TARGET_ACTIVE)
+			return false;
+	}
+	if (cfg.filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
+		return false;
+	return true;
+}
+
+static __always_inline void on_enter(long nr)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct kp_task_state *st;
+
+	if (!traced(id >> 32, nr))
+		return;
+#ifdef KPERF_COMPAT
+	__u32 tid = (__u32)id;
+	struct kp_task_state init = { .start_ns = bpf_ktime_get_ns(), .nr = nr };
+
+	if (bpf_map_update_elem(&task_state, &tid, &init, BPF_ANY))
+		count(KP_CNT_STATE_FULL);
+	(void)st;
+#else
+	st = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		count(KP_CNT_STATE_FULL);
+		return;
+	}
+	st->nr = nr;
+	st->start_ns = bpf_ktime_get_ns();
+#endif
+}
+
+static __always_inline void update_summary(__u32 tgid, __u32 nr, __u64 dur, long ret)
+{
+	struct kp_sys_key key = { .tgid = tgid, .nr = nr };
+	struct kp_sys_stat *s;
+	__u32 zero = 0;
+
+	s = bpf_map_lookup_elem(&summary, &key);
+	if (!s) {
+		struct kp_sys_stat *init = bpf_map_lookup_elem(&zero_stat, &zero);
+
+		if (!init)
+			return;
+		bpf_map_update_elem(&summary, &key, init, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&summary, &key);
+		if (!s) {
+			count(KP_CNT_SUMMARY_FULL);
+			return;
+		}
+		bpf_get_current_comm(s->comm, sizeof(s->comm));
+	}
+	s->calls++;
+	if (ret < 0)
+		s->errors++;
+	s->total_ns += dur;
+	if (s->calls == 1 || dur < s->min_ns)
+		s->min_ns = dur;
+	if (dur > s->max_ns)
+		s->max_ns = dur;
+	s->hist[hist_slot(dur)]++;
+}
+
+static __always_inline void emit_record(__u64 id, __u32 nr, __u64 start, __u64 dur, long ret)
+{
+	struct kp_sys_event *e;
+	__u64 flags = BPF_RB_NO_WAKEUP;
+
+	if (dur < cfg.min_duration_ns)
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(KP_CNT_DROPPED);
+		return;
+	}
+	e->start_ns = start;
+	e->dur_ns = dur;
+	e->ret = ret;
+	e->tgid = id >> 32;
+	e->tid = (__u32)id;
+	e->cpu = bpf_get_smp_processor_id();
+	e->nr = nr;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	/* wake the reader only when enough is waiting: one wake-up per call would cost
+	 * more than the tracing itself; the reader also polls on a timer */
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= cfg.wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(e, flags);
+}
+
+static __always_inline void on_exit(long ret)
+{
+	__u64 id = bpf_get_current_pid_tgid(), now, start, dur;
+	struct kp_task_state *st;
+	__u32 nr;
+
+#ifdef KPERF_COMPAT
+	__u32 tid = (__u32)id;
+
+	st = bpf_map_lookup_elem(&task_state, &tid);
+#else
+	st = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0, 0);
+#endif
+	if (!st || !st->start_ns)
+		return;
+	now = bpf_ktime_get_ns();
+	start = st->start_ns;
+	nr = st->nr;
+	st->start_ns = 0;
+	dur = now - start;
+	update_summary(id >> 32, nr, dur, ret);
+	if (cfg.record_events)
+		emit_record(id, nr, start, dur, ret);
+}
+
+/* ---- process tree: follow forks, arm on exec, forget on exit ---- */
+
+static __always_inline void follow_fork(__u32 ptgid, __u32 ctgid)
+{
+	__u8 *state;
+	__u8 v;
+
+	if (ptgid == ctgid)
+		return; /* a new thread: already covered by its tgid */
+	state = bpf_map_lookup_elem(&targets, &ptgid);
+	if (!state)
+		return;
+	v = *state;
+	bpf_map_update_elem(&targets, &ctgid, &v, BPF_ANY);
+}
+
+static __always_inline void arm_on_exec(__u32 tgid)
+{
+	__u8 *state = bpf_map_lookup_elem(&targets, &tgid);
+
+	if (state && *state == KP_TARGET_UNTIL_EXEC)
+		*state = KP_TARGET_ACTIVE;
+}
+
+#ifdef KPERF_COMPAT
+
+/* raw_syscalls records; their layout is part of the tracing ABI */
+struct kp_raw_sys_enter {
+	__u64 common;
+	long id;
+	unsigned long args[6];
+};
+
+struct kp_raw_sys_exit {
+	__u64 common;
+	long id;
+	long ret;
+};
+
+SEC("tracepoint/raw_syscalls/sys_enter")
+int kp_sys_enter(struct kp_raw_sys_enter *ctx)
+{
+	on_enter(ctx->id);
+	return 0;
+}
+
+SEC("tracepoint/raw_syscalls/sys_exit")
+int kp_sys_exit(struct kp_raw_sys_exit *ctx)
+{
+	on_exit(ctx->ret);
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_process_fork")
+int kp_proc_fork(void *ctx)
+{
+	__u32 child = 0;
+
+	/* child_pid is a tid: for a new thread it is a harmless extra entry, removed when
+	 * that thread exits */
+	bpf_probe_read_kernel(&child, sizeof(child), ctx + (cfg.fork_child_pid_off & 0xfff));
+	follow_fork(bpf_get_current_pid_tgid() >> 32, child);
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_process_exec")
+int kp_proc_exec(void *ctx)
+{
+	arm_on_exec(bpf_get_current_pid_tgid() >> 32);
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_process_exit")
+int kp_proc_exit(void *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	bpf_map_delete_elem(&targets, &tid);
+	return 0;
+}
+
+#else
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(kp_sys_enter, struct pt_regs *regs, long id)
+{
+	on_enter(id);
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(kp_sys_exit, struct pt_regs *regs, long ret)
+{
+	on_exit(ret);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(kp_proc_fork, struct task_struct *parent, struct task_struct *child)
+{
+	follow_fork(BPF_CORE_READ(parent, tgid), BPF_CORE_READ(child, tgid));
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(kp_proc_exec, struct task_struct *p)
+{
+	arm_on_exec(BPF_CORE_READ(p, tgid));
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(kp_proc_exit, struct task_struct *p)
+{
+	__u32 tgid;
+
+	/* forget the process when its last thread exits (signal->live already dropped) */
+	if (BPF_CORE_READ(p, signal, live.counter) != 0)
+		return 0;
+	tgid = BPF_CORE_READ(p, tgid);
+	bpf_map_delete_elem(&targets, &tgid);
+	return 0;
+}
+
+#endif

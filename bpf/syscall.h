@@ -1,0 +1,77 @@
+/*
+ * syscall.h - what syscall.bpf.c and its userspace owner (user/trace) share: map keys and
+ * values, the per-call record and the load-time configuration. Fixed-width types only.
+ */
+#ifndef KPERF_BPF_SYSCALL_H
+#define KPERF_BPF_SYSCALL_H
+
+#define KP_HIST_SLOTS 40        /* must equal KPERF_HIST_SLOTS of pmu.h */
+#define KP_SYSCALL_WORDS 16     /* syscall filter bitmap: numbers 0..1023 */
+#define KP_CPU_WORDS 128        /* cpu filter bitmap: cpus 0..8191 */
+#define KP_COMM_LEN 16
+
+/* value of the targets map (tgid -> state) */
+enum kp_target_state {
+	KP_TARGET_ACTIVE = 1,     /* traced */
+	KP_TARGET_UNTIL_EXEC = 2, /* traced from its next exec on */
+};
+
+/* indexes of the per-CPU counters array */
+enum kp_counter {
+	KP_CNT_DROPPED = 0,       /* per-call record not reserved: ring buffer full */
+	KP_CNT_SUMMARY_FULL = 1,  /* call not counted: summary map full */
+	KP_CNT_STATE_FULL = 2,    /* call not timed: no room for its start time */
+	KP_CNT_MAX
+};
+
+struct kp_sys_key {
+	__u32 tgid;
+	__u32 nr;
+};
+
+struct kp_sys_stat {
+	__u64 calls;
+	__u64 errors;
+	__u64 total_ns;
+	__u64 min_ns;
+	__u64 max_ns;
+	__u64 hist[KP_HIST_SLOTS];
+	char comm[KP_COMM_LEN];
+};
+
+/* the in-flight call of a thread (task storage, or LRU hash keyed by tid) */
+struct kp_task_state {
+	__u64 start_ns;
+	__u32 nr;
+	__u32 pad;
+};
+
+/* one completed call, through the ring buffer */
+struct kp_sys_event {
+	__u64 start_ns;
+	__u64 dur_ns;
+	__s64 ret;
+	__u32 tgid;
+	__u32 tid;
+	__u32 cpu;
+	__u32 nr;
+	char comm[KP_COMM_LEN];
+};
+
+/* load-time configuration: one const volatile global, so both object variants share it */
+struct kp_sys_config {
+	__u64 syscall_mask[KP_SYSCALL_WORDS];
+	__u64 cpu_mask[KP_CPU_WORDS];
+	__u64 min_duration_ns;
+	__u64 wakeup_bytes;       /* force a reader wake-up once this much data is waiting */
+	__u32 self_tgid;          /* the tracer itself: never traced */
+	__u32 fork_child_pid_off; /* compat: offset of child_pid in sched_process_fork */
+	__u8 filter_pid;
+	__u8 filter_cpu;
+	__u8 filter_syscall;
+	__u8 filter_cgroup;
+	__u8 record_events;
+	__u8 pad[3];
+};
+
+#endif

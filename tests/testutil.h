@@ -1,0 +1,192 @@
+/*
+ * testutil.h - helpers shared by the C tests: start a workload that waits for a go signal
+ * (so a tracer can attach to its pid first), find build artefacts, and count the BPF
+ * programs loaded on the machine (a test leaves none behind).
+ */
+#ifndef KPERF_TESTUTIL_H
+#define KPERF_TESTUTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+/* build/ of this tree ($KPERF_BUILD, set by the Makefile) */
+static inline const char *tu_build(void)
+{
+	const char *b = getenv("KPERF_BUILD");
+
+	return b && *b ? b : "build";
+}
+
+/* <build>/<rel> in a static buffer (one at a time) */
+static inline const char *tu_path(const char *rel)
+{
+	static char buf[4096];
+
+	snprintf(buf, sizeof(buf), "%s/%s", tu_build(), rel);
+	return buf;
+}
+
+struct tu_proc {
+	pid_t pid;
+	int go_fd; /* write a byte to release a workload started with --wait */
+	int out_fd; /* its stdout, when captured */
+};
+
+/* Start <argv> (argv[0] relative to the build dir when it has no '/') with stdin a pipe. */
+static inline struct tu_proc tu_spawn_v(char *const argv[], int capture_stdout)
+{
+	struct tu_proc p = { -1, -1, -1 };
+	int in[2], out[2] = { -1, -1 };
+	char path[4096];
+
+	if (pipe(in))
+		return p;
+	if (capture_stdout && pipe(out))
+		return p;
+	if (strchr(argv[0], '/'))
+		snprintf(path, sizeof(path), "%s", argv[0]);
+	else
+		snprintf(path, sizeof(path), "%s/workloads/%s", tu_build(), argv[0]);
+	p.pid = fork();
+	if (p.pid == 0) {
+		dup2(in[0], 0);
+		close(in[0]);
+		close(in[1]);
+		if (capture_stdout) {
+			dup2(out[1], 1);
+			close(out[0]);
+			close(out[1]);
+		}
+		execv(path, argv);
+		_exit(127);
+	}
+	close(in[0]);
+	p.go_fd = in[1];
+	if (capture_stdout) {
+		close(out[1]);
+		p.out_fd = out[0];
+	}
+	return p;
+}
+
+/* tu_spawn("syscalls", "--wait", NULL) */
+static inline struct tu_proc tu_spawn(const char *prog, ...)
+{
+	char *argv[64];
+	va_list ap;
+	int n = 0;
+
+	argv[n++] = (char *)prog;
+	va_start(ap, prog);
+	while (n < 63 && (argv[n] = va_arg(ap, char *)))
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	return tu_spawn_v(argv, 0);
+}
+
+static inline void tu_go(struct tu_proc *p)
+{
+	if (p->go_fd >= 0) {
+		if (write(p->go_fd, "g", 1) != 1) {
+			/* the workload is gone: the test's counts will say so */
+		}
+		close(p->go_fd);
+		p->go_fd = -1;
+	}
+}
+
+/* wait for exit; returns the exit status or -1 */
+static inline int tu_wait(struct tu_proc *p)
+{
+	int st = 0;
+
+	if (p->go_fd >= 0)
+		close(p->go_fd);
+	p->go_fd = -1;
+	if (p->pid <= 0 || waitpid(p->pid, &st, 0) != p->pid)
+		return -1;
+	p->pid = -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static inline void tu_kill(struct tu_proc *p)
+{
+	if (p->pid > 0) {
+		kill(p->pid, SIGKILL);
+		tu_wait(p);
+	}
+}
+
+static inline void tu_sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* number of BPF programs loaded on the machine */
+static inline int tu_bpf_prog_count(void)
+{
+	__u32 id = 0;
+	int n = 0;
+
+	while (bpf_prog_get_next_id(id, &id) == 0)
+		n++;
+	return n;
+}
+
+/* Wait (up to 2 s: the kernel frees programs asynchronously) until the machine has at most
+ * <before> programs again; returns the final count. */
+static inline int tu_bpf_prog_count_settle(int before)
+{
+	int i, n = tu_bpf_prog_count();
+
+	for (i = 0; i < 40 && n > before; i++) {
+		tu_sleep_ms(50);
+		n = tu_bpf_prog_count();
+	}
+	return n;
+}
+
+/* run a shell command, capture its stdout (malloc'd) and exit status */
+static inline char *tu_run(const char *cmd, int *status)
+{
+	FILE *f = popen(cmd, "r");
+	size_t cap = 65536, n = 0, r;
+	char *buf = malloc(cap);
+
+	if (!f || !buf) {
+		free(buf);
+		if (f)
+			pclose(f);
+		return NULL;
+	}
+	while ((r = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+		n += r;
+		if (n + 1 >= cap) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb)
+				break;
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	buf[n] = '\0';
+	r = (size_t)pclose(f);
+	if (status)
+		*status = WIFEXITED((int)r) ? WEXITSTATUS((int)r) : -1;
+	return buf;
+}
+
+#endif

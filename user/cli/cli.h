@@ -1,0 +1,44 @@
+/*
+ * cli.h - the kperf-bpf command: one file per subcommand (cmd_*.c), and what they share
+ * (launching a command to trace, signals, argument parsing helpers).
+ */
+#ifndef KPERF_CLI_H
+#define KPERF_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+int cmd_trace(int argc, char **argv);
+
+/* ---- launch.c ---- */
+
+/* A command started stopped: it waits until kp_launch_go() before its execvp. */
+struct kp_launch {
+	pid_t pid;
+	int go_fd;  /* write end: one byte releases the child */
+	int err_fd; /* read end: the child's errno if execvp failed, EOF if it succeeded */
+};
+
+int kp_launch_prepare(char **argv, struct kp_launch *l);
+/* Release the child; returns 0 once it has exec'd, or the exec's -errno. */
+int kp_launch_go(struct kp_launch *l);
+/* Kill and reap a child that never got released. */
+void kp_launch_abort(struct kp_launch *l);
+
+/* ---- common.c ---- */
+
+/* SIGINT/SIGTERM/SIGHUP set a flag (checked by the main loops) instead of killing us. */
+void kp_cli_catch_signals(void);
+bool kp_cli_interrupted(void);
+/* "1.5" seconds -> ms; -1 when not a positive number */
+long kp_cli_parse_seconds(const char *s);
+/* "1,2,3" -> ints; returns the count or -1 */
+int kp_cli_parse_int_list(const char *s, int **out);
+/* "a,b,c" -> strings (malloc'd, pointing into a copy of s); returns the count or -1 */
+int kp_cli_split(const char *s, char ***out);
+/* ms since the process started (CLOCK_MONOTONIC, from main()) */
+double kp_cli_elapsed_ms(void);
+void kp_cli_start_clock(void);
+
+#endif

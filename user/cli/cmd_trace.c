@@ -1,0 +1,420 @@
+/*
+ * cmd_trace.c - `kperf-bpf trace`: syscall latency per process, like `perf trace -s`, at
+ * the cost of an in-kernel summary.
+ *
+ *   kperf-bpf trace [-p PID,...] [-C CPUS] [-e SYSCALL,...] [--cgroup PATH] [-d SECONDS]
+ *                   [-i SECONDS] [--hist] [--events [--min-duration MS]] [-o FILE]
+ *                   [--format table|json|csv] [--ringbuf-kb KB] [-- COMMAND ARGS...]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "export/export.h"
+#include "kperf/pmu.h"
+
+#define TICK_MS 100
+#define STATUS_MS 250
+
+struct trace_opts {
+	int *pids;
+	int npids;
+	int *cpus;
+	int ncpus;
+	char **funcs;
+	int nfuncs;
+	const char *cgroup;
+	long duration_ms;
+	long interval_ms;
+	bool hist;
+	bool events;
+	double min_duration_ms;
+	const char *output;
+	int format;
+	unsigned ringbuf_kb;
+	char **command;
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: kperf-bpf trace [options] [-- COMMAND [ARGS...]]\n"
+	      "\n"
+	      "Trace syscalls and print, per process, calls, errors and latency (total, avg,\n"
+	      "p50, p99, max), sorted by total time. Without -p or a command: every process.\n"
+	      "\n"
+	      "  -p, --pid PID,...        trace these processes (all their threads)\n"
+	      "  -C, --cpu CPUS           only these cpus (e.g. 0-3,6)\n"
+	      "  -e, --syscalls NAME,...  only these syscalls\n"
+	      "      --cgroup PATH        only tasks in this cgroup v2 directory (and below)\n"
+	      "  -d, --duration SECONDS   stop after this long\n"
+	      "  -i, --interval SECONDS   print the summary every SECONDS (cumulative)\n"
+	      "      --hist               add a log2 latency histogram per syscall\n"
+	      "      --events             print every call (time, comm/tid, syscall, return, duration)\n"
+	      "      --min-duration MS    with --events: only calls at least this long\n"
+	      "  -o, --output FILE        write the report to FILE\n"
+	      "      --format FMT         table (default), json or csv\n"
+	      "      --ringbuf-kb KB      per-call ring buffer size (default 16384)\n"
+	      "  -h, --help               this text\n"
+	      "\n"
+	      "With a COMMAND, it is started and traced with all its descendants from its exec on;\n"
+	      "tracing ends when it exits, and its exit status is returned.\n",
+	      f);
+}
+
+static int parse(int argc, char **argv, struct trace_opts *o)
+{
+	enum { OPT_CGROUP = 256, OPT_HIST, OPT_EVENTS, OPT_MIN_DUR, OPT_FORMAT, OPT_RINGBUF };
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "cpu", required_argument, NULL, 'C' },
+		{ "syscalls", required_argument, NULL, 'e' },
+		{ "cgroup", required_argument, NULL, OPT_CGROUP },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "hist", no_argument, NULL, OPT_HIST },
+		{ "events", no_argument, NULL, OPT_EVENTS },
+		{ "min-duration", required_argument, NULL, OPT_MIN_DUR },
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "ringbuf-kb", required_argument, NULL, OPT_RINGBUF },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int c;
+
+	o->format = KP_FORMAT_TABLE;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+p:C:e:d:i:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			o->npids = kp_cli_parse_int_list(optarg, &o->pids);
+			if (o->npids <= 0) {
+				fprintf(stderr, "kperf-bpf trace: -p wants pids like 1234,5678, not '%s'\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'C':
+			o->ncpus = kp_cli_parse_int_list(optarg, &o->cpus);
+			if (o->ncpus <= 0) {
+				/* ranges: 0-3,6 */
+				extern int kp_parse_cpu_list(const char *s, int **cpus);
+
+				o->ncpus = kp_parse_cpu_list(optarg, &o->cpus);
+			}
+			if (o->ncpus <= 0) {
+				fprintf(stderr, "kperf-bpf trace: -C wants cpus like 0-3,6, not '%s'\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'e':
+			o->nfuncs = kp_cli_split(optarg, &o->funcs);
+			if (o->nfuncs <= 0) {
+				fprintf(stderr, "kperf-bpf trace: -e wants syscall names like read,write\n");
+				return -1;
+			}
+			break;
+		case OPT_CGROUP:
+			o->cgroup = optarg;
+			break;
+		case 'd':
+			o->duration_ms = kp_cli_parse_seconds(optarg);
+			if (o->duration_ms <= 0) {
+				fprintf(stderr, "kperf-bpf trace: -d wants seconds > 0, not '%s'\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'i':
+			o->interval_ms = kp_cli_parse_seconds(optarg);
+			if (o->interval_ms <= 0) {
+				fprintf(stderr, "kperf-bpf trace: -i wants seconds > 0, not '%s'\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case OPT_HIST:
+			o->hist = true;
+			break;
+		case OPT_EVENTS:
+			o->events = true;
+			break;
+		case OPT_MIN_DUR:
+			o->min_duration_ms = strtod(optarg, &end);
+			if (*end || end == optarg || !(o->min_duration_ms >= 0)) {
+				fprintf(stderr, "kperf-bpf trace: --min-duration wants ms >= 0, not '%s'\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case OPT_FORMAT:
+			o->format = kp_format_parse(optarg);
+			if (o->format < 0) {
+				fprintf(stderr, "kperf-bpf trace: --format is table, json or csv, not '%s'\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case OPT_RINGBUF:
+			o->ringbuf_kb = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || !o->ringbuf_kb) {
+				fprintf(stderr, "kperf-bpf trace: --ringbuf-kb wants a size in KiB\n");
+				return -1;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind < argc)
+		o->command = argv + optind;
+	if (o->command && o->npids) {
+		fprintf(stderr, "kperf-bpf trace: give either -p or a command, not both\n");
+		return -1;
+	}
+	if (o->min_duration_ms > 0 && !o->events) {
+		fprintf(stderr, "kperf-bpf trace: --min-duration only applies with --events\n");
+		return -1;
+	}
+	return 0;
+}
+
+static uint64_t total_calls(const struct PmuTraceSummary *s, int n)
+{
+	uint64_t c = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		c += s[i].calls;
+	return c;
+}
+
+static void fill_meta(int pd, struct kp_trace_meta *m, double start_ms, double attach_ms)
+{
+	struct PmuTraceStats st;
+
+	memset(m, 0, sizeof(*m));
+	m->duration_s = (kp_cli_elapsed_ms() - start_ms) / 1e3;
+	m->attach_ms = attach_ms;
+	if (PmuTraceGetStats(pd, &st) == 0) {
+		m->dropped = st.dropped;
+		m->not_counted = st.summaryDropped;
+		m->fallback = st.fallback;
+	}
+}
+
+static void print_summary(FILE *out, int pd, const struct trace_opts *o, bool interval,
+			  double start_ms, double attach_ms)
+{
+	struct PmuTraceSummary *s = NULL;
+	struct kp_trace_meta m;
+	int n = PmuTraceReadSummary(pd, &s);
+
+	if (n < 0) {
+		fprintf(stderr, "kperf-bpf trace: cannot read the summary: %s\n", Perror());
+		return;
+	}
+	fill_meta(pd, &m, start_ms, attach_ms);
+	m.interval = interval;
+	if (o->format == KP_FORMAT_CSV && !o->events && !interval)
+		fputs("kind,pid,tid,comm,cpu,syscall,nr,start_ns,ret,dur_ns,calls,errors,total_ns,"
+		      "min_ns,max_ns,avg_ns,p50_ns,p99_ns\n",
+		      out);
+	if (o->format == KP_FORMAT_JSON && (interval || !o->events))
+		fputc('{', out);
+	kp_report_syscalls(out, o->format, s, n, &m, o->hist);
+	if (o->format == KP_FORMAT_JSON)
+		fputs("}\n", out);
+	fflush(out);
+	PmuTraceSummaryFree(s);
+}
+
+static bool any_alive(const int *pids, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (kill(pids[i], 0) == 0 || errno == EPERM)
+			return true;
+	return false;
+}
+
+static void status_line(int pd, double start_ms)
+{
+	struct PmuTraceSummary *s = NULL;
+	struct PmuTraceStats st = { 0 };
+	int n = PmuTraceReadSummary(pd, &s);
+
+	PmuTraceGetStats(pd, &st);
+	fprintf(stderr, "\r\033[K[%7.1fs] %" PRIu64 " calls, %" PRIu64 " dropped",
+		(kp_cli_elapsed_ms() - start_ms) / 1e3, n > 0 ? total_calls(s, n) : 0, st.dropped);
+	PmuTraceSummaryFree(s);
+}
+
+static void read_events(FILE *out, int pd, const struct trace_opts *o, int64_t *t0, bool *first)
+{
+	struct PmuTraceData *d = NULL;
+	int n = PmuTraceRead(pd, &d), i;
+
+	for (i = 0; i < n; i++) {
+		if (!*t0)
+			*t0 = d[i].startTs;
+		kp_report_event(out, o->format, &d[i], *t0, *first);
+		*first = false;
+	}
+	PmuTraceDataFree(d);
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	struct trace_opts o = { 0 };
+	struct PmuTraceAttr attr = { 0 };
+	struct kp_launch launch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
+	bool launched = false, first = true, tty = isatty(2);
+	double start_ms, attach_ms, last_status = 0, last_interval;
+	int pd = -1, rc = 1, child_status = 0, err, child_pid;
+	int64_t t0 = 0;
+	FILE *out = stdout;
+
+	if (parse(argc, argv, &o))
+		goto done;
+	if (o.output) {
+		out = fopen(o.output, "w");
+		if (!out) {
+			fprintf(stderr, "kperf-bpf trace: cannot write %s: %s\n", o.output,
+				strerror(errno));
+			out = stdout;
+			goto done;
+		}
+	}
+	kp_cli_catch_signals();
+	if (o.command) {
+		err = kp_launch_prepare(o.command, &launch);
+		if (err) {
+			fprintf(stderr, "kperf-bpf trace: cannot start %s: %s\n", o.command[0],
+				strerror(-err));
+			goto done;
+		}
+		child_pid = launch.pid;
+		attr.pidList = &child_pid;
+		attr.numPid = 1;
+		attr.fromExec = 1;
+		attr.includeNewFork = 1;
+	} else {
+		attr.pidList = o.pids;
+		attr.numPid = (unsigned)o.npids;
+	}
+	attr.cpuList = o.cpus;
+	attr.numCpu = (unsigned)o.ncpus;
+	attr.funcs = (const char **)o.funcs;
+	attr.numFuncs = (unsigned)o.nfuncs;
+	attr.cgroupPath = o.cgroup;
+	attr.summaryOnly = !o.events;
+	attr.minDurationNs = (uint64_t)(o.min_duration_ms * 1e6);
+	attr.ringBufferKb = o.ringbuf_kb;
+
+	pd = PmuTraceOpen(TRACE_SYS_CALL, &attr);
+	if (pd < 0) {
+		fprintf(stderr, "kperf-bpf trace: %s\n", Perror());
+		goto done;
+	}
+	if (GetWarn())
+		fprintf(stderr, "kperf-bpf trace: warning: %s\n", GetWarnMsg());
+	if (PmuTraceEnable(pd)) {
+		fprintf(stderr, "kperf-bpf trace: %s\n", Perror());
+		goto done;
+	}
+	attach_ms = kp_cli_elapsed_ms();
+	start_ms = last_interval = attach_ms;
+	if (o.command) {
+		err = kp_launch_go(&launch);
+		if (err) {
+			fprintf(stderr, "kperf-bpf trace: cannot run %s: %s\n", o.command[0],
+				strerror(-err));
+			rc = 127;
+			launch.pid = -1;
+			goto done;
+		}
+		launched = true;
+	}
+	if (o.events)
+		kp_report_events_begin(out, o.format);
+
+	for (;;) {
+		struct timespec tick = { 0, TICK_MS * 1000000L };
+		double now;
+
+		nanosleep(&tick, NULL);
+		now = kp_cli_elapsed_ms();
+		if (o.events)
+			read_events(out, pd, &o, &t0, &first);
+		if (o.interval_ms && now - last_interval >= (double)o.interval_ms) {
+			last_interval = now;
+			if (!o.events)
+				print_summary(out, pd, &o, true, start_ms, attach_ms);
+		}
+		if (tty && !o.events && now - last_status >= STATUS_MS) {
+			last_status = now;
+			status_line(pd, start_ms);
+		}
+		if (kp_cli_interrupted())
+			break;
+		if (o.duration_ms && now - start_ms >= (double)o.duration_ms)
+			break;
+		if (launched && waitpid(launch.pid, &child_status, WNOHANG) == launch.pid) {
+			launched = false;
+			break;
+		}
+		if (o.npids && !any_alive(o.pids, o.npids))
+			break;
+	}
+	PmuTraceDisable(pd);
+	if (tty && !o.events)
+		fputs("\r\033[K", stderr);
+	if (o.events) {
+		read_events(out, pd, &o, &t0, &first);
+		kp_report_events_end(out, o.format);
+	}
+	print_summary(out, pd, &o, false, start_ms, attach_ms);
+	if (o.format == KP_FORMAT_TABLE)
+		fprintf(stderr, "\n tracing attached %.1f ms after start, ran %.2f s\n", attach_ms,
+			(kp_cli_elapsed_ms() - start_ms) / 1e3);
+	rc = 0;
+	if (o.command && !launched) {
+		if (WIFEXITED(child_status))
+			rc = WEXITSTATUS(child_status);
+		else if (WIFSIGNALED(child_status))
+			rc = 128 + WTERMSIG(child_status);
+	} else if (launched) {
+		fprintf(stderr, "kperf-bpf trace: %s (pid %d) is still running\n", o.command[0],
+			launch.pid);
+	}
+done:
+	if (launch.pid > 0 && !launched && o.command && pd < 0)
+		kp_launch_abort(&launch);
+	if (pd >= 0)
+		PmuTraceClose(pd);
+	if (out != stdout)
+		fclose(out);
+	free(o.pids);
+	free(o.cpus);
+	free(o.funcs);
+	return rc;
+}

@@ -1,0 +1,141 @@
+/*
+ * common.c - what every subcommand needs: signal flags, number and list parsing, and a
+ * clock that starts with the process (to report how fast tracing was attached).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+static volatile sig_atomic_t interrupted;
+static struct timespec t_start;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+void kp_cli_catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+bool kp_cli_interrupted(void)
+{
+	return interrupted;
+}
+
+long kp_cli_parse_seconds(const char *s)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !(v > 0) || v > 1e7)
+		return -1;
+	return (long)(v * 1000.0 + 0.5);
+}
+
+int kp_cli_split(const char *s, char ***out)
+{
+	char *copy, *p, **v = NULL, **nv;
+	int n = 0;
+
+	*out = NULL;
+	if (!s || !*s)
+		return -1;
+	/* one block: the pointer array then the copied text, freed with one free() */
+	copy = strdup(s);
+	if (!copy)
+		return -1;
+	for (p = strtok(copy, ","); p; p = strtok(NULL, ",")) {
+		nv = realloc(v, (size_t)(n + 1) * sizeof(*v));
+		if (!nv) {
+			free(v);
+			free(copy);
+			return -1;
+		}
+		v = nv;
+		v[n++] = p;
+	}
+	if (!n) {
+		free(copy);
+		return -1;
+	}
+	{
+		size_t len = strlen(s) + 1, i;
+		char **block = malloc((size_t)n * sizeof(*block) + len);
+
+		if (!block) {
+			free(v);
+			free(copy);
+			return -1;
+		}
+		memcpy((char *)(block + n), copy, len);
+		for (i = 0; i < (size_t)n; i++)
+			block[i] = (char *)(block + n) + (v[i] - copy);
+		free(v);
+		free(copy);
+		*out = block;
+	}
+	return n;
+}
+
+int kp_cli_parse_int_list(const char *s, int **out)
+{
+	char **parts, *end;
+	int n, i, *v;
+	long x;
+
+	*out = NULL;
+	n = kp_cli_split(s, &parts);
+	if (n <= 0)
+		return -1;
+	v = calloc((size_t)n, sizeof(*v));
+	if (!v) {
+		free(parts);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		errno = 0;
+		x = strtol(parts[i], &end, 10);
+		if (errno || *end || end == parts[i] || x < -2147483647L || x > 2147483647L) {
+			free(parts);
+			free(v);
+			return -1;
+		}
+		v[i] = (int)x;
+	}
+	free(parts);
+	*out = v;
+	return n;
+}
+
+void kp_cli_start_clock(void)
+{
+	clock_gettime(CLOCK_MONOTONIC, &t_start);
+}
+
+double kp_cli_elapsed_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t_start.tv_sec) * 1e3 +
+	       (double)(now.tv_nsec - t_start.tv_nsec) / 1e6;
+}

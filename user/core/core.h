@@ -1,0 +1,119 @@
+/*
+ * core.h - what every module of libkperf-bpf shares: the per-thread error state, the
+ * table of task handles, the registry of arrays handed to callers, and small helpers
+ * about the running system (CPUs, processes, privileges, paths).
+ *
+ * Internal functions return 0 (or a count) on success and a negative errno on failure.
+ * The one that knows what went wrong records it with kp_fail(), which also returns the
+ * negative errno, so a failure carries a libkperf code and a sentence to the public API.
+ */
+#ifndef KPERF_CORE_H
+#define KPERF_CORE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define KP_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define KP_EXPORT __attribute__((visibility("default")))
+#define KP_PRINTF(f, a) __attribute__((format(printf, f, a)))
+
+/* ---- errors (error.c) ---- */
+
+/* Record <code> and a message for this thread; returns <neg_errno> (< 0). */
+int kp_fail(int code, int neg_errno, const char *fmt, ...) KP_PRINTF(3, 4);
+/* Record a warning for this thread (the call still succeeds). */
+void kp_warn(int code, const char *fmt, ...) KP_PRINTF(2, 3);
+/* Forget error and warning: every public entry point starts with it. */
+void kp_clear(void);
+/* Is an error recorded for this thread since kp_clear()? */
+bool kp_failed(void);
+/* Public boundary: make sure an error is recorded for <neg_errno> and return -1. */
+int kp_public_fail(int neg_errno);
+
+/* ---- task handles (handle.c) ---- */
+
+enum kp_handle_kind {
+	KP_HANDLE_PMU = 1,   /* PmuOpen */
+	KP_HANDLE_TRACE = 2, /* PmuTraceOpen */
+	KP_HANDLE_DEVICE = 3 /* PmuDeviceOpen (stored as PMU) */
+};
+
+struct kp_handle_ops {
+	void (*destroy)(void *obj);
+};
+
+/* Store <obj>; returns the handle (> 0) or a negative errno. */
+int kp_handle_add(enum kp_handle_kind kind, void *obj, const struct kp_handle_ops *ops);
+/* Borrow the object of <pd>: NULL (and LIBPERF_ERR_INVALID_PD recorded) when <pd> is not an
+ * open handle of <kind>. Every successful get is paired with kp_handle_put(obj). */
+void *kp_handle_get(int pd, enum kp_handle_kind kind);
+void kp_handle_put(void *obj);
+/* Remove <pd>; its object is destroyed once the last borrower puts it back. */
+int kp_handle_close(int pd, enum kp_handle_kind kind);
+
+/* ---- arrays handed to callers (registry.c) ---- */
+
+/* Remember that <ptr> was returned to a caller, with the function that frees it. */
+int kp_registry_add(void *ptr, void (*release)(void *ptr));
+/* Free <ptr> if it was returned and not yet freed; false otherwise (double free). */
+bool kp_registry_release(void *ptr);
+/* Is <ptr> a live returned array? */
+bool kp_registry_has(const void *ptr);
+
+/* ---- the running system (sys.c) ---- */
+
+/* Number of possible CPUs (ids are 0 .. n-1). */
+int kp_cpu_possible(void);
+/* Is <cpu> online? */
+bool kp_cpu_online(int cpu);
+/* Check a CPU list from a caller: every id possible and online (LIBPERF_ERR_INVALID_CPULIST). */
+int kp_check_cpus(const int *cpus, unsigned n);
+/* Parse "0-3,5" into a sorted, de-duplicated list; returns the count or -EINVAL. */
+int kp_parse_cpu_list(const char *s, int **cpus);
+/* The thread group of <pid> (a pid or a tid); LIBPERF_ERR_INVALID_PID when it does not exist. */
+int kp_pid_tgid(pid_t pid);
+/* /proc/<pid>/comm into <buf> (16 bytes is enough); "" when gone. */
+void kp_pid_comm(pid_t pid, char *buf, size_t size);
+/* Can this process load and attach BPF tracing programs? (CAP_BPF+CAP_PERFMON or
+ * CAP_SYS_ADMIN); LIBPERF_ERR_NO_PERMISSION with the missing capability named. */
+int kp_check_bpf_privileges(void);
+/* Can this process open perf events on others / system-wide? (CAP_PERFMON, CAP_SYS_ADMIN or
+ * perf_event_paranoid allows it). */
+int kp_check_perf_privileges(bool system_wide);
+/* The kernel's BTF: $KPERF_BPF_BTF if set, else /sys/kernel/btf/vmlinux; NULL if absent. */
+const char *kp_btf_path(void);
+/* The tracefs mount point, mounting it at /sys/kernel/tracing when needed; NULL if none. */
+const char *kp_tracefs(void);
+/* The sysfs root: $KPERF_BPF_SYSFS (fixture trees in tests) or /sys. */
+const char *kp_sysfs(void);
+/* Monotonic time in ns. */
+uint64_t kp_now_ns(void);
+
+/* ---- small helpers (util.c) ---- */
+
+/* Read a whole small file into a NUL-terminated malloc'd buffer; -errno on failure. */
+int kp_read_file(const char *path, char **buf, size_t *len);
+/* Read one integer from a file (sysfs style). */
+int kp_read_long(const char *path, long *val);
+/* Damerau-less Levenshtein distance, for "did you mean" suggestions. */
+int kp_edit_distance(const char *a, const char *b);
+/* strdup that records COMMON_ERR_NOMEM on failure */
+char *kp_strdup(const char *s);
+/* Grow *arr (of *cap elements of <elem> bytes) so that it holds at least <need>. */
+int kp_grow(void **arr, size_t *cap, size_t need, size_t elem);
+
+
+
+/* ---- libbpf glue (bpf_log.c) ---- */
+
+/* Route libbpf's messages into a per-thread buffer (printed to stderr only when
+ * KPERF_BPF_DEBUG is set), so that a failed load can quote the verifier. Idempotent. */
+void kp_bpf_log_init(void);
+/* The last lines libbpf printed on this thread since kp_bpf_log_clear(), "" if none. */
+const char *kp_bpf_log_tail(void);
+void kp_bpf_log_clear(void);
+
+#endif

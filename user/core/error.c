@@ -1,0 +1,98 @@
+/*
+ * error.c - the per-thread error and warning state behind Perrorno/Perror/GetWarn.
+ *
+ * Each thread has its own last error, so two threads collecting at once do not see each
+ * other's failures. Messages are formatted where the failure is understood (which pid,
+ * which event) and kept until the next public call of the same thread.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core.h"
+#include "kperf/pcerrc.h"
+
+#define KP_MSG_MAX 1024
+
+static __thread int err_code;
+static __thread char err_msg[KP_MSG_MAX];
+static __thread int warn_code;
+static __thread char warn_msg[KP_MSG_MAX];
+
+int kp_fail(int code, int neg_errno, const char *fmt, ...)
+{
+	va_list ap;
+
+	err_code = code;
+	va_start(ap, fmt);
+	vsnprintf(err_msg, sizeof(err_msg), fmt, ap);
+	va_end(ap);
+	return neg_errno < 0 ? neg_errno : -EINVAL;
+}
+
+void kp_warn(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	warn_code = code;
+	va_start(ap, fmt);
+	vsnprintf(warn_msg, sizeof(warn_msg), fmt, ap);
+	va_end(ap);
+}
+
+void kp_clear(void)
+{
+	err_code = SUCCESS;
+	err_msg[0] = '\0';
+	warn_code = SUCCESS;
+	warn_msg[0] = '\0';
+}
+
+bool kp_failed(void)
+{
+	return err_code != SUCCESS;
+}
+
+int kp_public_fail(int neg_errno)
+{
+	if (err_code != SUCCESS)
+		return -1;
+	switch (neg_errno) {
+	case -ENOMEM:
+		kp_fail(COMMON_ERR_NOMEM, neg_errno, "out of memory");
+		break;
+	case -EPERM:
+	case -EACCES:
+		kp_fail(LIBPERF_ERR_NO_PERMISSION, neg_errno,
+			"permission denied (%s): run as root or grant CAP_BPF and CAP_PERFMON",
+			strerror(-neg_errno));
+		break;
+	default:
+		kp_fail(UNKNOWN_ERROR, neg_errno, "unexpected failure: %s",
+			strerror(neg_errno < 0 ? -neg_errno : EINVAL));
+		break;
+	}
+	return -1;
+}
+
+KP_EXPORT int Perrorno(void)
+{
+	return err_code;
+}
+
+KP_EXPORT const char *Perror(void)
+{
+	if (err_code == SUCCESS)
+		return "success";
+	return err_msg;
+}
+
+KP_EXPORT int GetWarn(void)
+{
+	return warn_code;
+}
+
+KP_EXPORT const char *GetWarnMsg(void)
+{
+	return warn_msg;
+}

@@ -1,0 +1,354 @@
+/*
+ * syscall_report.c - the syscall summary as a perf-trace-like table (with optional log2
+ * histograms), as JSON or as CSV, and per-call records in the same three forms.
+ *
+ * JSON layout of a report:
+ *   { "duration_s", "attach_ms", "dropped", "not_counted", "fallback",
+ *     "processes": [ { "pid", "comm", "calls", "errors", "total_ns",
+ *        "syscalls": [ { "name", "nr", "calls", "errors", "total_ns", "min_ns", "max_ns",
+ *                        "avg_ns", "p50_ns", "p99_ns",
+ *                        "hist": [ { "from_ns", "to_ns", "count" } ] } ] } ] }
+ * With --events, the document starts with "events": [ {...}, ... ] and the fields above
+ * follow, so a long trace streams instead of waiting in memory.
+ * CSV: one header, then rows whose first column says what they are ("event", "summary").
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+#include <cjson/cJSON.h>
+
+#include "export.h"
+
+#define CSV_HEADER                                                                           \
+	"kind,pid,tid,comm,cpu,syscall,nr,start_ns,ret,dur_ns,calls,errors,total_ns,min_ns,"   \
+	"max_ns,avg_ns,p50_ns,p99_ns\n"
+
+int kp_format_parse(const char *s)
+{
+	if (!s)
+		return -1;
+	if (!strcmp(s, "table"))
+		return KP_FORMAT_TABLE;
+	if (!strcmp(s, "json"))
+		return KP_FORMAT_JSON;
+	if (!strcmp(s, "csv"))
+		return KP_FORMAT_CSV;
+	return -1;
+}
+
+uint64_t kp_hist_quantile(const uint64_t *hist, int slots, uint64_t calls, double q,
+			  uint64_t min, uint64_t max)
+{
+	double rank = q * (double)calls, seen = 0, lo, hi, v;
+	int i;
+
+	if (!calls)
+		return 0;
+	for (i = 0; i < slots; i++) {
+		if (!hist[i])
+			continue;
+		if (seen + (double)hist[i] >= rank) {
+			lo = i ? ldexp(1.0, i) : 0.0;
+			hi = ldexp(1.0, i + 1);
+			v = lo + (hi - lo) * ((rank - seen) / (double)hist[i]);
+			if (v < (double)min)
+				v = (double)min;
+			if (v > (double)max)
+				v = (double)max;
+			return (uint64_t)v;
+		}
+		seen += (double)hist[i];
+	}
+	return max;
+}
+
+static void human_ns(char *buf, size_t size, uint64_t ns)
+{
+	if (ns < 1000)
+		snprintf(buf, size, "%" PRIu64 "ns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, size, "%" PRIu64 "us", ns / 1000);
+	else if (ns < 1000000000)
+		snprintf(buf, size, "%" PRIu64 "ms", ns / 1000000);
+	else
+		snprintf(buf, size, "%" PRIu64 "s", ns / 1000000000);
+}
+
+void kp_print_log2_hist(FILE *f, const uint64_t *hist, int slots, const char *unit,
+			const char *indent)
+{
+	uint64_t peak = 0;
+	int first = -1, last = -1, i, j, width = 40, bar;
+	char lo[32], hi[32];
+
+	for (i = 0; i < slots; i++) {
+		if (!hist[i])
+			continue;
+		if (first < 0)
+			first = i;
+		last = i;
+		if (hist[i] > peak)
+			peak = hist[i];
+	}
+	if (first < 0)
+		return;
+	(void)unit;
+	for (i = first; i <= last; i++) {
+		human_ns(lo, sizeof(lo), i ? (uint64_t)1 << i : 0);
+		human_ns(hi, sizeof(hi), (uint64_t)1 << (i + 1));
+		bar = (int)((hist[i] * (uint64_t)width + peak - 1) / peak);
+		fprintf(f, "%s[%6s, %6s) %10" PRIu64 " |", indent, lo, hi, hist[i]);
+		for (j = 0; j < width; j++)
+			fputc(j < bar ? '@' : ' ', f);
+		fputs("|\n", f);
+	}
+}
+
+static uint64_t avg_ns(const struct PmuTraceSummary *s)
+{
+	return s->calls ? s->totalNs / s->calls : 0;
+}
+
+static void table(FILE *f, const struct PmuTraceSummary *s, int n, const struct kp_trace_meta *m,
+		  bool hist)
+{
+	int i = 0, j, k;
+
+	if (m->interval)
+		fprintf(f, "\n--- %.1f s ---\n", m->duration_s);
+	if (!n)
+		fprintf(f, "\n No syscalls were traced.\n");
+	while (i < n) {
+		uint64_t calls = 0, total = 0;
+
+		for (j = i; j < n && s[j].pid == s[i].pid; j++) {
+			calls += s[j].calls;
+			total += s[j].totalNs;
+		}
+		fprintf(f, "\n %s (%d), %" PRIu64 " calls, %.3f ms in syscalls\n\n", s[i].comm,
+			(int)s[i].pid, calls, (double)total / 1e6);
+		fprintf(f, "   %-20s %10s %8s %12s %10s %10s %10s %10s\n", "syscall", "calls",
+			"errors", "total (ms)", "avg (us)", "p50 (us)", "p99 (us)", "max (us)");
+		fprintf(f, "   %-20s %10s %8s %12s %10s %10s %10s %10s\n", "--------------------",
+			"----------", "--------", "------------", "----------", "----------",
+			"----------", "----------");
+		for (k = i; k < j; k++) {
+			const struct PmuTraceSummary *r = &s[k];
+			uint64_t p50 = kp_hist_quantile(r->hist, KPERF_HIST_SLOTS, r->calls, 0.50,
+							r->minNs, r->maxNs);
+			uint64_t p99 = kp_hist_quantile(r->hist, KPERF_HIST_SLOTS, r->calls, 0.99,
+							r->minNs, r->maxNs);
+
+			fprintf(f, "   %-20s %10" PRIu64 " %8" PRIu64 " %12.3f %10.3f %10.3f %10.3f %10.3f\n",
+				r->funcs, r->calls, r->errors, (double)r->totalNs / 1e6,
+				(double)avg_ns(r) / 1e3, (double)p50 / 1e3, (double)p99 / 1e3,
+				(double)r->maxNs / 1e3);
+		}
+		if (hist) {
+			for (k = i; k < j; k++) {
+				fprintf(f, "\n   %s: latency of %" PRIu64 " calls\n", s[k].funcs,
+					s[k].calls);
+				kp_print_log2_hist(f, s[k].hist, KPERF_HIST_SLOTS, "ns", "     ");
+			}
+		}
+		i = j;
+	}
+	if (m->dropped || m->not_counted || m->fallback)
+		fputc('\n', f);
+	if (m->dropped)
+		fprintf(f, " %" PRIu64 " per-call records were dropped (ring buffer full); "
+			   "the summary above is exact.\n",
+			m->dropped);
+	if (m->not_counted)
+		fprintf(f, " WARNING: %" PRIu64 " calls are missing from the summary (summary map "
+			   "full).\n",
+			m->not_counted);
+	if (m->fallback)
+		fprintf(f, " (raw_syscalls fallback in use: the kernel has no usable BTF)\n");
+}
+
+static cJSON *hist_json(const uint64_t *hist)
+{
+	cJSON *a = cJSON_CreateArray();
+	int i;
+
+	for (i = 0; i < KPERF_HIST_SLOTS; i++) {
+		cJSON *o;
+
+		if (!hist[i])
+			continue;
+		o = cJSON_CreateObject();
+		cJSON_AddNumberToObject(o, "from_ns", i ? ldexp(1.0, i) : 0);
+		cJSON_AddNumberToObject(o, "to_ns", ldexp(1.0, i + 1) - 1);
+		cJSON_AddNumberToObject(o, "count", (double)hist[i]);
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
+/* the report's fields, without the enclosing braces */
+static char *json_body(const struct PmuTraceSummary *s, int n, const struct kp_trace_meta *m)
+{
+	cJSON *root = cJSON_CreateObject(), *procs = cJSON_AddArrayToObject(root, "processes");
+	cJSON *proc = NULL, *calls_arr = NULL;
+	uint64_t pcalls = 0, perrors = 0, ptotal = 0;
+	char *text;
+	int i;
+
+	cJSON_AddNumberToObject(root, "duration_s", m->duration_s);
+	cJSON_AddNumberToObject(root, "attach_ms", m->attach_ms);
+	cJSON_AddNumberToObject(root, "dropped", (double)m->dropped);
+	cJSON_AddNumberToObject(root, "not_counted", (double)m->not_counted);
+	cJSON_AddBoolToObject(root, "fallback", m->fallback);
+	for (i = 0; i < n; i++) {
+		const struct PmuTraceSummary *r = &s[i];
+		cJSON *o;
+
+		if (!proc || s[i - 1].pid != r->pid) {
+			if (proc) {
+				cJSON_AddNumberToObject(proc, "calls", (double)pcalls);
+				cJSON_AddNumberToObject(proc, "errors", (double)perrors);
+				cJSON_AddNumberToObject(proc, "total_ns", (double)ptotal);
+			}
+			pcalls = perrors = ptotal = 0;
+			proc = cJSON_CreateObject();
+			cJSON_AddNumberToObject(proc, "pid", r->pid);
+			cJSON_AddStringToObject(proc, "comm", r->comm);
+			calls_arr = cJSON_AddArrayToObject(proc, "syscalls");
+			cJSON_AddItemToArray(procs, proc);
+		}
+		pcalls += r->calls;
+		perrors += r->errors;
+		ptotal += r->totalNs;
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", r->funcs);
+		cJSON_AddNumberToObject(o, "nr", r->nr);
+		cJSON_AddNumberToObject(o, "calls", (double)r->calls);
+		cJSON_AddNumberToObject(o, "errors", (double)r->errors);
+		cJSON_AddNumberToObject(o, "total_ns", (double)r->totalNs);
+		cJSON_AddNumberToObject(o, "min_ns", (double)r->minNs);
+		cJSON_AddNumberToObject(o, "max_ns", (double)r->maxNs);
+		cJSON_AddNumberToObject(o, "avg_ns", (double)avg_ns(r));
+		cJSON_AddNumberToObject(o, "p50_ns",
+					(double)kp_hist_quantile(r->hist, KPERF_HIST_SLOTS, r->calls,
+								 0.5, r->minNs, r->maxNs));
+		cJSON_AddNumberToObject(o, "p99_ns",
+					(double)kp_hist_quantile(r->hist, KPERF_HIST_SLOTS, r->calls,
+								 0.99, r->minNs, r->maxNs));
+		cJSON_AddItemToObject(o, "hist", hist_json(r->hist));
+		cJSON_AddItemToArray(calls_arr, o);
+	}
+	if (proc) {
+		cJSON_AddNumberToObject(proc, "calls", (double)pcalls);
+		cJSON_AddNumberToObject(proc, "errors", (double)perrors);
+		cJSON_AddNumberToObject(proc, "total_ns", (double)ptotal);
+	}
+	text = cJSON_PrintUnformatted(root);
+	cJSON_Delete(root);
+	return text;
+}
+
+static void csv_str(FILE *f, const char *s)
+{
+	/* comm may hold commas or quotes: quote it, doubling quotes */
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+void kp_report_syscalls(FILE *f, enum kp_format fmt, const struct PmuTraceSummary *s, int n,
+			const struct kp_trace_meta *meta, bool hist)
+{
+	char *body;
+	int i;
+
+	switch (fmt) {
+	case KP_FORMAT_TABLE:
+		table(f, s, n, meta, hist);
+		break;
+	case KP_FORMAT_JSON:
+		body = json_body(s, n, meta);
+		if (body) {
+			/* strip the outer braces: the caller may have opened the object */
+			size_t len = strlen(body);
+
+			body[len - 1] = '\0';
+			fputs(body + 1, f);
+			cJSON_free(body);
+		}
+		break;
+	case KP_FORMAT_CSV:
+		for (i = 0; i < n; i++) {
+			const struct PmuTraceSummary *r = &s[i];
+
+			fprintf(f, "summary,%d,,", (int)r->pid);
+			csv_str(f, r->comm);
+			fprintf(f, ",,%s,%d,,,,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+				   ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+				r->funcs, r->nr, r->calls, r->errors, r->totalNs, r->minNs, r->maxNs,
+				avg_ns(r),
+				kp_hist_quantile(r->hist, KPERF_HIST_SLOTS, r->calls, 0.5, r->minNs,
+						 r->maxNs),
+				kp_hist_quantile(r->hist, KPERF_HIST_SLOTS, r->calls, 0.99, r->minNs,
+						 r->maxNs));
+		}
+		break;
+	}
+}
+
+void kp_report_events_begin(FILE *f, enum kp_format fmt)
+{
+	if (fmt == KP_FORMAT_JSON)
+		fputs("{\"events\":[", f);
+	else if (fmt == KP_FORMAT_CSV)
+		fputs(CSV_HEADER, f);
+}
+
+void kp_report_events_end(FILE *f, enum kp_format fmt)
+{
+	if (fmt == KP_FORMAT_JSON)
+		fputs("],", f);
+}
+
+void kp_report_event(FILE *f, enum kp_format fmt, const struct PmuTraceData *d, int64_t t0_ns,
+		     bool first)
+{
+	cJSON *o;
+	char *text;
+
+	switch (fmt) {
+	case KP_FORMAT_TABLE:
+		fprintf(f, "%12.3f %16s/%-7d %s() = %" PRId64 " %12.3f us\n",
+			(double)(d->startTs - t0_ns) / 1e6, d->comm, d->tid, d->funcs, d->ret,
+			d->elapsedTime * 1e3);
+		break;
+	case KP_FORMAT_JSON:
+		o = cJSON_CreateObject();
+		cJSON_AddNumberToObject(o, "start_ns", (double)d->startTs);
+		cJSON_AddNumberToObject(o, "pid", d->pid);
+		cJSON_AddNumberToObject(o, "tid", d->tid);
+		cJSON_AddNumberToObject(o, "cpu", d->cpu);
+		cJSON_AddStringToObject(o, "comm", d->comm);
+		cJSON_AddStringToObject(o, "syscall", d->funcs);
+		cJSON_AddNumberToObject(o, "nr", d->nr);
+		cJSON_AddNumberToObject(o, "ret", (double)d->ret);
+		cJSON_AddNumberToObject(o, "dur_ns", round(d->elapsedTime * 1e6));
+		text = cJSON_PrintUnformatted(o);
+		if (text) {
+			fprintf(f, "%s%s", first ? "" : ",", text);
+			cJSON_free(text);
+		}
+		cJSON_Delete(o);
+		break;
+	case KP_FORMAT_CSV:
+		fprintf(f, "event,%d,%d,", (int)d->pid, d->tid);
+		csv_str(f, d->comm);
+		fprintf(f, ",%d,%s,%d,%" PRId64 ",%" PRId64 ",%.0f,,,,,,,,\n", d->cpu, d->funcs,
+			d->nr, d->startTs, d->ret, d->elapsedTime * 1e6);
+		break;
+	}
+}

@@ -1,0 +1,632 @@
+/*
+ * trace.c - PmuTraceOpen/Enable/Disable/Read/Close and the summary extension.
+ *
+ * A trace task owns one loaded syscall BPF object. While it is enabled, a poller thread
+ * drains the ring buffer into a record store, so a caller that reads once a second does
+ * not lose records to a full ring buffer; PmuTraceRead drains once more and hands out
+ * everything since the previous read. The summary needs no thread: it lives in a kernel
+ * map and is read on demand.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "core/core.h"
+#include "kperf/pmu.h"
+#include "trace.h"
+
+#define DEFAULT_RINGBUF_KB 16384
+#define MAX_RINGBUF_KB (1U << 20) /* 1 GiB */
+#define DEFAULT_SUMMARY_ENTRIES 16384
+#define MAX_SUMMARY_ENTRIES (1U << 22)
+#define POLL_MS 100
+/* records kept between two reads before new ones count as dropped (about 450 MiB) */
+#define MAX_STORED_RECORDS (8U << 20)
+#define NAME_SLOT 24 /* "syscall_1023" or a comm, NUL included */
+
+_Static_assert(KP_HIST_SLOTS == KPERF_HIST_SLOTS, "histogram slots differ");
+
+struct kp_trace {
+	pthread_mutex_t lock;    /* serialises API calls on this task */
+	pthread_mutex_t rb_lock; /* ring buffer consumption and the record store */
+	struct kp_sys_bpf *bpf;
+	bool enabled;
+	bool summary_only;
+	int cgroup_fd;
+
+	struct kp_sys_event *recs; /* the record store */
+	size_t nrecs, cap;
+	uint64_t store_dropped; /* records lost because the store was full */
+	uint64_t delivered;
+	uint64_t dropped_warned;
+
+	pthread_t poller;
+	bool poller_on;
+	int wake_fd;  /* eventfd that stops the poller */
+	int epoll_fd; /* the ring buffer and wake_fd */
+	atomic_bool stop;
+};
+
+/* ring buffer callback, with rb_lock held */
+static void store_record(void *ctx, const struct kp_sys_event *e)
+{
+	struct kp_trace *t = ctx;
+
+	if (t->nrecs >= MAX_STORED_RECORDS ||
+	    kp_grow((void **)&t->recs, &t->cap, t->nrecs + 1, sizeof(*t->recs))) {
+		t->store_dropped++;
+		return;
+	}
+	t->recs[t->nrecs++] = *e;
+}
+
+static void drain(struct kp_trace *t)
+{
+	pthread_mutex_lock(&t->rb_lock);
+	kp_sys_bpf_consume(t->bpf);
+	pthread_mutex_unlock(&t->rb_lock);
+}
+
+static void *poller_main(void *arg)
+{
+	struct kp_trace *t = arg;
+	struct epoll_event ev[2];
+
+	while (!atomic_load(&t->stop)) {
+		/* woken early when a quarter of the ring buffer is full; otherwise the timeout
+		 * bounds how stale a record can get */
+		epoll_wait(t->epoll_fd, ev, 2, POLL_MS);
+		drain(t);
+	}
+	return NULL;
+}
+
+static int start_poller(struct kp_trace *t)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int err;
+
+	if (t->summary_only || t->poller_on)
+		return 0;
+	if (t->epoll_fd < 0) {
+		t->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		t->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+		if (t->wake_fd < 0 || t->epoll_fd < 0)
+			return kp_fail(UNKNOWN_ERROR, -errno, "cannot create the poller: %s",
+				       strerror(errno));
+		ev.data.fd = t->wake_fd;
+		epoll_ctl(t->epoll_fd, EPOLL_CTL_ADD, t->wake_fd, &ev);
+		ev.data.fd = kp_sys_bpf_epoll_fd(t->bpf);
+		if (epoll_ctl(t->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+			return kp_fail(UNKNOWN_ERROR, -errno, "cannot poll the ring buffer: %s",
+				       strerror(errno));
+	}
+	atomic_store(&t->stop, false);
+	err = pthread_create(&t->poller, NULL, poller_main, t);
+	if (err)
+		return kp_fail(UNKNOWN_ERROR, -err, "cannot start the poller thread: %s",
+			       strerror(err));
+	t->poller_on = true;
+	return 0;
+}
+
+static void stop_poller(struct kp_trace *t)
+{
+	uint64_t one = 1;
+
+	if (!t->poller_on)
+		return;
+	atomic_store(&t->stop, true);
+	if (write(t->wake_fd, &one, sizeof(one)) < 0) {
+		/* the poller still stops at its next timeout */
+	}
+	pthread_join(t->poller, NULL);
+	t->poller_on = false;
+	if (read(t->wake_fd, &one, sizeof(one)) < 0) {
+		/* nothing was written: fine */
+	}
+}
+
+static void trace_destroy(void *obj)
+{
+	struct kp_trace *t = obj;
+
+	stop_poller(t);
+	if (t->bpf) {
+		kp_sys_bpf_detach(t->bpf);
+		kp_sys_bpf_close(t->bpf);
+	}
+	if (t->cgroup_fd >= 0)
+		close(t->cgroup_fd);
+	if (t->wake_fd >= 0)
+		close(t->wake_fd);
+	if (t->epoll_fd >= 0)
+		close(t->epoll_fd);
+	free(t->recs);
+	pthread_mutex_destroy(&t->lock);
+	pthread_mutex_destroy(&t->rb_lock);
+	free(t);
+}
+
+static const struct kp_handle_ops trace_ops = { .destroy = trace_destroy };
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+static unsigned dedup(int *v, unsigned n)
+{
+	unsigned i, j = 0;
+
+	qsort(v, n, sizeof(*v), cmp_int);
+	for (i = 0; i < n; i++)
+		if (!j || v[j - 1] != v[i])
+			v[j++] = v[i];
+	return j;
+}
+
+static int open_cgroup(const char *path)
+{
+	struct statfs st;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return kp_fail(LIBPERF_ERR_INVALID_CGROUP, -errno, "cannot open cgroup %s: %s", path,
+			       strerror(errno));
+	if (fstatfs(fd, &st) || st.f_type != CGROUP2_SUPER_MAGIC) {
+		close(fd);
+		return kp_fail(LIBPERF_ERR_INVALID_CGROUP, -EINVAL,
+			       "%s is not a cgroup v2 directory (e.g. /sys/fs/cgroup/system.slice)",
+			       path);
+	}
+	return fd;
+}
+
+static size_t ringbuf_bytes(unsigned kb)
+{
+	size_t bytes = (size_t)(kb ? kb : DEFAULT_RINGBUF_KB) << 10, p = (size_t)getpagesize();
+
+	while (p < bytes)
+		p <<= 1;
+	return p;
+}
+
+/* validate <a> into <o>; the arrays it allocates are freed by the caller */
+static int check_attr(const struct PmuTraceAttr *a, struct kp_sys_bpf_opts *o, int **nrs,
+		      int **tgids, int *cgroup_fd)
+{
+	unsigned i;
+	int v;
+
+	if (a->numFuncs && !a->funcs)
+		return kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL,
+			       "funcs is NULL but numFuncs is %u", a->numFuncs);
+	if (a->numPid && !a->pidList)
+		return kp_fail(LIBPERF_ERR_INVALID_PIDLIST, -EINVAL,
+			       "pidList is NULL but numPid is %u", a->numPid);
+	if (a->ringBufferKb > MAX_RINGBUF_KB)
+		return kp_fail(LIBPERF_ERR_INVALID_ATTR, -EINVAL,
+			       "ringBufferKb %u is too large (at most %u, 1 GiB)", a->ringBufferKb,
+			       MAX_RINGBUF_KB);
+	if (a->summaryEntries > MAX_SUMMARY_ENTRIES)
+		return kp_fail(LIBPERF_ERR_INVALID_ATTR, -EINVAL,
+			       "summaryEntries %u is too large (at most %u)", a->summaryEntries,
+			       MAX_SUMMARY_ENTRIES);
+	if (a->fromExec && !a->numPid)
+		return kp_fail(LIBPERF_ERR_INVALID_ATTR, -EINVAL,
+			       "fromExec needs the pids that are going to exec (pidList)");
+	v = kp_check_cpus(a->cpuList, a->numCpu);
+	if (v)
+		return v;
+
+	if (a->numFuncs) {
+		*nrs = calloc(a->numFuncs, sizeof(**nrs));
+		if (!*nrs)
+			return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+		for (i = 0; i < a->numFuncs; i++) {
+			v = kp_syscall_lookup(a->funcs[i]);
+			if (v < 0)
+				return v;
+			(*nrs)[i] = v;
+		}
+		o->nrs = *nrs;
+		o->nnrs = dedup(*nrs, a->numFuncs);
+	}
+	if (a->numPid) {
+		*tgids = calloc(a->numPid, sizeof(**tgids));
+		if (!*tgids)
+			return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+		for (i = 0; i < a->numPid; i++) {
+			v = kp_pid_tgid(a->pidList[i]);
+			if (v < 0)
+				return v;
+			(*tgids)[i] = v;
+		}
+		o->tgids = *tgids;
+		o->ntgids = dedup(*tgids, a->numPid);
+	}
+	o->cpus = a->numCpu ? a->cpuList : NULL;
+	o->ncpus = a->numCpu;
+	if (a->cgroupPath && *a->cgroupPath) {
+		*cgroup_fd = open_cgroup(a->cgroupPath);
+		if (*cgroup_fd < 0)
+			return *cgroup_fd;
+	}
+	o->cgroup_fd = *cgroup_fd;
+	o->record_events = !a->summaryOnly;
+	o->follow_fork = a->includeNewFork;
+	o->from_exec = a->fromExec;
+	o->min_duration_ns = a->minDurationNs;
+	o->ringbuf_bytes = ringbuf_bytes(a->ringBufferKb);
+	o->summary_entries = a->summaryEntries ? a->summaryEntries : DEFAULT_SUMMARY_ENTRIES;
+	return 0;
+}
+
+KP_EXPORT int PmuTraceOpen(enum PmuTraceType traceType, struct PmuTraceAttr *traceAttr)
+{
+	struct PmuTraceAttr none = { 0 };
+	struct kp_sys_bpf_opts o = { .cgroup_fd = -1 };
+	int *nrs = NULL, *tgids = NULL, cgroup_fd = -1, err, pd;
+	struct kp_trace *t = NULL;
+
+	kp_clear();
+	if (traceType != TRACE_SYS_CALL)
+		return kp_fail(LIBPERF_ERR_INVALID_TASK_TYPE, -EINVAL,
+			       "unknown trace type %d: only TRACE_SYS_CALL (0) exists",
+			       (int)traceType),
+		       -1;
+	if (!traceAttr)
+		traceAttr = &none;
+	err = check_attr(traceAttr, &o, &nrs, &tgids, &cgroup_fd);
+	if (err)
+		goto out;
+	err = kp_check_bpf_privileges();
+	if (err)
+		goto out;
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		err = kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+		goto out;
+	}
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_mutex_init(&t->rb_lock, NULL);
+	t->wake_fd = t->epoll_fd = -1;
+	t->cgroup_fd = cgroup_fd;
+	cgroup_fd = -1;
+	t->summary_only = traceAttr->summaryOnly;
+	o.on_event = store_record;
+	o.ctx = t;
+	err = kp_sys_bpf_open(&o, &t->bpf);
+	if (err)
+		goto out;
+	pd = kp_handle_add(KP_HANDLE_TRACE, t, &trace_ops);
+	if (pd < 0) {
+		err = pd;
+		goto out;
+	}
+	free(nrs);
+	free(tgids);
+	return pd;
+out:
+	if (t)
+		trace_destroy(t);
+	if (cgroup_fd >= 0)
+		close(cgroup_fd);
+	free(nrs);
+	free(tgids);
+	return kp_public_fail(err);
+}
+
+KP_EXPORT int PmuTraceEnable(int pd)
+{
+	struct kp_trace *t;
+	int err = 0;
+
+	kp_clear();
+	t = kp_handle_get(pd, KP_HANDLE_TRACE);
+	if (!t)
+		return -1;
+	pthread_mutex_lock(&t->lock);
+	if (!t->enabled) {
+		err = start_poller(t);
+		if (!err)
+			err = kp_sys_bpf_attach(t->bpf);
+		if (err)
+			stop_poller(t);
+		else
+			t->enabled = true;
+	}
+	pthread_mutex_unlock(&t->lock);
+	kp_handle_put(t);
+	return err ? kp_public_fail(err) : 0;
+}
+
+KP_EXPORT int PmuTraceDisable(int pd)
+{
+	struct kp_trace *t;
+
+	kp_clear();
+	t = kp_handle_get(pd, KP_HANDLE_TRACE);
+	if (!t)
+		return -1;
+	pthread_mutex_lock(&t->lock);
+	if (t->enabled) {
+		kp_sys_bpf_detach(t->bpf);
+		stop_poller(t);
+		drain(t);
+		t->enabled = false;
+	}
+	pthread_mutex_unlock(&t->lock);
+	kp_handle_put(t);
+	return 0;
+}
+
+static void warn_drops(struct kp_trace *t)
+{
+	uint64_t c[KP_CNT_MAX], dropped;
+
+	kp_sys_bpf_counters(t->bpf, c);
+	dropped = c[KP_CNT_DROPPED] + t->store_dropped;
+	if (c[KP_CNT_SUMMARY_FULL] + c[KP_CNT_STATE_FULL])
+		kp_warn(LIBPERF_WARN_SUMMARY_FULL,
+			"%llu calls were not counted: the summary map is full (raise "
+			"summaryEntries) or start times could not be stored",
+			(unsigned long long)(c[KP_CNT_SUMMARY_FULL] + c[KP_CNT_STATE_FULL]));
+	if (dropped > t->dropped_warned) {
+		kp_warn(LIBPERF_WARN_RECORDS_DROPPED,
+			"%llu per-call records were dropped (%llu so far): the %zu KiB ring buffer "
+			"was full; the summary is still exact. Raise ringBufferKb, read more often, "
+			"or set minDurationNs",
+			(unsigned long long)(dropped - t->dropped_warned),
+			(unsigned long long)dropped, kp_sys_bpf_ringbuf_bytes(t->bpf) >> 10);
+		t->dropped_warned = dropped;
+	}
+}
+
+static void release_block(void *p)
+{
+	free(p);
+}
+
+/* the name of syscall <nr>, or "syscall_<nr>" written into <slot> */
+static const char *syscall_label(int nr, char *slot)
+{
+	const char *name = kp_syscall_name(nr);
+
+	if (name)
+		return name;
+	snprintf(slot, NAME_SLOT, "syscall_%d", nr);
+	return slot;
+}
+
+KP_EXPORT int PmuTraceRead(int pd, struct PmuTraceData **out)
+{
+	struct kp_sys_event *recs;
+	struct PmuTraceData *d = NULL;
+	struct kp_trace *t;
+	size_t n, i;
+	char *pool;
+
+	kp_clear();
+	if (!out)
+		return kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL, "the output pointer is NULL"), -1;
+	*out = NULL;
+	t = kp_handle_get(pd, KP_HANDLE_TRACE);
+	if (!t)
+		return -1;
+	pthread_mutex_lock(&t->lock);
+	pthread_mutex_lock(&t->rb_lock);
+	kp_sys_bpf_consume(t->bpf);
+	recs = t->recs;
+	n = t->nrecs;
+	t->recs = NULL;
+	t->nrecs = t->cap = 0;
+	pthread_mutex_unlock(&t->rb_lock);
+
+	if (n) {
+		d = malloc(n * (sizeof(*d) + 2 * NAME_SLOT));
+		if (!d) {
+			/* keep nothing half-done: these records are lost, and said so */
+			t->store_dropped += n;
+			free(recs);
+			pthread_mutex_unlock(&t->lock);
+			kp_handle_put(t);
+			kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory for %zu records", n);
+			return -1;
+		}
+		pool = (char *)(d + n);
+		for (i = 0; i < n; i++) {
+			const struct kp_sys_event *e = &recs[i];
+			char *comm = pool + i * 2 * NAME_SLOT, *name = comm + NAME_SLOT;
+
+			memcpy(comm, e->comm, KP_COMM_LEN);
+			comm[KP_COMM_LEN] = '\0';
+			d[i] = (struct PmuTraceData){
+				.funcs = syscall_label((int)e->nr, name),
+				.startTs = (int64_t)e->start_ns,
+				.elapsedTime = (double)e->dur_ns / 1e6,
+				.pid = (pid_t)e->tgid,
+				.tid = (int)e->tid,
+				.cpu = (int)e->cpu,
+				.comm = comm,
+				.ret = e->ret,
+				.nr = (int)e->nr,
+			};
+		}
+		if (kp_registry_add(d, release_block)) {
+			t->store_dropped += n;
+			free(d);
+			free(recs);
+			pthread_mutex_unlock(&t->lock);
+			kp_handle_put(t);
+			kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+			return -1;
+		}
+		t->delivered += n;
+	}
+	free(recs);
+	warn_drops(t);
+	pthread_mutex_unlock(&t->lock);
+	kp_handle_put(t);
+	*out = d;
+	return (int)n;
+}
+
+KP_EXPORT void PmuTraceDataFree(struct PmuTraceData *data)
+{
+	kp_registry_release(data);
+}
+
+KP_EXPORT void PmuTraceClose(int pd)
+{
+	kp_clear();
+	kp_handle_close(pd, KP_HANDLE_TRACE);
+}
+
+static int cmp_summary(const void *a, const void *b)
+{
+	const struct PmuTraceSummary *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->totalNs != y->totalNs)
+		return x->totalNs > y->totalNs ? -1 : 1;
+	return x->nr - y->nr;
+}
+
+KP_EXPORT int PmuTraceReadSummary(int pd, struct PmuTraceSummary **out)
+{
+	struct PmuTraceSummary *s = NULL;
+	struct kp_sys_row *rows = NULL;
+	struct kp_trace *t;
+	int n, i;
+	char *pool;
+
+	kp_clear();
+	if (!out)
+		return kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL, "the output pointer is NULL"), -1;
+	*out = NULL;
+	t = kp_handle_get(pd, KP_HANDLE_TRACE);
+	if (!t)
+		return -1;
+	pthread_mutex_lock(&t->lock);
+	n = kp_sys_bpf_summary(t->bpf, &rows);
+	if (n > 0) {
+		s = malloc((size_t)n * (sizeof(*s) + 2 * NAME_SLOT));
+		if (!s)
+			n = kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	}
+	for (i = 0; i < n; i++) {
+		const struct kp_sys_row *r = &rows[i];
+		char *comm, *name;
+
+		pool = (char *)(s + n) + (size_t)i * 2 * NAME_SLOT;
+		comm = pool;
+		name = pool + NAME_SLOT;
+		memcpy(comm, r->stat.comm, KP_COMM_LEN);
+		comm[KP_COMM_LEN] = '\0';
+		s[i] = (struct PmuTraceSummary){
+			.funcs = syscall_label((int)r->key.nr, name),
+			.nr = (int)r->key.nr,
+			.pid = (pid_t)r->key.tgid,
+			.comm = comm,
+			.calls = r->stat.calls,
+			.errors = r->stat.errors,
+			.totalNs = r->stat.total_ns,
+			.minNs = r->stat.min_ns,
+			.maxNs = r->stat.max_ns,
+		};
+		memcpy(s[i].hist, r->stat.hist, sizeof(s[i].hist));
+	}
+	if (n > 0) {
+		qsort(s, (size_t)n, sizeof(*s), cmp_summary);
+		if (kp_registry_add(s, release_block)) {
+			free(s);
+			s = NULL;
+			n = kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+		}
+	}
+	if (n >= 0)
+		warn_drops(t);
+	pthread_mutex_unlock(&t->lock);
+	kp_handle_put(t);
+	free(rows);
+	if (n < 0)
+		return kp_public_fail(n);
+	*out = s;
+	return n;
+}
+
+KP_EXPORT void PmuTraceSummaryFree(struct PmuTraceSummary *summary)
+{
+	kp_registry_release(summary);
+}
+
+KP_EXPORT int PmuTraceGetStats(int pd, struct PmuTraceStats *stats)
+{
+	uint64_t c[KP_CNT_MAX];
+	struct kp_trace *t;
+
+	kp_clear();
+	if (!stats)
+		return kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL, "stats is NULL"), -1;
+	t = kp_handle_get(pd, KP_HANDLE_TRACE);
+	if (!t)
+		return -1;
+	pthread_mutex_lock(&t->lock);
+	kp_sys_bpf_counters(t->bpf, c);
+	pthread_mutex_lock(&t->rb_lock);
+	stats->records = t->delivered;
+	stats->dropped = c[KP_CNT_DROPPED] + t->store_dropped;
+	pthread_mutex_unlock(&t->rb_lock);
+	stats->summaryDropped = c[KP_CNT_SUMMARY_FULL] + c[KP_CNT_STATE_FULL];
+	stats->fallback = kp_sys_bpf_is_compat(t->bpf);
+	stats->ringBufferKb = t->summary_only ? 0 : (unsigned)(kp_sys_bpf_ringbuf_bytes(t->bpf) >> 10);
+	pthread_mutex_unlock(&t->lock);
+	kp_handle_put(t);
+	return 0;
+}
+
+KP_EXPORT const char **PmuSysCallFuncList(unsigned *numFunc)
+{
+	const char **names;
+	int n;
+
+	kp_clear();
+	if (numFunc)
+		*numFunc = 0;
+	n = kp_syscall_list(&names);
+	if (n < 0)
+		return NULL;
+	if (kp_registry_add(names, release_block)) {
+		free(names);
+		kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	if (numFunc)
+		*numFunc = (unsigned)n;
+	return names;
+}
+
+KP_EXPORT int PmuSysCallNumber(const char *name)
+{
+	int nr;
+
+	kp_clear();
+	nr = kp_syscall_lookup(name);
+	return nr < 0 ? -1 : nr;
+}
