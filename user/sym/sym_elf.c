@@ -252,11 +252,10 @@ static int sym_rank(const struct symvec *sv, const struct rawsym *s)
 	return r;
 }
 
-static const struct symvec *sort_ctx; /* qsort has no context argument; under the lock */
-
-static int cmp_sym(const void *a, const void *b)
+static int cmp_sym(const void *a, const void *b, void *ctx)
 {
 	const struct rawsym *x = a, *y = b;
+	const struct symvec *sort_ctx = ctx;
 	int rx, ry;
 
 	if (x->start != y->start)
@@ -279,9 +278,7 @@ static int finish_symbols(struct symvec *sv, struct sym_elf_sym **out, size_t *n
 	*nout = 0;
 	if (!sv->n)
 		return 0;
-	sort_ctx = sv;
-	qsort(sv->v, sv->n, sizeof(*sv->v), cmp_sym);
-	sort_ctx = NULL;
+	qsort_r(sv->v, sv->n, sizeof(*sv->v), cmp_sym, sv);
 	for (i = 0, j = 0; i < sv->n; i++) {
 		if (j && sv->v[j - 1].start == sv->v[i].start) {
 			/* an alias: the best name came first; borrow a size if it has none */
@@ -859,12 +856,10 @@ have:
 
 int sym_file_from_memory(const void *image, size_t size, const char *name, struct sym_file **out)
 {
-	struct sym_file_ref ref = { .path = name, .open_path = name };
 	struct elf_facts mf;
 	struct sym_file *f;
 	uint8_t id[64];
 	size_t idlen;
-	struct stat st = { 0 };
 	char *copy;
 	Elf *elf;
 	GElf_Ehdr eh;
@@ -912,8 +907,6 @@ int sym_file_from_memory(const void *image, size_t size, const char *name, struc
 		err = read_symbols(f, elf, &mf, NULL, NULL);
 	elf_end(elf);
 	free(copy);
-	(void)st;
-	(void)ref;
 	if (!err)
 		err = cache_add(f);
 	if (err) {

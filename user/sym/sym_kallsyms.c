@@ -84,7 +84,7 @@ static int cmp_ksym(const void *a, const void *b)
 	/* keep the best name first among aliases (rank stored in end for the sort) */
 	if (x->end != y->end)
 		return x->end > y->end ? -1 : 1;
-	return x < y ? -1 : x > y;
+	return strcmp(x->name, y->name);
 }
 
 /* /proc/modules: "name size refs deps state addr"; absent on kernels without modules */

@@ -201,7 +201,8 @@ struct sym_file *sym_proc_map_file(struct sym_proc *p, struct sym_map *m, unsign
 {
 	char bare[PATH_MAX], cand[3][PATH_MAX + 64];
 	struct sym_file *f = NULL;
-	bool alive = p->pid > 0 && !p->gone;
+	bool alive = p->pid > 0 && !p->gone, replaced = false;
+	struct stat st;
 	size_t len;
 	int n = 0, i;
 
@@ -234,19 +235,11 @@ struct sym_file *sym_proc_map_file(struct sym_proc *p, struct sym_map *m, unsign
 	if (alive && !m->deleted)
 		snprintf(cand[n++], sizeof(cand[0]), "/proc/%d/root%s", (int)p->pid, bare);
 	if (!m->deleted) {
-		struct stat st;
-
-		/* from here on, only the inode that was mapped will do */
-		if (stat(bare, &st) == 0 && m->ino && (uint64_t)st.st_ino != m->ino) {
-			if (n == 0)
-				kp_warn(LIBPERF_WARN_SYM_INCOMPLETE,
-					"%s was replaced since process %d mapped it (inode %llu, "
-					"now %llu); its addresses resolve to [unknown]",
-					bare, (int)p->pid, (unsigned long long)m->ino,
-					(unsigned long long)st.st_ino);
-		} else {
+		/* by its path as we see it: only the inode that was mapped will do */
+		if (stat(bare, &st) == 0 && m->ino && (uint64_t)st.st_ino != m->ino)
+			replaced = true;
+		else
 			snprintf(cand[n++], sizeof(cand[0]), "%s", bare);
-		}
 	}
 	for (i = 0; i < n && !f; i++) {
 		struct sym_file_ref ref = {
@@ -257,15 +250,24 @@ struct sym_file *sym_proc_map_file(struct sym_proc *p, struct sym_map *m, unsign
 			.map_ino = m->ino,
 		};
 
-		drop_error(); /* only the last attempt's failure is worth telling */
+		if (i)
+			drop_error(); /* only the last attempt's failure is worth telling */
 		sym_file_get(&ref, flags, &f);
 	}
-	if (n == 0 && !kp_failed() && !GetWarn())
+	if (f) {
+		drop_error();
+	} else if (replaced) {
+		drop_error();
+		kp_warn(LIBPERF_WARN_SYM_INCOMPLETE,
+			"%s was replaced since process %d mapped it (inode %llu, now %llu): its "
+			"addresses resolve to [unknown]",
+			bare, (int)p->pid, (unsigned long long)m->ino,
+			(unsigned long long)st.st_ino);
+	} else if (n == 0) {
 		kp_fail(LIBSYM_ERR_OPEN_FILE_FAILED, -ENOENT,
 			"%s of process %d is gone (the process exited before its files were read)",
 			m->path, (int)p->pid);
-	if (f)
-		drop_error();
+	}
 	demote_error();
 	m->file = f;
 	return f;

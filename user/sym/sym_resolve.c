@@ -503,11 +503,14 @@ int kp_sym_add_mapping_id(pid_t pid, uint64_t start, uint64_t end, uint64_t pgof
 		path = "";
 	pthread_mutex_lock(&lock);
 	p = get_proc(pid);
-	if (!p)
-		p = new_proc(pid);
 	if (!p) {
-		err = -ENOMEM;
-		goto out;
+		p = new_proc(pid);
+		if (!p) {
+			err = -ENOMEM;
+			goto out;
+		}
+		/* told about a process that already exited: open files by their paths */
+		p->gone = !sym_proc_alive(pid);
 	}
 	memset(&m, 0, sizeof(m));
 	m.start = start;
