@@ -4,6 +4,7 @@
  * with what the workload printed, nm, kallsyms and the LINE: markers of the source.
  */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <pthread.h>
 
 #include "kperf/pcerrc.h"
@@ -617,4 +618,100 @@ Test(sym, threads_share_results)
 		cr_assert_eq(args[i].stack, args[0].stack);
 	}
 	swl_stop(&w);
+}
+
+Test(sym, dlopen_after_record_and_dlclose)
+{
+	char lib[PATH_MAX];
+	long (*fn)(long);
+	struct Symbol *s;
+	void *h;
+
+	artefact("workloads/libwl.so", lib);
+	cr_assert_eq(SymResolverRecordModuleNoDwarf(getpid()), 0, "%s", Perror());
+	h = dlopen(lib, RTLD_NOW);
+	cr_assert_not_null(h, "%s", dlerror());
+	fn = (long (*)(long))dlsym(h, "wl_lib_work");
+	cr_assert_not_null(fn);
+	/* loaded after the snapshot: an incremental update finds it */
+	cr_assert_eq(SymResolverIncrUpdateModuleNoDwarf(getpid()), 0, "%s", Perror());
+	s = SymResolverMapAddr(getpid(), (unsigned long)fn);
+	cr_assert_str_eq(s->symbolName, "wl_lib_work");
+	cr_assert_str_eq(s->module, lib);
+	/* unloaded: samples taken before still resolve, nothing was mapped over it */
+	cr_assert_eq(dlclose(h), 0);
+	cr_assert_eq(SymResolverIncrUpdateModuleNoDwarf(getpid()), 0, "%s", Perror());
+	s = SymResolverMapAddr(getpid(), (unsigned long)fn + 1);
+	cr_assert_str_eq(s->symbolName, "wl_lib_work");
+	cr_assert_eq(s->offset, 1);
+}
+
+Test(sym, jit_perf_map_grows)
+{
+	char path[64], text[256];
+	struct sym_wl w;
+	struct Symbol *s;
+	unsigned long anon;
+	FILE *f;
+
+	cr_assert_eq(swl_start(&w, "sym_hot"), 0);
+	anon = swl_addr(&w, "anon");
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)w.p.pid);
+	snprintf(text, sizeof(text), "%lx 10 first\n", anon);
+	write_file(path, text);
+	cr_assert_eq(SymResolverRecordModuleNoDwarf(w.p.pid), 0, "%s", Perror());
+	cr_assert_str_eq(SymResolverMapAddr(w.p.pid, anon + 4)->symbolName, "first");
+	/* the runtime compiles more code and appends it to its map */
+	f = fopen(path, "a");
+	cr_assert_not_null(f);
+	fprintf(f, "%lx 10 second\n", anon + 0x40);
+	fclose(f);
+	s = SymResolverMapAddr(w.p.pid, anon + 0x44);
+	cr_assert_str_eq(s->symbolName, "second");
+	cr_assert_eq(s->offset, 4);
+	/* the first one's symbol is still valid */
+	cr_assert_str_eq(SymResolverMapAddr(w.p.pid, anon + 4)->symbolName, "first");
+	unlink(path);
+	swl_stop(&w);
+}
+
+Test(sym, kernel_code_loaded_later)
+{
+	char dir[64], path[128];
+	unsigned long stack[2] = { 0xffffffffc0002010UL, 0xffffffff81000108UL };
+	struct Stack *st;
+	struct Symbol *s;
+	FILE *f;
+
+	scratch_dir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/kallsyms", dir);
+	write_file(path, "ffffffff81000000 T _stext\nffffffff81000100 T schedule\n"
+			 "ffffffff81000300 T _etext\n");
+	sym_kallsyms_set_path(path, "/nonexistent");
+	s = SymResolverMapAddr(0, 0xffffffffc0002010UL);
+	cr_assert_not_null(s, "%s", Perror());
+	cr_assert_str_eq(s->symbolName, "[unknown]");
+	st = StackToHash(0, stack, 2);
+	cr_assert_not_null(st, "%s", Perror());
+	cr_assert_str_eq(st->symbol->symbolName, "[unknown]");
+	cr_assert_str_eq(st->next->symbol->symbolName, "schedule");
+	/* a BPF program appears; kallsyms is read again (at most once a second) */
+	f = fopen(path, "a");
+	cr_assert_not_null(f);
+	fprintf(f, "ffffffffc0002000 t bpf_prog_6deef7357e7b4530_handler\t[bpf]\n");
+	fclose(f);
+	tu_sleep_ms(1100);
+	s = SymResolverMapAddr(0, 0xffffffffc0002010UL);
+	cr_assert_str_eq(s->symbolName, "bpf_prog_6deef7357e7b4530_handler");
+	cr_assert_str_eq(s->module, "[bpf]");
+	cr_assert_eq(s->offset, 0x10);
+	/* a stack seen before with the unknown frame gets it right too */
+	st = StackToHash(0, stack, 2);
+	cr_assert_str_eq(st->symbol->symbolName, "bpf_prog_6deef7357e7b4530_handler");
+	cr_assert_eq(st->next->symbol->addr, 0xffffffff81000108UL);
+	cr_assert_eq(st, StackToHash(0, stack, 2));
+	/* core kernel addresses never cause a reload */
+	cr_assert_str_eq(SymResolverMapAddr(0, 0xffffffff81000104UL)->symbolName, "schedule");
+	sym_kallsyms_set_path(NULL, NULL);
+	rm_tree(dir);
 }

@@ -336,6 +336,17 @@ Test(sym_robust, mmap2_told_after_exit_and_replaced_file)
 	cr_assert_eq(kp_sym_resolve_addr(pid, hot, 0, &s), 0, "%s", Perror());
 	cr_assert_str_eq(s->symbolName, "[unknown]");
 	cr_assert_str_eq(s->module, bin);
+
+	/* and one whose binary vanished */
+	SymResolverDestroy();
+	cr_assert_eq(unlink(bin), 0);
+	cr_assert_eq(kp_sym_add_mapping_id(pid, start, end, pgoff, bin, maj, min, ino), 0, "%s",
+		     Perror());
+	cr_assert_eq(GetWarn(), LIBPERF_WARN_SYM_INCOMPLETE);
+	cr_assert(strstr(GetWarnMsg(), bin), "%s", GetWarnMsg());
+	cr_assert_eq(kp_sym_resolve_addr(pid, hot, 0, &s), 0, "%s", Perror());
+	cr_assert_str_eq(s->symbolName, "[unknown]");
+	cr_assert_str_eq(s->module, bin);
 }
 
 Test(sym_robust, mapping_overlaps_are_cut)
@@ -525,4 +536,30 @@ Test(sym_robust, corrupted_elf_files)
 	cr_assert_gt(refused, 0);
 	free(orig);
 	free(buf);
+}
+
+Test(sym_robust, versioned_symbol_names)
+{
+	char src[128], map[128], lib[128];
+	unsigned long impl;
+	struct Symbol *s;
+	pid_t pid = unused_pid();
+
+	snprintf(src, sizeof(src), "%s/v.c", dir);
+	snprintf(map, sizeof(map), "%s/v.map", dir);
+	snprintf(lib, sizeof(lib), "%s/libv.so", dir);
+	cr_assert_eq(sh("printf 'int foo_impl(int x) { return x + 1; }\\n"
+			"__asm__(\".symver foo_impl, foo@@VERS_2\");\\n' > '%s' && "
+			"printf 'VERS_2 { global: foo; local: *; };\\n' > '%s' && "
+			"cc -shared -fPIC -o '%s' '%s' -Wl,--version-script='%s'",
+			src, map, lib, src, map),
+		     0);
+	impl = nm_addr(lib, "foo@@VERS_2");
+	cr_assert_neq(impl, 0, "the library has a versioned symbol");
+	cr_assert_eq(kp_sym_add_mapping(pid, 0x200000, 0x200000 + 0x10000, 0, lib), 0, "%s",
+		     Perror());
+	cr_assert_eq(kp_sym_resolve_addr(pid, 0x200000 + impl, 0, &s), 0, "%s", Perror());
+	/* the global versioned name wins over the local alias; shown without its version */
+	cr_assert_str_eq(s->symbolName, "foo");
+	cr_assert_str_eq(s->mangleName, "foo@@VERS_2");
 }

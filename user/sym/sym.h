@@ -126,6 +126,11 @@ char *sym_demangle(const char *name);
 
 uint64_t sym_now_ms(void);
 
+/* A step failed but resolution goes on: forget the recorded error (keeping any warning), or
+ * turn it into a LIBPERF_WARN_SYM_INCOMPLETE warning with the same message. */
+void sym_drop_error(void);
+void sym_demote_error(void);
+
 /* ---- sym_kallsyms.c ---- */
 
 struct sym_ksym {
@@ -203,7 +208,8 @@ struct sym_file_ref {
 };
 
 /* The cached file for <ref>: found by (dev, inode, size, mtime) or build-id, else opened and
- * parsed (symbols now; DWARF when KP_SYM_DWARF, or later on demand). */
+ * parsed. Symbols are read now; the ELF holding the DWARF stays mapped and its DWARF is opened
+ * on the first line lookup (sym_file_dwarf). */
 int sym_file_get(const struct sym_file_ref *ref, unsigned flags, struct sym_file **out);
 /* The vdso image copied out of a process (or ours): cached by build-id. */
 int sym_file_from_memory(const void *image, size_t size, const char *name, struct sym_file **out);
@@ -277,7 +283,8 @@ struct sym_proc {
 	size_t njit;
 	const char *jit_path; /* interned, the module name of JIT symbols */
 	off_t jit_size;
-	struct sym_pool *jit_pools; /* names of every version read (symbols point into them) */
+	uint64_t jit_checked_ms;
+	char *jit_names; /* the file as read; symbols copy names out of it */
 
 	struct sym_hmap symbols; /* (addr, flags) -> struct Symbol */
 	struct sym_hmap stacks; /* hash -> struct sym_stack_ent chain */

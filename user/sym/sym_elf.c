@@ -234,18 +234,35 @@ static int read_symtab(Elf *elf, Elf_Scn *scn, struct symvec *sv)
 	return 0;
 }
 
+/* Which of the names of one address to show: global over weak over local (perf's choice too),
+ * an unversioned name over "name@@VERSION", then fewer leading underscores (abort over
+ * __GI_abort). */
+/* where "@VERSION" or "@@VERSION" starts in a symbol name, NULL when none ("name@plt" is one of
+ * our PLT names, not a version) */
+static const char *version_at(const char *name)
+{
+	const char *at = strchr(name, '@');
+
+	if (!at || at == name || !strcmp(at, "@plt"))
+		return NULL;
+	return at;
+}
+
 static int sym_rank(const struct symvec *sv, const struct rawsym *s)
 {
 	const char *name = sv->pool + s->name;
-	int r = 0;
+	const char *at = version_at(name);
+	int r = 1000;
 
 	if (s->bind == STB_GLOBAL)
 		r += 200;
 	else if (s->bind == STB_WEAK)
 		r += 100;
+	if (at)
+		r -= at[1] == '@' ? 140 : 150;
 	if (s->size)
 		r += 50; /* a sized symbol over a label */
-	while (*name == '_' && r > 0) {
+	while (*name == '_') {
 		r--;
 		name++;
 	}
@@ -848,8 +865,7 @@ int sym_file_get(const struct sym_file_ref *ref, unsigned flags, struct sym_file
 	if (err)
 		return err;
 have:
-	if ((flags & KP_SYM_DWARF) && f->has_dwarf && !f->dwarf_tried)
-		sym_file_dwarf(f); /* a failure is remembered; lines are then just absent */
+	(void)flags;
 	*out = f;
 	return 0;
 }
@@ -960,6 +976,25 @@ const char *sym_file_sym_name(const struct sym_file *f, const struct sym_elf_sym
 	return f->names + s->name;
 }
 
+/* the name to show: demangled, without the "@VERSION" of a versioned symbol */
+static char *display_name(const char *raw)
+{
+	const char *at = version_at(raw);
+	char *bare, *d;
+
+	if (!at)
+		return sym_demangle(raw);
+	bare = strndup(raw, (size_t)(at - raw));
+	if (!bare)
+		return NULL;
+	d = sym_demangle(bare);
+	if (d) {
+		free(bare);
+		return d;
+	}
+	return bare;
+}
+
 const char *sym_file_sym_demangled(struct sym_file *f, const struct sym_elf_sym *s)
 {
 	size_t i = (size_t)(s - f->syms);
@@ -967,7 +1002,7 @@ const char *sym_file_sym_demangled(struct sym_file *f, const struct sym_elf_sym 
 
 	if (!f->demangle_tried[i]) {
 		f->demangle_tried[i] = true;
-		f->demangled[i] = sym_demangle(raw);
+		f->demangled[i] = display_name(raw);
 	}
 	return f->demangled[i] ? f->demangled[i] : raw;
 }

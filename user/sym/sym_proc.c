@@ -28,40 +28,9 @@
 #define DELETED_SUFFIX " (deleted)"
 #define VDSO_MAX (1 << 20) /* a vDSO is a few pages; refuse to copy anything silly */
 
-struct sym_pool {
-	struct sym_pool *next;
-	char data[];
-};
-
 bool sym_proc_alive(pid_t pid)
 {
 	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
-}
-
-/* Forget a recorded error (a step we recovered from), keeping the warning. */
-static void drop_error(void)
-{
-	char msg[1024];
-	int code = GetWarn();
-
-	if (!kp_failed())
-		return;
-	snprintf(msg, sizeof(msg), "%s", GetWarnMsg());
-	kp_clear();
-	if (code)
-		kp_warn(code, "%s", msg);
-}
-
-/* Turn an error recorded by a step that we recover from into a warning. */
-static void demote_error(void)
-{
-	char msg[1024];
-
-	if (!kp_failed())
-		return;
-	snprintf(msg, sizeof(msg), "%s", Perror());
-	kp_clear();
-	kp_warn(LIBPERF_WARN_SYM_INCOMPLETE, "%s; its addresses resolve to [unknown]", msg);
 }
 
 static enum sym_map_kind kind_of(const char *path)
@@ -191,7 +160,7 @@ static struct sym_file *load_vdso(struct sym_proc *p, struct sym_map *m)
 	}
 	if (!f && !own_vdso(&own, &own_size) && own_size == size)
 		sym_file_from_memory(own, own_size, "[vdso]", &f);
-	demote_error();
+	sym_demote_error();
 	return f;
 }
 
@@ -206,13 +175,8 @@ struct sym_file *sym_proc_map_file(struct sym_proc *p, struct sym_map *m, unsign
 	size_t len;
 	int n = 0, i;
 
-	if (m->file) {
-		if ((flags & KP_SYM_DWARF) && m->file->has_dwarf && !m->file->dwarf_tried) {
-			sym_file_dwarf(m->file);
-			demote_error();
-		}
+	if (m->file)
 		return m->file;
-	}
 	if (m->load_tried)
 		return NULL;
 	m->load_tried = true;
@@ -251,13 +215,13 @@ struct sym_file *sym_proc_map_file(struct sym_proc *p, struct sym_map *m, unsign
 		};
 
 		if (i)
-			drop_error(); /* only the last attempt's failure is worth telling */
+			sym_drop_error(); /* only the last attempt's failure is worth telling */
 		sym_file_get(&ref, flags, &f);
 	}
 	if (f) {
-		drop_error();
+		sym_drop_error();
 	} else if (replaced) {
-		drop_error();
+		sym_drop_error();
 		kp_warn(LIBPERF_WARN_SYM_INCOMPLETE,
 			"%s was replaced since process %d mapped it (inode %llu, now %llu): its "
 			"addresses resolve to [unknown]",
@@ -268,7 +232,7 @@ struct sym_file *sym_proc_map_file(struct sym_proc *p, struct sym_map *m, unsign
 			"%s of process %d is gone (the process exited before its files were read)",
 			m->path, (int)p->pid);
 	}
-	demote_error();
+	sym_demote_error();
 	m->file = f;
 	return f;
 }
@@ -523,7 +487,6 @@ int sym_proc_load_jit(struct sym_proc *p)
 	char path[2][PATH_MAX], name[64];
 	struct sym_jit_sym *v = NULL;
 	size_t n = 0, cap = 0, len, i, j;
-	struct sym_pool *pool;
 	struct stat st;
 	char *buf, *line, *next;
 	int which = -1, k;
@@ -540,14 +503,7 @@ int sym_proc_load_jit(struct sym_proc *p)
 		return 0;
 	if (kp_read_file(path[which], &buf, &len))
 		return 0;
-	pool = malloc(sizeof(*pool) + len + 1);
-	if (!pool) {
-		free(buf);
-		return -ENOMEM;
-	}
-	memcpy(pool->data, buf, len + 1);
-	free(buf);
-	for (line = pool->data; line && *line; line = next) {
+	for (line = buf; line && *line; line = next) {
 		unsigned long long start, size;
 		char *e1, *e2, *nm;
 
@@ -565,7 +521,7 @@ int sym_proc_load_jit(struct sym_proc *p)
 			continue;
 		if (kp_grow((void **)&v, &cap, n + 1, sizeof(*v))) {
 			free(v);
-			free(pool);
+			free(buf);
 			return -ENOMEM;
 		}
 		v[n].start = start;
@@ -580,8 +536,9 @@ int sym_proc_load_jit(struct sym_proc *p)
 			j--;
 		v[j++] = v[i];
 	}
-	pool->next = p->jit_pools;
-	p->jit_pools = pool;
+	/* symbols copied their names out: the previous version can go */
+	free(p->jit_names);
+	p->jit_names = buf;
 	free(p->jit);
 	p->jit = v;
 	p->njit = j;
@@ -610,16 +567,11 @@ const struct sym_jit_sym *sym_proc_find_jit(const struct sym_proc *p, uint64_t a
 
 void sym_proc_free(struct sym_proc *p)
 {
-	struct sym_pool *pool, *nx;
-
 	if (!p)
 		return;
 	sym_proc_clear_maps(p);
 	free(p->jit);
-	for (pool = p->jit_pools; pool; pool = nx) {
-		nx = pool->next;
-		free(pool);
-	}
+	free(p->jit_names);
 	sym_hmap_free(&p->symbols);
 	sym_hmap_free(&p->stacks);
 	sym_arena_free(&p->arena);

@@ -31,7 +31,7 @@ struct sym_stack_ent {
 	unsigned nr;
 	unsigned flags;
 	bool has_unknown;
-	uint64_t *keys; /* address << 1 | exact (bit 62 still tells kernel from user) */
+	uint64_t *keys; /* address << 1 | exact: canonical addresses lose nothing (bits 63, 62 equal) */
 	struct Stack *head;
 };
 
@@ -123,24 +123,23 @@ static int resolve_kernel(uint64_t addr, unsigned flags, struct Symbol **out)
 
 	flags &= F_RET;
 	s = sym_hmap_get(&kcache, addr, flags);
-	if (s) {
+	if (s && s->symbolName != (char *)UNKNOWN) {
 		*out = s;
 		return 0;
 	}
 	err = sym_kallsyms_load();
 	if (err)
 		return err;
+	/* unknown, cached or not: code loaded since (a module, a BPF program) may be it; the
+	 * table is read again at most once a second, and never for the core kernel's text */
 	ks = sym_kallsyms_find(look, true, &changed);
-	if (kp_failed()) {
-		/* a reload failed: the old table is still there, the address just stays unknown */
-		char msg[1024];
-
-		snprintf(msg, sizeof(msg), "%s", Perror());
-		kp_clear();
-		kp_warn(LIBPERF_WARN_SYM_INCOMPLETE, "%s", msg);
-	}
+	sym_demote_error(); /* a failed reload: the old table stays, the address unknown */
 	if (changed)
 		sym_hmap_filter(&kcache, is_unknown_sym, NULL);
+	else if (s) {
+		*out = s;
+		return 0;
+	}
 	s = new_symbol(&karena, addr);
 	if (!s)
 		return -ENOMEM;
@@ -176,6 +175,11 @@ static void fill_from_file(struct Symbol *s, struct sym_file *f, uint64_t vaddr,
 		s->offset = vaddr - es->start;
 		s->codeMapEndAddr = es->end;
 	}
+	if ((flags & KP_SYM_DWARF) && f->has_dwarf && !f->dwarf_tried) {
+		/* first line asked of this file: open its DWARF now (a failure is remembered) */
+		sym_file_dwarf(f);
+		sym_demote_error();
+	}
 	if ((flags & KP_SYM_DWARF) && f->dw) {
 		const char *file;
 		unsigned line;
@@ -187,6 +191,47 @@ static void fill_from_file(struct Symbol *s, struct sym_file *f, uint64_t vaddr,
 	}
 }
 
+static uint64_t maps_signature(const struct sym_proc *p)
+{
+	uint64_t h = p->nmaps;
+	size_t i;
+
+	for (i = 0; i < p->nmaps; i++)
+		h = sym_hash64(h ^ p->maps[i].start ^ (p->maps[i].end << 1) ^
+			       (uint64_t)(uintptr_t)p->maps[i].path);
+	return h;
+}
+
+/* An address of a live process was not found: re-read its maps (a dlopen, a new JIT region)
+ * and its perf map, each at most every REFRESH_MIN_MS. When something changed, the unknown
+ * symbols and stacks cached so far are forgotten, to be looked up again. */
+static bool refresh_for_unknown(struct sym_proc *p, unsigned flags)
+{
+	uint64_t now = sym_now_ms(), sig;
+	bool changed = false;
+
+	if (p->pid <= 0 || p->gone)
+		return false;
+	if (now - p->refreshed_ms >= REFRESH_MIN_MS) {
+		sig = maps_signature(p);
+		if (sym_proc_read_maps(p, flags & KP_SYM_DWARF) == 0)
+			changed |= maps_signature(p) != sig;
+		p->refreshed_ms = now;
+		sym_demote_error();
+	}
+	if (now - p->jit_checked_ms >= REFRESH_MIN_MS) {
+		size_t njit = p->njit;
+		off_t size = p->jit_size;
+
+		p->jit_checked_ms = now;
+		sym_proc_load_jit(p);
+		changed |= p->njit != njit || p->jit_size != size;
+	}
+	if (changed)
+		forget_unknowns(p);
+	return changed;
+}
+
 static int resolve_user(struct sym_proc *p, uint64_t addr, unsigned flags, struct Symbol *s)
 {
 	uint64_t look = (flags & F_RET) && addr ? addr - 1 : addr;
@@ -196,38 +241,35 @@ static int resolve_user(struct sym_proc *p, uint64_t addr, unsigned flags, struc
 	uint64_t off;
 
 	m = sym_proc_find_map(p, look);
-	if (!m && p->pid > 0 && !p->gone && sym_now_ms() - p->refreshed_ms >= REFRESH_MIN_MS) {
-		/* mapped since the snapshot (dlopen, a new JIT region): look again */
-		if (sym_proc_read_maps(p, flags & KP_SYM_DWARF) == 0)
-			forget_unknowns(p);
-		if (kp_failed()) {
-			char msg[1024];
-
-			snprintf(msg, sizeof(msg), "%s", Perror());
-			kp_clear();
-			kp_warn(LIBPERF_WARN_SYM_INCOMPLETE, "%s", msg);
-		}
-		m = sym_proc_find_map(p, look);
-	}
 	if (!m || m->kind == SYM_MAP_ANON) {
 		j = sym_proc_find_jit(p, look);
-		if (!j && p->pid > 0 && !p->gone) {
-			sym_proc_load_jit(p);
+		if (!j && refresh_for_unknown(p, flags)) {
+			m = sym_proc_find_map(p, look);
 			j = sym_proc_find_jit(p, look);
 		}
 		if (j) {
+			/* copied: the perf map is read again when it grows */
 			char *d = sym_demangle(j->name);
+			size_t len = strlen(j->name) + 1;
+			char *raw = sym_arena_alloc(&p->arena, len);
 
-			s->module = (char *)p->jit_path;
-			s->mangleName = (char *)j->name;
-			s->symbolName = (char *)j->name;
-			if (d) {
-				const char *in = sym_intern(d);
-
+			if (!raw) {
 				free(d);
-				if (!in)
+				return -ENOMEM;
+			}
+			memcpy(raw, j->name, len);
+			s->module = (char *)p->jit_path;
+			s->mangleName = s->symbolName = raw;
+			if (d) {
+				size_t dl = strlen(d) + 1;
+
+				s->symbolName = sym_arena_alloc(&p->arena, dl);
+				if (!s->symbolName) {
+					free(d);
 					return -ENOMEM;
-				s->symbolName = (char *)in;
+				}
+				memcpy(s->symbolName, d, dl);
+				free(d);
 			}
 			s->offset = addr - j->start;
 			s->codeMapAddr = addr;
@@ -309,7 +351,7 @@ static int resolve_one(struct sym_proc *p, pid_t pid, uint64_t addr, unsigned fl
 			return err;
 	}
 	s = sym_hmap_get(&p->symbols, addr, flags);
-	if (s) {
+	if (s && (s->symbolName != (char *)UNKNOWN || !refresh_for_unknown(p, flags))) {
 		*out = s;
 		return 0;
 	}
@@ -333,6 +375,27 @@ static uint64_t hash_keys(const uint64_t *keys, unsigned n, unsigned flags)
 	for (i = 0; i < n; i++)
 		h = sym_hash64(h ^ keys[i]) + i;
 	return h;
+}
+
+/* Does a cached stack with unknown frames have better answers now (code loaded since)? */
+static bool unknowns_now_known(struct sym_proc *p, pid_t pid, const struct sym_stack_ent *e)
+{
+	const struct Stack *node;
+	unsigned i;
+
+	for (i = 0, node = e->head; node && i < e->nr; i++, node = node->next) {
+		struct Symbol *s;
+		uint64_t addr;
+
+		if (node->symbol->symbolName != (char *)UNKNOWN)
+			continue;
+		/* an arithmetic shift restores the top bit of a (canonical) kernel address */
+		addr = (uint64_t)((int64_t)e->keys[i] >> 1);
+		if (resolve_one(p, pid, addr, e->flags | ((e->keys[i] & 1) ? 0 : F_RET), &s) == 0 &&
+		    s != node->symbol)
+			return true;
+	}
+	return false;
 }
 
 static int resolve_stack(pid_t pid, const uint64_t *addrs, unsigned nr, unsigned flags,
@@ -386,8 +449,11 @@ static int resolve_stack(pid_t pid, const uint64_t *addrs, unsigned nr, unsigned
 		if (!e)
 			break;
 		if (e->nr == n && e->flags == flags && !memcmp(e->keys, keys, n * sizeof(*keys))) {
-			*out = e->head;
-			goto out;
+			if (!e->has_unknown || !unknowns_now_known(p, pid, e)) {
+				*out = e->head;
+				goto out;
+			}
+			break; /* resolved again below, in this slot */
 		}
 	}
 	e = sym_arena_alloc(&p->arena, sizeof(*e));
@@ -593,7 +659,9 @@ void kp_sym_exec(pid_t pid)
 	if (p) {
 		sym_proc_clear_maps(p);
 		free(p->jit);
+		free(p->jit_names);
 		p->jit = NULL;
+		p->jit_names = NULL;
 		p->njit = 0;
 		p->jit_path = NULL;
 		p->jit_size = 0;

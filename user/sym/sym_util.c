@@ -5,10 +5,13 @@
  * thousands of symbols), and C++ demangling through libstdc++.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "core/core.h"
+#include "kperf/pcerrc.h"
 #include "sym.h"
 
 /* ---- arena ---- */
@@ -262,4 +265,30 @@ uint64_t sym_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- errors we recover from ---- */
+
+void sym_drop_error(void)
+{
+	char msg[1024];
+	int code = GetWarn();
+
+	if (!kp_failed())
+		return;
+	snprintf(msg, sizeof(msg), "%s", GetWarnMsg());
+	kp_clear();
+	if (code)
+		kp_warn(code, "%s", msg);
+}
+
+void sym_demote_error(void)
+{
+	char msg[1024];
+
+	if (!kp_failed())
+		return;
+	snprintf(msg, sizeof(msg), "%s", Perror());
+	kp_clear();
+	kp_warn(LIBPERF_WARN_SYM_INCOMPLETE, "%s", msg);
 }
