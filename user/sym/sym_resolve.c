@@ -232,6 +232,15 @@ static bool refresh_for_unknown(struct sym_proc *p, unsigned flags)
 	return changed;
 }
 
+/* Could looking again help an unknown address? Only when nothing or anonymous memory was
+ * mapped there (a file mapped without a symbol there stays as it is). */
+static bool refreshable(struct sym_proc *p, uint64_t addr, unsigned flags)
+{
+	struct sym_map *m = sym_proc_find_map(p, (flags & F_RET) && addr ? addr - 1 : addr);
+
+	return !m || m->kind == SYM_MAP_ANON;
+}
+
 static int resolve_user(struct sym_proc *p, uint64_t addr, unsigned flags, struct Symbol *s)
 {
 	uint64_t look = (flags & F_RET) && addr ? addr - 1 : addr;
@@ -243,7 +252,9 @@ static int resolve_user(struct sym_proc *p, uint64_t addr, unsigned flags, struc
 	m = sym_proc_find_map(p, look);
 	if (!m || m->kind == SYM_MAP_ANON) {
 		j = sym_proc_find_jit(p, look);
-		if (!j && refresh_for_unknown(p, flags)) {
+		if (!j) {
+			refresh_for_unknown(p, flags);
+			/* the maps may have been read again (and moved): look them up anew */
 			m = sym_proc_find_map(p, look);
 			j = sym_proc_find_jit(p, look);
 		}
@@ -351,7 +362,8 @@ static int resolve_one(struct sym_proc *p, pid_t pid, uint64_t addr, unsigned fl
 			return err;
 	}
 	s = sym_hmap_get(&p->symbols, addr, flags);
-	if (s && (s->symbolName != (char *)UNKNOWN || !refresh_for_unknown(p, flags))) {
+	if (s && (s->symbolName != (char *)UNKNOWN || !refreshable(p, addr, flags) ||
+		  !refresh_for_unknown(p, flags))) {
 		*out = s;
 		return 0;
 	}
