@@ -16,7 +16,7 @@ int cmd_trace(int argc, char **argv);
 /* A command started stopped: it waits until kp_launch_go() before its execvp. */
 struct kp_launch {
 	pid_t pid;
-	int go_fd;  /* write end: one byte releases the child */
+	int go_fd; /* write end: one byte releases the child */
 	int err_fd; /* read end: the child's errno if execvp failed, EOF if it succeeded */
 };
 

@@ -23,20 +23,20 @@ int kp_format_parse(const char *s);
 
 /* What a syscall report says about the collection itself. */
 struct kp_trace_meta {
-	double duration_s;      /* tracing time */
-	double attach_ms;       /* from the command's start to the programs attached */
-	uint64_t dropped;       /* per-call records lost */
-	uint64_t not_counted;   /* calls missing from the summary (map full) */
-	bool fallback;          /* raw_syscalls fallback in use */
-	bool interval;          /* an interval report (-i), not the final one */
+	double duration_s; /* tracing time */
+	double attach_ms; /* from the command's start to the programs attached */
+	uint64_t dropped; /* per-call records lost */
+	uint64_t not_counted; /* calls missing from the summary (map full) */
+	bool fallback; /* raw_syscalls fallback in use */
+	bool interval; /* an interval report (-i), not the final one */
 };
 
 /*
  * Estimate the <q> quantile (0..1) of a log2 latency histogram: find the slot that holds
  * it and interpolate linearly inside [2^i, 2^(i+1)), clamped to [min, max].
  */
-uint64_t kp_hist_quantile(const uint64_t *hist, int slots, uint64_t calls, double q,
-			  uint64_t min, uint64_t max);
+uint64_t kp_hist_quantile(const uint64_t *hist, int slots, uint64_t calls, double q, uint64_t min,
+			  uint64_t max);
 
 /* The summary rows (sorted by pid, then total time, as PmuTraceReadSummary returns them). */
 void kp_report_syscalls(FILE *f, enum kp_format fmt, const struct PmuTraceSummary *s, int n,

@@ -24,11 +24,11 @@
 
 struct kp_counter {
 	int fd;
-	int event;  /* index in p->events */
+	int event; /* index in p->events */
 	bool leader; /* enabled/disabled by ioctl (ungrouped events and group leaders) */
-	pid_t pid;  /* -1: per CPU */
+	pid_t pid; /* -1: per CPU */
 	pid_t tid;
-	int cpu;    /* -1: any CPU */
+	int cpu; /* -1: any CPU */
 	int cgroup; /* index in cgroup names, -1 when none */
 	uint64_t value, enabled, running; /* at the previous read */
 	char comm[16];
@@ -106,10 +106,11 @@ static int open_failed(struct kp_pmu *p, int ev, int err, pid_t tid, int cpu)
 	switch (-err) {
 	case EMFILE:
 	case ENFILE:
-		return kp_fail(LIBPERF_ERR_TOO_MANY_FD, err,
-			       "too many open files while opening '%s' (%zu counters so far): "
-			       "raise the open-file limit (ulimit -n) or count fewer threads/events",
-			       name, p->counting->n);
+		return kp_fail(
+			LIBPERF_ERR_TOO_MANY_FD, err,
+			"too many open files while opening '%s' (%zu counters so far): "
+			"raise the open-file limit (ulimit -n) or count fewer threads/events",
+			name, p->counting->n);
 	case EACCES:
 	case EPERM:
 		return kp_fail(LIBPERF_ERR_NO_PERMISSION, err,
@@ -184,8 +185,8 @@ static int open_process(struct kp_pmu *p, pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	d = opendir(path);
 	if (!d)
-		return kp_fail(LIBPERF_ERR_INVALID_PID, -ESRCH, "process %d does not exist (any more)",
-			       (int)pid);
+		return kp_fail(LIBPERF_ERR_INVALID_PID, -ESRCH,
+			       "process %d does not exist (any more)", (int)pid);
 	while ((de = readdir(d)) && !err) {
 		pid_t tid = (pid_t)atoi(de->d_name);
 
@@ -204,15 +205,16 @@ static int open_process(struct kp_pmu *p, pid_t pid)
 	}
 	closedir(d);
 	if (!err && !opened)
-		return kp_fail(LIBPERF_ERR_INVALID_PID, -ESRCH, "process %d exited before it could be "
-			       "counted", (int)pid);
+		return kp_fail(LIBPERF_ERR_INVALID_PID, -ESRCH,
+			       "process %d exited before it could be "
+			       "counted",
+			       (int)pid);
 	return err;
 }
 
 static int open_cgroups(struct kp_pmu *p)
 {
 	struct kp_counting *k = p->counting;
-	char path[PATH_MAX];
 	unsigned i;
 
 	k->ncgroups = (int)p->attr.numCgroup;
@@ -225,16 +227,9 @@ static int open_cgroups(struct kp_pmu *p)
 	for (i = 0; i < p->attr.numCgroup; i++) {
 		const char *name = p->attr.cgroupNameList[i];
 
-		if (!name || !*name)
-			return kp_fail(LIBPERF_ERR_INVALID_CGROUP, -EINVAL, "empty cgroup name");
-		if (name[0] == '/')
-			snprintf(path, sizeof(path), "%s", name);
-		else
-			snprintf(path, sizeof(path), "/sys/fs/cgroup/%s", name);
-		k->cgroup_fds[i] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		k->cgroup_fds[i] = kp_cgroup_open(name);
 		if (k->cgroup_fds[i] < 0)
-			return kp_fail(LIBPERF_ERR_INVALID_CGROUP, -errno, "cannot open cgroup %s: %s",
-				       path, strerror(errno));
+			return k->cgroup_fds[i];
 		k->cgroup_names[i] = kp_strdup(name);
 		if (!k->cgroup_names[i])
 			return -ENOMEM;
@@ -298,8 +293,8 @@ int kp_counting_disable(struct kp_pmu *p)
 	int err = ioctl_all(p, PERF_EVENT_IOC_DISABLE);
 
 	if (err)
-		return kp_fail(LIBPERF_ERR_FAILED_PMU_DISABLE, err, "cannot disable the counters: %s",
-			       strerror(-err));
+		return kp_fail(LIBPERF_ERR_FAILED_PMU_DISABLE, err,
+			       "cannot disable the counters: %s", strerror(-err));
 	return 0;
 }
 

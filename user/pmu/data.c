@@ -46,9 +46,9 @@ struct kp_data_builder {
 	size_t *raw_lens;
 	size_t n, cap, raw_cap;
 	struct arena arena;
-	struct map strs;   /* interned strings */
+	struct map strs; /* interned strings */
 	struct map stacks; /* source Stack* -> copied Stack* */
-	struct map syms;   /* source Symbol* -> copied Symbol* */
+	struct map syms; /* source Symbol* -> copied Symbol* */
 	bool failed;
 };
 

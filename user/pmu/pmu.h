@@ -24,17 +24,17 @@ struct kp_sampling;
 struct kp_pmu {
 	pthread_mutex_t lock; /* serialises API calls on this task */
 	enum PmuTaskType type;
-	struct PmuAttr attr;      /* a copy; its arrays point to the copies below */
-	struct kp_event *events;  /* parsed evtList */
+	struct PmuAttr attr; /* a copy; its arrays point to the copies below */
+	struct kp_event *events; /* parsed evtList */
 	int nevents;
-	int *group_ids;           /* per event, -1 when not grouped */
-	int *pids;                /* processes (tgids) from pidList, deduplicated */
+	int *group_ids; /* per event, -1 when not grouped */
+	int *pids; /* processes (tgids) from pidList, deduplicated */
 	int npids;
-	int *cpus;                /* cpuList, or every online CPU */
+	int *cpus; /* cpuList, or every online CPU */
 	int ncpus;
-	bool system_wide;         /* no pidList: count per CPU */
+	bool system_wide; /* no pidList: count per CPU */
 	bool enabled;
-	atomic_bool stop;         /* PmuStop */
+	atomic_bool stop; /* PmuStop */
 	struct kp_counting *counting;
 	struct kp_sampling *sampling;
 };
