@@ -128,6 +128,9 @@ struct PmuAttr {
 	unsigned timeline;
 	/* SAMPLING: ring buffer size for timeline and tracepoint records, 0 = default */
 	unsigned ringBufferKb;
+	/* COUNTING with pidList: counters start at the processes' next execve instead of at
+	 * PmuEnable (used to launch a command: the launcher itself is not counted) */
+	unsigned enableOnExec;
 };
 
 enum PmuTraceType {

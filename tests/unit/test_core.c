@@ -173,3 +173,19 @@ Test(util, edit_distance)
 	cr_assert_eq(kp_edit_distance("", "abc"), 3);
 	cr_assert_eq(kp_edit_distance("openat", "openat"), 0);
 }
+
+#include "pmu/pmu.h"
+
+Test(counting, multiplexed_counts_are_scaled)
+{
+	double pct;
+
+	cr_assert_eq(kp_count_scale(1000, 100, 100, &pct), 1000);
+	cr_assert_float_eq(pct, 1.0, 1e-9);
+	cr_assert_eq(kp_count_scale(1000, 400, 100, &pct), 4000, "ran a quarter of the time");
+	cr_assert_float_eq(pct, 0.25, 1e-9);
+	cr_assert_eq(kp_count_scale(7, 0, 0, &pct), 0);
+	cr_assert_float_eq(pct, -1.0, 1e-9);
+	cr_assert_eq(kp_count_scale(0, 500, 0, &pct), 0, "never scheduled");
+	cr_assert_float_eq(pct, 0.0, 1e-9);
+}

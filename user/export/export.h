@@ -54,4 +54,24 @@ void kp_report_events_end(FILE *f, enum kp_format fmt);
 void kp_print_log2_hist(FILE *f, const uint64_t *hist, int slots, const char *unit,
 			const char *indent);
 
+/* ---- counters (count_report.c) ---- */
+
+struct kp_count_row {
+	const char *evt;
+	uint64_t count;
+	double running; /* fraction of the time the counter ran (scaled when < 1), -1 never */
+	bool supported; /* false: "<not supported>" on this machine */
+};
+
+struct kp_count_meta {
+	const char *target; /* "process 1234", "'cmd args'", "system wide", "CPUs 0-1" */
+	double elapsed_s; /* since the counters started */
+	double interval_t_s; /* > 0: an interval report at this time */
+};
+
+/* A perf-stat-like table (task-clock in msec with CPUs utilized, scaling percentage
+ * when multiplexed), JSON, or CSV. */
+void kp_report_counts(FILE *f, enum kp_format fmt, const struct kp_count_row *rows, int n,
+		      const struct kp_count_meta *meta);
+
 #endif

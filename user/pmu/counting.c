@@ -66,6 +66,7 @@ static int open_counter(struct kp_pmu *p, int ev, pid_t pid, pid_t tid, int cpu,
 	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	attr.disabled = group_fd < 0;
 	attr.inherit = tid > 0;
+	attr.enable_on_exec = tid > 0 && p->attr.enableOnExec && group_fd < 0;
 	attr.exclude_user |= p->attr.excludeUser;
 	attr.exclude_kernel |= p->attr.excludeKernel;
 	if (cgroup >= 0) {
@@ -280,7 +281,11 @@ static int ioctl_all(struct kp_pmu *p, unsigned long req)
 
 int kp_counting_enable(struct kp_pmu *p)
 {
-	int err = ioctl_all(p, PERF_EVENT_IOC_ENABLE);
+	int err;
+
+	if (p->attr.enableOnExec && p->npids)
+		return 0; /* the kernel enables them at the exec */
+	err = ioctl_all(p, PERF_EVENT_IOC_ENABLE);
 
 	if (err)
 		return kp_fail(LIBPERF_ERR_FAILED_PMU_ENABLE, err, "cannot enable the counters: %s",
@@ -296,6 +301,25 @@ int kp_counting_disable(struct kp_pmu *p)
 		return kp_fail(LIBPERF_ERR_FAILED_PMU_DISABLE, err,
 			       "cannot disable the counters: %s", strerror(-err));
 	return 0;
+}
+
+uint64_t kp_count_scale(uint64_t dv, uint64_t de, uint64_t dr, double *percent)
+{
+	if (de == 0) {
+		*percent = -1;
+		return 0;
+	}
+	if (dr == 0) {
+		/* enabled but never scheduled on the PMU: nothing can be estimated */
+		*percent = 0;
+		return 0;
+	}
+	if (dr < de) {
+		*percent = (double)dr / (double)de;
+		return (uint64_t)((double)dv * (double)de / (double)dr + 0.5);
+	}
+	*percent = 1.0;
+	return dv;
 }
 
 int kp_counting_read(struct kp_pmu *p, struct PmuData **out)
@@ -329,16 +353,7 @@ int kp_counting_read(struct kp_pmu *p, struct PmuData **out)
 		d.groupId = p->group_ids[c->event];
 		d.comm = c->comm;
 		d.cgroupName = c->cgroup >= 0 ? k->cgroup_names[c->cgroup] : NULL;
-		if (de == 0) {
-			d.count = 0;
-			d.countPercent = -1;
-		} else if (dr < de && dr > 0) {
-			d.count = (uint64_t)((double)dv * (double)de / (double)dr + 0.5);
-			d.countPercent = (double)dr / (double)de;
-		} else {
-			d.count = dv;
-			d.countPercent = dr ? 1.0 : 0.0;
-		}
+		d.count = kp_count_scale(dv, de, dr, &d.countPercent);
 		err = kp_data_builder_add(b, &d, 0);
 		if (err) {
 			kp_data_builder_free(b);

@@ -47,6 +47,9 @@ int kp_counting_disable(struct kp_pmu *p);
 /* Deltas since the previous read, one record per (event, thread or cpu). */
 int kp_counting_read(struct kp_pmu *p, struct PmuData **out);
 void kp_counting_close(struct kp_pmu *p);
+/* The count to report for a delta <dv> that ran <dr> ns of <de> ns enabled (scaled when
+ * multiplexed), and the running fraction (-1 when it was never enabled). */
+uint64_t kp_count_scale(uint64_t dv, uint64_t de, uint64_t dr, double *percent);
 
 /* ---- sampling.c ---- */
 
