@@ -258,8 +258,12 @@ static int open_one(enum PmuTaskType type, const char *evt, int *pids, unsigned 
 		    unsigned ncpu)
 {
 	char *evts[] = { (char *)evt };
-	struct PmuAttr a = { .evtList = evts, .numEvt = 1, .pidList = pids, .numPid = npid,
-			     .cpuList = cpus, .numCpu = ncpu };
+	struct PmuAttr a = { .evtList = evts,
+			     .numEvt = 1,
+			     .pidList = pids,
+			     .numPid = npid,
+			     .cpuList = cpus,
+			     .numCpu = ncpu };
 
 	return PmuOpen(type, &a);
 }
@@ -344,7 +348,8 @@ Test(stat_cli, json_counts_of_a_command)
 	cr_assert_eq(status, 0);
 	doc = cJSON_Parse(out);
 	cr_assert_not_null(doc, "%s", out);
-	cJSON_ArrayForEach(ev, cJSON_GetObjectItem(doc, "events")) {
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItem(doc, "events"))
+	{
 		const char *name = cJSON_GetObjectItem(ev, "event")->valuestring;
 
 		if (!strcmp(name, "page-faults")) {

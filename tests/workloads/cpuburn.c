@@ -67,7 +67,7 @@ int main(int argc, char **argv)
 	for (i = 1; i < threads; i++)
 		pthread_join(tids[i], NULL);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	printf("cpu_ns=%llu\n", (unsigned long long)ts.tv_sec * 1000000000ULL +
-					(unsigned long long)ts.tv_nsec);
+	printf("cpu_ns=%llu\n",
+	       (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec);
 	return 0;
 }

@@ -89,14 +89,16 @@ static int parse(int argc, char **argv, struct stat_opts *o)
 			free(o->events);
 			o->nevents = kp_cli_split_events(optarg, &o->events);
 			if (o->nevents <= 0) {
-				fprintf(stderr, "kperf-bpf stat: -e wants events like task-clock,page-faults\n");
+				fprintf(stderr,
+					"kperf-bpf stat: -e wants events like task-clock,page-faults\n");
 				return -1;
 			}
 			break;
 		case 'p':
 			o->npids = kp_cli_parse_int_list(optarg, &o->pids);
 			if (o->npids <= 0) {
-				fprintf(stderr, "kperf-bpf stat: -p wants pids like 1234,5678, not '%s'\n",
+				fprintf(stderr,
+					"kperf-bpf stat: -p wants pids like 1234,5678, not '%s'\n",
 					optarg);
 				return -1;
 			}
@@ -104,7 +106,8 @@ static int parse(int argc, char **argv, struct stat_opts *o)
 		case 'C':
 			o->ncpus = kp_parse_cpu_list(optarg, &o->cpus);
 			if (o->ncpus <= 0) {
-				fprintf(stderr, "kperf-bpf stat: -C wants cpus like 0-3,6, not '%s'\n",
+				fprintf(stderr,
+					"kperf-bpf stat: -C wants cpus like 0-3,6, not '%s'\n",
 					optarg);
 				return -1;
 			}
@@ -133,7 +136,8 @@ static int parse(int argc, char **argv, struct stat_opts *o)
 		case OPT_FORMAT:
 			o->format = kp_format_parse(optarg);
 			if (o->format < 0) {
-				fprintf(stderr, "kperf-bpf stat: --format is table, json or csv, not '%s'\n",
+				fprintf(stderr,
+					"kperf-bpf stat: --format is table, json or csv, not '%s'\n",
 					optarg);
 				return -1;
 			}
@@ -176,8 +180,8 @@ static int check_events(struct stat_opts *o, bool *supported)
 }
 
 /* sum the records of each event into rows (in the order of the event list) */
-static void fill_rows(const struct stat_opts *o, const bool *supported, struct PmuData *d,
-		      int n, struct kp_count_row *rows)
+static void fill_rows(const struct stat_opts *o, const bool *supported, struct PmuData *d, int n,
+		      struct kp_count_row *rows)
 {
 	int i, j;
 
@@ -185,7 +189,8 @@ static void fill_rows(const struct stat_opts *o, const bool *supported, struct P
 		double run = 0;
 		int runs = 0;
 
-		rows[i] = (struct kp_count_row){ .evt = o->events[i], .supported = supported[i],
+		rows[i] = (struct kp_count_row){ .evt = o->events[i],
+						 .supported = supported[i],
 						 .running = -1 };
 		for (j = 0; j < n; j++) {
 			if (strcmp(d[j].evt, o->events[i]))
@@ -213,9 +218,10 @@ static void accumulate(struct kp_count_row *total, const struct kp_count_row *ro
 		total[i].count += rows[i].count;
 		if (rows[i].running < 0)
 			continue;
-		total[i].running = total[i].running < 0 ?
-					   rows[i].running :
-					   (total[i].running * reads + rows[i].running) / (reads + 1);
+		total[i].running =
+			total[i].running < 0 ?
+				rows[i].running :
+				(total[i].running * reads + rows[i].running) / (reads + 1);
 	}
 }
 
@@ -269,7 +275,8 @@ int cmd_stat(int argc, char **argv)
 		if (supported[i])
 			open_evts[nopen++] = o.events[i];
 	if (!nopen) {
-		fprintf(stderr, "kperf-bpf stat: none of the events is supported on this machine\n");
+		fprintf(stderr,
+			"kperf-bpf stat: none of the events is supported on this machine\n");
 		goto done;
 	}
 	if (o.output && !(out = fopen(o.output, "w"))) {
@@ -297,7 +304,8 @@ int cmd_stat(int argc, char **argv)
 	} else if (o.npids) {
 		attr.pidList = o.pids;
 		attr.numPid = (unsigned)o.npids;
-		snprintf(target, sizeof(target), "process %d%s", o.pids[0], o.npids > 1 ? " ..." : "");
+		snprintf(target, sizeof(target), "process %d%s", o.pids[0],
+			 o.npids > 1 ? " ..." : "");
 	} else {
 		snprintf(target, sizeof(target), "%s", o.ncpus ? "the given CPUs" : "system wide");
 	}

@@ -344,7 +344,8 @@ int kp_sys_bpf_summary(struct kp_sys_bpf *b, struct kp_sys_row **rows)
 	int c, i;
 
 	*rows = NULL;
-	vals = malloc(vsize * (size_t)b->ncpus);
+	vals = calloc((size_t)b->ncpus,
+		      vsize); /* zeroed: valgrind does not model per-CPU lookups */
 	if (!vals)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 	while (bpf_map_get_next_key(b->summary_fd, prev, &next) == 0) {
