@@ -174,7 +174,8 @@ static double measure(enum config cfg, long n)
 	case SUMMARY:
 	case PER_CALL:
 	case OTHER_TRACED: {
-		struct PmuTraceAttr a = { .pidList = pids, .numPid = 1,
+		struct PmuTraceAttr a = { .pidList = pids,
+					  .numPid = 1,
 					  .summaryOnly = cfg != PER_CALL };
 		struct PmuTraceStats st;
 
@@ -189,7 +190,8 @@ static double measure(enum config cfg, long n)
 		}
 		ns = run_loop(&c);
 		if (cfg == PER_CALL && PmuTraceGetStats(pd, &st) == 0 && st.dropped)
-			fprintf(stderr, "  note: %llu per-call records dropped at the default buffer\n",
+			fprintf(stderr,
+				"  note: %llu per-call records dropped at the default buffer\n",
 				(unsigned long long)st.dropped);
 		PmuTraceClose(pd);
 		if (cfg == OTHER_TRACED)
@@ -273,7 +275,8 @@ int main(int argc, char **argv)
 			peers = false;
 	}
 	if (rounds < 1 || rounds > MAX_ROUNDS || calls < 1000) {
-		fprintf(stderr, "usage: trace_overhead [--calls N>=1000] [--rounds 1..31] [--no-peers]\n");
+		fprintf(stderr,
+			"usage: trace_overhead [--calls N>=1000] [--rounds 1..31] [--no-peers]\n");
 		return 2;
 	}
 	for (c = 0; c < NCONFIG; c++)

@@ -111,6 +111,29 @@ char *kp_strdup(const char *s);
 /* Grow *arr (of *cap elements of <elem> bytes) so that it holds at least <need>. */
 int kp_grow(void **arr, size_t *cap, size_t need, size_t elem);
 
+/* ---- a hash map (map.c) ---- */
+
+/* Open addressing; keys are pointers compared by address, or strings compared by content.
+ * The map stores the key pointer it was given: the caller keeps it alive (and may swap it
+ * for an equal copy through the slot). */
+struct kp_map_slot {
+	const void *key;
+	void *val;
+};
+
+struct kp_map {
+	struct kp_map_slot *slots;
+	size_t cap, len;
+	bool strings;
+};
+
+void kp_map_init(struct kp_map *m, bool string_keys);
+/* The slot of <key>, inserted with val NULL when absent (*created tells); NULL on OOM. */
+struct kp_map_slot *kp_map_slot(struct kp_map *m, const void *key, bool *created);
+/* The value of <key>, NULL when absent. */
+void *kp_map_get(const struct kp_map *m, const void *key);
+void kp_map_free(struct kp_map *m);
+
 /* ---- libbpf glue (bpf_log.c) ---- */
 
 /* Route libbpf's messages into a per-thread buffer (printed to stderr only when
