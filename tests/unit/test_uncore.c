@@ -161,7 +161,7 @@ static int names_for(enum PmuDeviceMetric metric, const char *bdf, const char *p
 	n = kp_unc_check_attrs(&attr, 1, &a);
 	if (n < 0)
 		return n;
-	n = kp_unc_event_names(a, n, names);
+	n = kp_unc_event_names(a, n, names, NULL);
 	free(a);
 	return n;
 }
@@ -215,7 +215,7 @@ Test(uncore, kunpeng_l3_events)
 	/* traffic and ref count the same event: it is opened once; the duplicate attr goes */
 	n = kp_unc_check_attrs(attr, 4, &a);
 	cr_assert_eq(n, 3);
-	n = kp_unc_event_names(a, n, &names);
+	n = kp_unc_event_names(a, n, &names, NULL);
 	free(a);
 	cr_assert_eq(n, 2);
 	cr_assert_str_eq(names[0], "armv8_pmuv3_0/ll_cache/");
@@ -243,7 +243,7 @@ Test(uncore, kunpeng_hha_events)
 	cr_assert_str_eq(names[1], "hisi_sccl1_hha0/rx_sccl/");
 	kp_unc_names_free(names, n);
 	n = kp_unc_check_attrs(attr, 2, &a);
-	n = kp_unc_event_names(a, n, &names);
+	n = kp_unc_event_names(a, n, &names, NULL);
 	free(a);
 	cr_assert_eq(n, 24); /* rx_ops_num once per HHA */
 	cr_assert_str_eq(names[16], "hisi_sccl1_hha0/rx_outer/");
@@ -276,6 +276,36 @@ Test(uncore, kunpeng_pcie_and_smmu_events)
 	assert_names(names, n, lat1, 2);
 	n = names_for(PMU_SMMU_TRAN, "02:00.0", NULL, &names);
 	assert_names(names, n, smmu, 1);
+}
+
+/* each PCIe pair is one group (one counter of the PMU, read together); nothing else is */
+Test(uncore, pcie_pairs_are_grouped)
+{
+	struct PmuDeviceAttr attr[] = { { PMU_DDR_READ_BW },
+					{ PMU_PCIE_RX_MRD_BW, "02:00.1" },
+					{ PMU_PCIE_RX_MRD_LAT, NULL, "00:04.0" },
+					{ PMU_SMMU_TRAN, "02:00.0" } };
+	struct kp_unc_attr *a;
+	int n, i, *groups;
+	char **names;
+
+	use("kunpeng920");
+	n = kp_unc_check_attrs(attr, 4, &a);
+	cr_assert_eq(n, 4);
+	n = kp_unc_event_names(a, n, &names, &groups);
+	free(a);
+	cr_assert_eq(n, 21, "%s", Perror());
+	for (i = 0; i < 16; i++)
+		cr_assert_eq(groups[i], -1, "%s", names[i]);
+	cr_assert_str_eq(names[16], "hisi_pcie0_core0/rx_mrd_flux,bdf=0x201/");
+	cr_assert_eq(groups[16], 0);
+	cr_assert_eq(groups[17], 0);
+	cr_assert_str_eq(names[18], "hisi_pcie0_core0/rx_mrd_latency,port=0x100/");
+	cr_assert_eq(groups[18], 1);
+	cr_assert_eq(groups[19], 1);
+	cr_assert_eq(groups[20], -1);
+	kp_unc_names_free(names, n);
+	free(groups);
 }
 
 Test(uncore, x86_events)

@@ -164,8 +164,11 @@ int kp_unc_check_attrs(const struct PmuDeviceAttr *attr, unsigned n, struct kp_u
 
 struct names {
 	char **v;
-	size_t cap;
+	int *groups; /* parallel to v: the EvtAttr group of each name, -1 for none */
+	size_t cap, gcap;
 	int n;
+	int group; /* the group of the names added now */
+	int next_group; /* the next free group id */
 };
 
 static int KP_PRINTF(2, 3) names_add(struct names *l, const char *fmt, ...)
@@ -185,10 +188,12 @@ static int KP_PRINTF(2, 3) names_add(struct names *l, const char *fmt, ...)
 			return 0;
 		}
 	}
-	if (kp_grow((void **)&l->v, &l->cap, (size_t)l->n + 1, sizeof(*l->v))) {
+	if (kp_grow((void **)&l->v, &l->cap, (size_t)l->n + 1, sizeof(*l->v)) ||
+	    kp_grow((void **)&l->groups, &l->gcap, (size_t)l->n + 1, sizeof(*l->groups))) {
 		free(s);
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 	}
+	l->groups[l->n] = l->group;
 	l->v[l->n++] = s;
 	return 0;
 }
@@ -315,17 +320,19 @@ static int add_covered(struct names *l, const struct kp_unc_attr *a)
 		err = kp_fail(LIBPERF_ERR_PMU_NOT_PRESENT, -ENODEV,
 			      "%s needs the events %s and %s, which the PCIe PMU %s lacks", m->name,
 			      pcie_events[a->metric][0], pcie_events[a->metric][1], c[i].pmu);
-	} else if (kind == KP_COVER_PCIE_PORT) {
-		err = names_add(l, "%s/%s,port=0x%x/", c[i].pmu, pcie_events[a->metric][0],
-				1u << c[i].portBit);
-		if (!err)
-			err = names_add(l, "%s/%s,port=0x%x/", c[i].pmu, pcie_events[a->metric][1],
-					1u << c[i].portBit);
 	} else {
-		err = names_add(l, "%s/%s,bdf=0x%x/", c[i].pmu, pcie_events[a->metric][0], a->rid);
+		/* a flux/time or latency/count pair shares one counter of the PMU when grouped
+		 * (hisi-pcie-pmu.rst: perf stat -g), and is read at the same instant */
+		const char *filter = kind == KP_COVER_PCIE_PORT ? "port" : "bdf";
+		unsigned value = kind == KP_COVER_PCIE_PORT ? 1u << c[i].portBit : a->rid;
+
+		l->group = l->next_group++;
+		err = names_add(l, "%s/%s,%s=0x%x/", c[i].pmu, pcie_events[a->metric][0], filter,
+				value);
 		if (!err)
-			err = names_add(l, "%s/%s,bdf=0x%x/", c[i].pmu, pcie_events[a->metric][1],
-					a->rid);
+			err = names_add(l, "%s/%s,%s=0x%x/", c[i].pmu, pcie_events[a->metric][1],
+					filter, value);
+		l->group = -1;
 	}
 	free(c);
 	return err;
@@ -379,19 +386,26 @@ static int add_metric(struct names *l, const struct kp_unc_attr *a)
 	return err;
 }
 
-int kp_unc_event_names(const struct kp_unc_attr *attr, int n, char ***names)
+int kp_unc_event_names(const struct kp_unc_attr *attr, int n, char ***names, int **groups)
 {
-	struct names l = { 0 };
+	struct names l = { .group = -1 };
 	int i, err = 0;
 
 	*names = NULL;
+	if (groups)
+		*groups = NULL;
 	for (i = 0; i < n && !err; i++)
 		err = add_metric(&l, &attr[i]);
 	if (err) {
 		kp_unc_names_free(l.v, l.n);
+		free(l.groups);
 		return err;
 	}
 	*names = l.v;
+	if (groups)
+		*groups = l.groups;
+	else
+		free(l.groups);
 	return l.n;
 }
 
@@ -399,22 +413,35 @@ KP_EXPORT int PmuDeviceOpen(struct PmuDeviceAttr *attr, unsigned len)
 {
 	struct PmuAttr pattr = { 0 };
 	struct kp_unc_attr *a = NULL;
+	struct EvtAttr *evattr = NULL;
+	int n, nn = 0, pd, *groups = NULL, i;
 	char **names = NULL;
-	int n, nn = 0, pd;
 
 	kp_clear();
 	n = kp_unc_check_attrs(attr, len, &a);
 	if (n < 0)
 		return kp_public_fail(n);
-	nn = kp_unc_event_names(a, n, &names);
+	nn = kp_unc_event_names(a, n, &names, &groups);
 	free(a);
 	if (nn < 0)
 		return kp_public_fail(nn);
+	evattr = calloc((size_t)nn, sizeof(*evattr));
+	if (!evattr) {
+		kp_unc_names_free(names, nn);
+		free(groups);
+		kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < nn; i++)
+		evattr[i].groupId = groups[i];
 	pattr.evtList = names;
 	pattr.numEvt = (unsigned)nn;
+	pattr.evtAttr = evattr;
 	/* no pidList, no cpuList: system-wide, each uncore event on the CPU of its cpumask */
 	pd = PmuOpen(COUNTING, &pattr);
 	kp_unc_names_free(names, nn);
+	free(groups);
+	free(evattr);
 	return pd;
 }
 

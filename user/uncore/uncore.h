@@ -108,7 +108,9 @@ struct kp_unc_attr {
 int kp_unc_check_attrs(const struct PmuDeviceAttr *attr, unsigned n, struct kp_unc_attr **out);
 /* The event names that measure <attr> on this machine, for PmuOpen: returns their number
  * (each distinct name once) or an error (PMU_NOT_PRESENT naming the metric and the PMU it
- * needs, INVALID_BDF for a bdf no PMU covers). */
-int kp_unc_event_names(const struct kp_unc_attr *attr, int n, char ***names);
+ * needs, INVALID_BDF for a bdf no PMU covers). *groups (optional, malloc'd) gives the
+ * EvtAttr group id of each name: the two events of a PCIe metric form a group, the others
+ * are -1. */
+int kp_unc_event_names(const struct kp_unc_attr *attr, int n, char ***names, int **groups);
 
 #endif
