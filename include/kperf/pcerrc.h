@@ -88,6 +88,7 @@ extern "C" {
 #define LIBPERF_ERR_IO 2012 /* reading or writing a file failed */
 #define LIBPERF_ERR_INVALID_ARG 2013 /* a NULL pointer or a value out of range */
 #define LIBPERF_ERR_NOT_ENABLED 2014 /* an operation that needs an enabled task */
+#define LIBPERF_ERR_INVALID_BDF 2015 /* a bad PCI bdf, or one no PMU covers */
 
 #define UNKNOWN_ERROR 9999
 

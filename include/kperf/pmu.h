@@ -333,11 +333,14 @@ struct PmuDeviceData {
 	};
 };
 
+/* The bdf lists stay valid until PmuDeviceBdfListFree(), which frees all of them. */
 const char **PmuDeviceBdfList(enum PmuBdfType bdfType, unsigned *numBdf);
+void PmuDeviceBdfListFree(void);
 int PmuDeviceOpen(struct PmuDeviceAttr *attr, unsigned len);
 int PmuGetDevMetric(struct PmuData *pmuData, unsigned len, struct PmuDeviceAttr *attr,
 		    unsigned attrLen, struct PmuDeviceData **data);
 void DevDataFree(struct PmuDeviceData *data);
+/* The core lists are malloc'd: release them with free(), as with libkperf. */
 int PmuGetClusterCore(unsigned clusterId, unsigned **coreList);
 int PmuGetNumaCore(unsigned nodeId, unsigned **coreList);
 int64_t PmuGetCpuFreq(unsigned core);

@@ -153,7 +153,8 @@ int kp_parse_cpu_list(const char *s, int **cpus)
 			out[n++] = (int)lo;
 		}
 	}
-	qsort(out, (size_t)n, sizeof(*out), cmp_int);
+	if (n) /* qsort(NULL, 0) is undefined: an empty list ("" of a CPU-less node) */
+		qsort(out, (size_t)n, sizeof(*out), cmp_int);
 	for (i = 0, j = 0; i < n; i++)
 		if (j == 0 || out[j - 1] != out[i])
 			out[j++] = out[i];

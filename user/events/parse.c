@@ -251,6 +251,21 @@ static int apply_format(struct perf_event_attr *attr, const char *spec, __u64 va
 	return 0;
 }
 
+/* perf's built-in terms, for PMUs without a format file of that name: the events of the
+ * HiSilicon uncore PMUs read "config=0x1" while their format only has "event" */
+static bool builtin_term(struct perf_event_attr *attr, const char *tok, __u64 value)
+{
+	if (!strcmp(tok, "config"))
+		attr->config = value;
+	else if (!strcmp(tok, "config1"))
+		attr->config1 = value;
+	else if (!strcmp(tok, "config2"))
+		attr->config2 = value;
+	else
+		return false;
+	return true;
+}
+
 /* "event=0x3c,umask=0x1" (terms of a sysfs event or of the user) applied through format/ */
 static int apply_terms(struct perf_event_attr *attr, const char *dir, const char *terms,
 		       const char *name)
@@ -280,7 +295,9 @@ static int apply_terms(struct perf_event_attr *attr, const char *dir, const char
 			}
 		}
 		snprintf(path, sizeof(path), "%s/format/%s", dir, tok);
-		if (kp_read_file(path, &spec, NULL)) {
+		if (kp_read_file(path, &spec, NULL) && builtin_term(attr, tok, value))
+			continue;
+		if (!spec) {
 			err = kp_fail(LIBPERF_ERR_INVALID_EVENT, -EINVAL,
 				      "event '%s': the PMU has no format term '%s'", name, tok);
 			break;
@@ -297,7 +314,7 @@ static int apply_terms(struct perf_event_attr *attr, const char *dir, const char
 
 static int parse_pmu(const char *name, const char *body, struct kp_event *ev)
 {
-	char pmu[256], evname[256], dir[PATH_MAX], path[PATH_MAX + 300], *terms = NULL;
+	char pmu[256], evname[256], dir[PATH_MAX], path[PATH_MAX + 300], *terms = NULL, *comma;
 	const char *slash = strchr(body, '/');
 	long type;
 	int err, n;
@@ -327,9 +344,13 @@ static int parse_pmu(const char *name, const char *body, struct kp_event *ev)
 	ev->pmu = strdup(pmu);
 	if (!ev->pmu)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-	if (strchr(evname, '=')) {
+	comma = strchr(evname, ',');
+	if (strchr(evname, '=') && (!comma || memchr(evname, '=', (size_t)(comma - evname)))) {
 		err = apply_terms(&ev->attr, dir, evname, name);
 	} else {
+		/* a sysfs event, optionally followed by terms: pmu/event,term=value/ */
+		if (comma)
+			*comma = '\0';
 		snprintf(path, sizeof(path), "%s/events/%s", dir, evname);
 		if (kp_read_file(path, &terms, NULL))
 			return kp_fail(LIBPERF_ERR_INVALID_EVENT, -ENOENT,
@@ -337,6 +358,8 @@ static int parse_pmu(const char *name, const char *body, struct kp_event *ev)
 				       dir);
 		err = apply_terms(&ev->attr, dir, terms, name);
 		free(terms);
+		if (!err && comma)
+			err = apply_terms(&ev->attr, dir, comma + 1, name);
 	}
 	if (err)
 		return err;
