@@ -233,7 +233,7 @@ struct PmuData {
 	int tid;
 	int cpu; /* -1 when counted over all CPUs */
 	int groupId;
-	struct CpuTopology *cpuTopo;
+	struct CpuTopology *cpuTopo; /* the cpu's core/numa/socket; NULL when cpu is -1 */
 	const char *comm;
 	uint64_t period; /* sample period */
 	uint64_t count; /* COUNTING: delta since the last read (scaled);

@@ -64,6 +64,7 @@ Test(counting, task_clock_matches_cpu_time)
 	for (i = 0; i < n; i++) {
 		cr_assert_eq(d[i].pid, pids[0]);
 		cr_assert_eq(d[i].cpu, -1);
+		cr_assert_null(d[i].cpuTopo, "a per-thread count has no cpu");
 		cr_assert_float_eq(d[i].countPercent, 1.0, 1e-9, "software events never multiplex");
 		cr_assert_eq(d[i].groupId, -1);
 	}
@@ -137,6 +138,10 @@ Test(counting, system_wide_has_one_record_per_cpu_and_event)
 	for (i = 0; i < n; i++) {
 		cr_assert_geq(d[i].cpu, 0);
 		cr_assert_lt(d[i].cpu, ncpu);
+		cr_assert_not_null(d[i].cpuTopo);
+		cr_assert_eq(d[i].cpuTopo->coreId, d[i].cpu);
+		if (access("/sys/devices/system/node/node1", F_OK)) /* a single numa node */
+			cr_assert_eq(d[i].cpuTopo->numaId, 0);
 	}
 	PmuDataFree(d);
 	PmuClose(pd);

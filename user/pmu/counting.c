@@ -21,6 +21,7 @@
 #include "core/core.h"
 #include "kperf/pcerrc.h"
 #include "pmu.h"
+#include "topo/topo.h"
 
 struct kp_counter {
 	int fd;
@@ -336,6 +337,7 @@ int kp_counting_read(struct kp_pmu *p, struct PmuData **out)
 		struct kp_counter *c = &k->c[i];
 		uint64_t v[3] = { 0, 0, 0 }, dv, de, dr;
 		struct PmuData d = { 0 };
+		struct CpuTopology topo;
 
 		if (read(c->fd, v, sizeof(v)) != (ssize_t)sizeof(v))
 			continue; /* cannot happen for a counting fd; never report garbage */
@@ -354,6 +356,8 @@ int kp_counting_read(struct kp_pmu *p, struct PmuData **out)
 		d.comm = c->comm;
 		d.cgroupName = c->cgroup >= 0 ? k->cgroup_names[c->cgroup] : NULL;
 		d.count = kp_count_scale(dv, de, dr, &d.countPercent);
+		if (c->cpu >= 0 && kp_topo_cpu(c->cpu, &topo) == 0)
+			d.cpuTopo = &topo;
 		err = kp_data_builder_add(b, &d, 0);
 		if (err) {
 			kp_data_builder_free(b);
