@@ -258,9 +258,10 @@ def _list_prop(name, cfield, nfield, conv):
         return list(self._keep.get(name + "_py", []))
 
     def set(self, values):
-        arr, n = conv(values, name)
+        items = _as_list(values, name)  # once: <values> may be a generator
+        arr, n = conv(items, name)
         self._keep[name] = arr
-        self._keep[name + "_py"] = [] if values is None else list(values)
+        self._keep[name + "_py"] = items
         setattr(self._c, cfield, ctypes.cast(arr, type(getattr(self._c, cfield))) if arr else None)
         setattr(self._c, nfield, n)
 
@@ -360,12 +361,11 @@ class PmuAttr(_CAttr):
 
     @evtAttr.setter
     def evtAttr(self, values):
-        ids = []
-        for v in _as_list(values, "evtAttr"):
-            ids.append(_cint(v.groupId if isinstance(v, EvtAttr) else v, "evtAttr group id"))
+        items = _as_list(values, "evtAttr")
+        ids = [_cint(v.groupId if isinstance(v, EvtAttr) else v, "evtAttr group id") for v in items]
         arr = (cs.EvtAttr * len(ids))(*[cs.EvtAttr(i) for i in ids]) if ids else None
         self._keep["evtAttr"] = arr
-        self._keep["evtAttr_py"] = [] if values is None else list(values)
+        self._keep["evtAttr_py"] = items
         self._c.evtAttr = ctypes.cast(arr, ctypes.POINTER(cs.EvtAttr)) if arr else None
 
     @property
@@ -522,9 +522,9 @@ class _Block:
     def __init__(self, ptr=None, n=0):
         self._lock = threading.Lock()
         self._n = n
+        # records are read by indexing the pointer: casting it to an array type would make
+        # ctypes cache one more type, forever, for every new length a read returns
         self._ptr = ptr if (ptr and n > 0) else None
-        # indexed through the pointer: an array type per length would be cached by ctypes
-        # forever, one more for every new length a read returns
         if self._ptr is None and ptr and n >= 0:
             # an array with no entries can still have been allocated: release it
             _pending_frees.append((self._free_name, ptr))
@@ -817,6 +817,8 @@ class ImplPmuData:
 
     @property
     def ext(self) -> Optional[PmuDataExt]:
+        """SPE data (pa, va, event, lat), or branchRecords for a SAMPLING task opened with
+        branchSampleFilter; None when the record has none."""
         with self._owner._lock:
             rec = self._owner._rec(self._index)
             if not rec.ext:
