@@ -62,6 +62,7 @@ def test_counting_new_forks(workload):
     assert total(data, "syscalls:sys_enter_getppid") == 4 * 50000
 
 
+@requires("PmuGetField", "PmuGetFieldExp")
 def test_sampling_tracepoint_records_and_fields(workload):
     pid, data = run(
         workload, SAMPLING, {"evtList": ["syscalls:sys_exit_openat"], "sampleRate": 1}
@@ -151,6 +152,7 @@ def test_open_errors():
     kperf.close(4242)
 
 
+@requires("PmuDumpData")
 def test_pmu_object_and_data_after_close(workload, tmp_path):
     w = workload("syscalls", "--wait")
     with kperf.Pmu(COUNTING, evtList=["syscalls:sys_enter_getppid"], pidList=[w.pid]) as p:

@@ -65,7 +65,10 @@ def test_open_hardware_events_fail_cleanly_without_pmu():
     assert "cycles" in kperf.error()
 
 
-@requires("PmuOpen", "PmuRead", "PmuGetField", "PmuGetFieldExp")
+@requires(
+    "PmuOpen", "PmuEnable", "PmuDisable", "PmuRead", "PmuClose", "PmuDataFree", "PmuGetField",
+    "PmuGetFieldExp",
+)
 def test_get_field_and_get_field_exp_sched_switch():
     # kperf.get_field example
     evtList = ["sched:sched_switch"]
