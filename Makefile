@@ -203,7 +203,11 @@ bench: all $(BENCHES)
 
 # ---- install ----
 
-PYDIR ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PREFIX)/lib/python3/dist-packages)
+# where Debian's python3 looks: /usr/lib/python3/dist-packages for PREFIX=/usr,
+# /usr/local/lib/python3.X/dist-packages for PREFIX=/usr/local; site-packages elsewhere
+PYVER ?= $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+PYDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(if \
+	 $(filter /usr/local,$(PREFIX)),/usr/local/lib/python$(PYVER)/dist-packages,$(PREFIX)/lib/python$(PYVER)/site-packages))
 LIBDIR ?= $(PREFIX)/lib
 
 install: lib cli
