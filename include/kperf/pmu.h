@@ -351,7 +351,10 @@ int PmuTraceDisable(int pd);
 int PmuTraceRead(int pd, struct PmuTraceData **pmuTraceData);
 void PmuTraceClose(int pd);
 void PmuTraceDataFree(struct PmuTraceData *pmuTraceData);
+/* The syscalls this kernel implements. The array belongs to the library (the same one is
+ * returned until PmuSysCallFuncListFree releases it). */
 const char **PmuSysCallFuncList(unsigned *numFunc);
+void PmuSysCallFuncListFree(void);
 
 /* kperf-bpf extension: the in-kernel syscall summary */
 

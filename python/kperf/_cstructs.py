@@ -89,6 +89,7 @@ class PmuAttr(ctypes.Structure):
         # kperf-bpf extensions
         ("timeline", c_uint),
         ("ringBufferKb", c_uint),
+        ("enableOnExec", c_uint),
     ]
 
 

@@ -309,7 +309,8 @@ class PmuAttr(_CAttr):
     minLatency: SPE minimum latency. branchSampleFilter: BranchSampleFilter flags.
     cgroupNameList: cgroups to count.
     kperf-bpf extensions: timeline (SAMPLING: one record per sample, with its timestamp,
-    instead of in-kernel aggregation), ringBufferKb (ring buffer size, 0: default).
+    instead of in-kernel aggregation), ringBufferKb (ring buffer size, 0: default),
+    enableOnExec (with pidList: start at the processes' next execve, for launchers).
     """
 
     _c_type = cs.PmuAttr
@@ -333,6 +334,7 @@ class PmuAttr(_CAttr):
         "cgroupNameList": None,
         "timeline": False,
         "ringBufferKb": 0,
+        "enableOnExec": False,
     }
 
     evtList = _list_prop("evtList", "evtList", "numEvt", _str_array)
@@ -354,6 +356,7 @@ class PmuAttr(_CAttr):
     branchSampleFilter = _Scalar(_u(64))
     timeline = _Scalar(_flag, bool)
     ringBufferKb = _Scalar(_u(32))
+    enableOnExec = _Scalar(_flag, bool)
 
     @property
     def evtAttr(self):

@@ -703,3 +703,24 @@ Test(trace_cli, pid_mode_ends_when_the_process_exits)
 	cr_assert(strstr(out, " wait4 "), "%s", out);
 	free(out);
 }
+
+Test(trace, a_caller_that_names_its_own_pid_is_traced)
+{
+	int pids[] = { getpid() };
+	struct PmuTraceAttr a = { .pidList = pids, .numPid = 1, .summaryOnly = 1 };
+	const char *funcs[] = { "getppid" };
+	struct counts c;
+	int pd, i;
+
+	a.funcs = funcs;
+	a.numFuncs = 1;
+	pd = PmuTraceOpen(TRACE_SYS_CALL, &a);
+	cr_assert_gt(pd, 0, "%s", Perror());
+	PmuTraceEnable(pd);
+	for (i = 0; i < 1234; i++)
+		syscall(SYS_getppid);
+	PmuTraceDisable(pd);
+	c = summary_counts(pd, getpid());
+	cr_assert_eq(c.getppid, 1234);
+	finish(pd);
+}

@@ -56,6 +56,13 @@ Test(syscalls, list_is_what_this_kernel_has)
 	if (kp_syscall_names_from_kernel())
 		cr_assert_eq(set_thread_area, 0, "x86_64 kernels do not implement it");
 	PmuTraceDataFree((void *)names); /* a list is not trace data: ignored, no crash */
+	cr_assert_eq(PmuSysCallFuncList(&i), names, "the library keeps one list");
+	cr_assert_eq(i, n);
+	PmuSysCallFuncListFree();
+	PmuSysCallFuncListFree();
+	names = PmuSysCallFuncList(&i);
+	cr_assert_not_null(names, "built again after the free");
+	cr_assert_eq(i, n);
 }
 
 Test(events, software_hardware_pmu_tracepoint)

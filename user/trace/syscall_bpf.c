@@ -66,7 +66,9 @@ static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
 	struct bpf_map *m;
 	unsigned i;
 
-	cfg->self_tgid = (__u32)getpid();
+	/* the tracer's own syscalls would feed back into what it traces: skip them when
+	 * tracing everything; a caller that names its own pid gets its own pid traced */
+	cfg->self_tgid = o->ntgids ? 0 : (__u32)getpid();
 	cfg->record_events = o->record_events;
 	cfg->min_duration_ns = o->min_duration_ns;
 	cfg->wakeup_bytes = o->ringbuf_bytes / 4;

@@ -580,25 +580,45 @@ KP_EXPORT int PmuTraceGetStats(int pd, struct PmuTraceStats *stats)
 	return 0;
 }
 
+/*
+ * The list belongs to the library, as in libkperf: every call returns the same array until
+ * PmuSysCallFuncListFree() releases it (the next call builds it again).
+ */
+static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+static const char **syscall_list;
+static int syscall_list_len;
+
 KP_EXPORT const char **PmuSysCallFuncList(unsigned *numFunc)
 {
 	const char **names;
-	int n;
+	int n = 0;
 
 	kp_clear();
 	if (numFunc)
 		*numFunc = 0;
-	n = kp_syscall_list(&names);
-	if (n < 0)
-		return NULL;
-	if (kp_registry_add(names, release_block)) {
-		free(names);
-		kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-		return NULL;
+	pthread_mutex_lock(&list_lock);
+	if (!syscall_list) {
+		n = kp_syscall_list(&syscall_list);
+		if (n >= 0)
+			syscall_list_len = n;
+		else
+			syscall_list = NULL;
 	}
-	if (numFunc)
-		*numFunc = (unsigned)n;
+	names = syscall_list;
+	if (names && numFunc)
+		*numFunc = (unsigned)syscall_list_len;
+	pthread_mutex_unlock(&list_lock);
 	return names;
+}
+
+KP_EXPORT void PmuSysCallFuncListFree(void)
+{
+	kp_clear();
+	pthread_mutex_lock(&list_lock);
+	free(syscall_list);
+	syscall_list = NULL;
+	syscall_list_len = 0;
+	pthread_mutex_unlock(&list_lock);
 }
 
 KP_EXPORT int PmuSysCallNumber(const char *name)
