@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 int cmd_trace(int argc, char **argv);
+int cmd_list(int argc, char **argv);
 
 /* ---- launch.c ---- */
 

@@ -16,6 +16,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "trace", cmd_trace, "syscall counts, errors and latency per process" },
+	{ "list", cmd_list, "events, tracepoints and syscalls of this machine" },
 };
 
 static void usage(FILE *f)
