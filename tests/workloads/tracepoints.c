@@ -40,8 +40,9 @@ int main(int argc, char **argv)
 	}
 	if (wait && read(0, &c, 1) != 1)
 		return 3;
-	/* the raw syscall: the same pointer and flags reach the tracepoint */
-	fd = (int)syscall(SYS_openat, AT_FDCWD, path, OPEN_FLAGS, 0);
+	/* the raw syscall: the same pointer and flags reach the tracepoint; longs, so that the
+	 * whole registers are defined (an int in a variadic call leaves the upper half open) */
+	fd = (int)syscall(SYS_openat, (long)AT_FDCWD, path, (long)OPEN_FLAGS, 0L);
 	if (fd < 0) {
 		perror(path);
 		return 1;

@@ -96,6 +96,21 @@ static bool is_char_type(const char *type)
 	return end - p == 4 && !strncmp(p, "char", 4);
 }
 
+/* "__data_loc char[]" yes, "char x[" no: a '[' left open means a cut declaration */
+static bool brackets_balanced(const char *s, size_t n)
+{
+	int depth = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '[')
+			depth++;
+		else if (s[i] == ']' && --depth < 0)
+			return false;
+	}
+	return depth == 0;
+}
+
 /*
  * Split a declaration such as "unsigned long args[6]" or "__data_loc char[] name" into the
  * name and the type. The name is the last identifier; an array suffix after it belongs to
@@ -127,7 +142,9 @@ static int split_decl(const char *decl, struct kp_tp_field *f)
 	while (name_start &&
 	       (isalnum((unsigned char)decl[name_start - 1]) || decl[name_start - 1] == '_'))
 		name_start--;
-	if (name_start == name_end)
+	if (name_start == name_end || isdigit((unsigned char)decl[name_start]) ||
+	    !brackets_balanced(decl, name_start) ||
+	    (bracket && !brackets_balanced(bracket, (size_t)(decl + n - bracket))))
 		return -EINVAL;
 	f->name = dup_range(decl + name_start, name_end - name_start);
 	tlen = name_start;
