@@ -224,7 +224,8 @@ static int add_pmu_events(struct strvec *sv, enum pmu_kind want)
 		closedir(edir);
 	}
 	closedir(pdir);
-	qsort(found.v, found.n, sizeof(*found.v), cmp_str);
+	if (found.n)
+		qsort(found.v, found.n, sizeof(*found.v), cmp_str);
 	for (i = 0; i < found.n && !err; i++) {
 		struct kp_event ev;
 
@@ -274,7 +275,8 @@ static int build_trace(struct strvec *sv)
 		if (strchr(line, ':'))
 			err = sv_add(sv, "%s", line);
 	free(text);
-	qsort(sv->v + start, sv->n - start, sizeof(*sv->v), cmp_str);
+	if (sv->n > start)
+		qsort(sv->v + start, sv->n - start, sizeof(*sv->v), cmp_str);
 	return err;
 }
 

@@ -325,10 +325,10 @@ static int too_small(const struct kp_tp_field *f, size_t need, uint32_t vSize)
 		       f->name, f->decl, f->size, need, vSize);
 }
 
-static int out_of_record(const struct kp_tp_field *f, size_t start, size_t end, uint32_t len)
+static int out_of_record(const struct kp_tp_field *f, size_t start, size_t end, size_t len)
 {
 	return kp_fail(LIBPERF_ERR_INVALID_PMU_DATA, -ERANGE,
-		       "field '%s' points at bytes %zu-%zu of a record of %u bytes: the record "
+		       "field '%s' points at bytes %zu-%zu of a record of %zu bytes: the record "
 		       "is truncated or corrupt",
 		       f->name, start, end, len);
 }
@@ -352,23 +352,25 @@ static int copy_out(const struct kp_tp_field *f, const char *p, size_t n, void *
 	return 0;
 }
 
-static int decode(const struct raw_rec *r, const struct kp_tp_field *f, void *value, uint32_t vSize)
+int kp_tp_field_decode(const struct kp_tp_field *f, const void *rec, size_t len, void *value,
+		       uint32_t vSize)
 {
+	const char *bytes = rec;
 	size_t start = f->offset, end = (size_t)f->offset + f->size;
 	uint32_t loc;
 
-	if (end > r->len || start > r->len)
-		return out_of_record(f, start, end, r->len);
+	if (end > len)
+		return out_of_record(f, start, end, len);
 	if (f->data_loc || f->rel_loc) {
-		memcpy(&loc, r->bytes + f->offset, sizeof(loc));
+		memcpy(&loc, bytes + f->offset, sizeof(loc));
 		start = (loc & 0xffff) + (f->rel_loc ? end : 0);
 		end = start + (loc >> 16);
-		if (end > r->len)
-			return out_of_record(f, start, end, r->len);
+		if (end > len)
+			return out_of_record(f, start, end, len);
 	} else if (!f->size) {
-		end = r->len; /* flexible array: the rest of the record */
+		end = len; /* flexible array: the rest of the record */
 	}
-	return copy_out(f, r->bytes + start, end - start, value, vSize);
+	return copy_out(f, bytes + start, end - start, value, vSize);
 }
 
 KP_EXPORT int PmuGetField(struct SampleRawData *rawData, const char *fieldName, void *value,
@@ -388,7 +390,7 @@ KP_EXPORT int PmuGetField(struct SampleRawData *rawData, const char *fieldName, 
 		return kp_public_fail(err);
 	err = find_field(fmt, fieldName, &f);
 	if (!err)
-		err = decode(r, f, value, vSize);
+		err = kp_tp_field_decode(f, r->bytes, r->len, value, vSize);
 	rec_put(r);
 	return err ? kp_public_fail(err) : SUCCESS;
 }

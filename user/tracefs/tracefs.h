@@ -71,6 +71,18 @@ void kp_tp_format_free(struct kp_tp_format *fmt);
 /* The field called <name>, or NULL. */
 const struct kp_tp_field *kp_tp_format_field(const struct kp_tp_format *fmt, const char *name);
 
+/* ---- raw.c: decoding ---- */
+
+/*
+ * Copy field <f> of the record <rec> (<len> bytes) into <value> (vSize bytes), the way
+ * PmuGetField does: integers and pointers as their bytes, strings NUL-terminated, arrays
+ * and __data_loc payloads as bytes. Never reads outside <rec> nor writes past vSize:
+ * LIBPERF_ERR_INVALID_PMU_DATA (-ERANGE) for a field or payload outside the record,
+ * LIBPERF_ERR_BUFFER_TOO_SMALL (-ENOSPC).
+ */
+int kp_tp_field_decode(const struct kp_tp_field *f, const void *rec, size_t len, void *value,
+		       uint32_t vSize);
+
 /* ---- cache.c ---- */
 
 /*
