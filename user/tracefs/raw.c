@@ -4,9 +4,10 @@
  * libkperf's SampleRawData is a bare char pointer: nothing says how long the record is, so
  * a corrupt __data_loc would make a decoder read past it. Here every record is allocated
  * behind a small header that keeps its length and a reference count, and the library keeps
- * the set of live records: a pointer is only dereferenced once the set says it is ours.
- * That also turns a use after PmuDataFree into an error code instead of a read of freed
- * memory.
+ * the set of live records: a record is only read once the set says it is one. That also
+ * turns a use after PmuDataFree into an error code (as long as the allocator has not given
+ * the same address to a new record); only a struct that is not ours is read, for its data
+ * pointer, to accept a caller's copy of a SampleRawData.
  *
  * PmuGetField copies the field's bytes exactly as the record holds them (host byte order,
  * no sign or zero extension: libkperf does the same, and a caller whose vSize overstates

@@ -19,7 +19,7 @@
  *    kp_raw_data_free() once per record it points at. The last free releases the bytes.
  *  - the library knows every live record: PmuGetField on a pointer it did not hand out, or
  *    one whose last reference was dropped, is refused (LIBPERF_ERR_INVALID_PMU_DATA)
- *    instead of reading foreign memory.
+ *    instead of decoding memory that is not a record.
  */
 #ifndef KPERF_TRACEFS_H
 #define KPERF_TRACEFS_H
