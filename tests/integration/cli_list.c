@@ -76,13 +76,16 @@ Test(cli_list, uncore_of_the_fixture)
 
 	cr_expect_str_eq(out, "", "this machine has no uncore PMU");
 	free(out);
+	/* a Kunpeng 920 (tests/fixtures/gen.sh) */
 	snprintf(cmd, sizeof(cmd),
-		 "KPERF_BPF_SYSFS=tests/fixtures/sysfs-kunpeng %s list uncore ddrc",
+		 "KPERF_BPF_SYSFS=tests/fixtures/kunpeng920 %s list uncore sccl3_ddrc",
 		 tu_path("bin/kperf-bpf"));
 	out = tu_run(cmd, &st);
 	cr_expect_eq(st, 0);
-	cr_expect_str_eq(out, "hisi_sccl1_ddrc0/flux_rd/\nhisi_sccl1_ddrc0/flux_wr/\n"
-			      "hisi_sccl3_ddrc0/flux_rd/\nhisi_sccl3_ddrc0/flux_wr/\n");
+	cr_expect_str_eq(out, "hisi_sccl3_ddrc0/flux_rd/\nhisi_sccl3_ddrc0/flux_wr/\n"
+			      "hisi_sccl3_ddrc1/flux_rd/\nhisi_sccl3_ddrc1/flux_wr/\n"
+			      "hisi_sccl3_ddrc2/flux_rd/\nhisi_sccl3_ddrc2/flux_wr/\n"
+			      "hisi_sccl3_ddrc3/flux_rd/\nhisi_sccl3_ddrc3/flux_wr/\n");
 	free(out);
 }
 

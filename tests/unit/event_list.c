@@ -1,7 +1,8 @@
 /*
- * event_list.c - PmuEventList: core events are exactly those this kernel opens, uncore
- * discovery on a Kunpeng-shaped fixture tree (tests/fixtures/sysfs-kunpeng), caching and
- * freeing. The tracepoint list needs tracefs (root): tests/integration/tp_fields.c.
+ * event_list.c - PmuEventList: core events are exactly those this kernel opens, PMU
+ * discovery on the fixture trees (kunpeng920 and x86_2s, written by tests/fixtures/gen.sh;
+ * pmu_kinds for the edge cases of classification), caching and freeing. The tracepoint
+ * list needs tracefs (root): tests/integration/tp_fields.c.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -13,10 +14,9 @@
 
 #include "core/core.h"
 #include "events/events.h"
+#include "fixtures/fixture.h"
 #include "kperf/pcerrc.h"
 #include "kperf/pmu.h"
-
-#define FIXTURE "tests/fixtures/sysfs-kunpeng"
 
 static bool in_list(const char **names, unsigned n, const char *name)
 {
@@ -94,53 +94,83 @@ Test(event_list, core_lists_exactly_what_the_kernel_opens)
 	}
 }
 
-Test(event_list, uncore_from_a_kunpeng_fixture)
+Test(event_list, uncore_of_a_kunpeng_920)
 {
-	static const char *const want[] = {
-		"hisi_sccl1_ddrc0/flux_rd/", "hisi_sccl1_ddrc0/flux_wr/",
-		"hisi_sccl1_l3c8/rd_cpipe/", "hisi_sccl1_l3c8/wr_cpipe/",
-		"hisi_sccl3_ddrc0/flux_rd/", "hisi_sccl3_ddrc0/flux_wr/",
-		"power/energy-pkg/",
-	};
 	const char **names;
-	unsigned n = 99, i;
+	unsigned n = 0, i, ddrc = 0;
 	struct kp_event ev;
 
-	setenv("KPERF_BPF_SYSFS", FIXTURE, 1);
+	fx_use("kunpeng920");
 	names = PmuEventList(UNCORE_EVENT, &n);
 	cr_assert_not_null(names, "%s", Perror());
-	cr_assert_eq(n, sizeof(want) / sizeof(want[0]), "%u events", n);
-	for (i = 0; i < n; i++)
-		cr_expect_str_eq(names[i], want[i]);
+	/* 2 PCIe PMUs x 14, 4 SCCLs x (4 DDRC x 2 + 2 HHA x 3 + 2 L3C x 1), 1 SMMU PMCG x 2 */
+	cr_assert_eq(n, 94, "%u events", n);
 	cr_expect_null(names[n]);
-	/* the names are the parser's: type and config from the fixture, cpus from cpumask */
-	cr_assert_eq(kp_event_parse("hisi_sccl3_ddrc0/flux_wr/", false, &ev), 0, "%s", Perror());
-	cr_expect_eq(ev.attr.type, 46);
-	cr_expect_eq(ev.attr.config, 0x84);
-	cr_expect(ev.uncore);
-	cr_expect_eq(ev.ncpus, 24);
-	cr_expect_eq(ev.cpus[0], 24);
-	kp_event_free(&ev);
+	cr_expect_str_eq(names[0], "hisi_pcie0_core0/rx_mrd_cnt/");
+	cr_expect_str_eq(names[n - 1], "smmuv3_pmcg_148020/transaction/");
+	for (i = 0; i < n; i++) {
+		if (i)
+			cr_expect_lt(strcmp(names[i - 1], names[i]), 0, "sorted: %s", names[i]);
+		ddrc += strstr(names[i], "_ddrc") != NULL;
+		/* every name is one the parser opens on the fixture's PMU */
+		cr_expect_eq(kp_event_parse(names[i], false, &ev), 0, "%s: %s", names[i], Perror());
+		cr_expect(ev.uncore, "%s", names[i]);
+		kp_event_free(&ev);
+	}
+	cr_expect_eq(ddrc, 32);
+	cr_expect(in_list(names, n, "hisi_sccl1_ddrc0/flux_rd/"));
+	cr_expect(in_list(names, n, "hisi_sccl7_hha1/rx_sccl/"));
+	cr_expect(!in_list(names, n, "armv8_pmuv3_0/cpu_cycles/"), "the core PMU is not uncore");
 }
 
-Test(event_list, core_pmu_events_from_the_fixture)
+Test(event_list, core_pmu_events_of_the_fixtures)
 {
 	const char **names;
 	unsigned n = 0;
 
-	setenv("KPERF_BPF_SYSFS", FIXTURE, 1);
+	fx_use("kunpeng920");
 	names = PmuEventList(CORE_EVENT, &n);
 	cr_assert_not_null(names, "%s", Perror());
-	cr_assert_geq(n, 2);
-	/* the core PMU's sysfs events come last, sorted, not probed (fixture) */
-	cr_expect_str_eq(names[n - 2], "armv8_pmuv3_0/cpu_cycles/");
-	cr_expect_str_eq(names[n - 1], "armv8_pmuv3_0/inst_retired/");
-	cr_expect(in_list(names, n, "cpu-clock"));
-	/* msr has neither cpumask nor cpus: in no list */
-	cr_expect(!in_list(names, n, "msr/tsc/"));
+	cr_assert_geq(n, 3);
+	/* the core PMU's sysfs events come last, sorted, not probed (a fixture) */
+	cr_expect_str_eq(names[n - 3], "armv8_pmuv3_0/cpu_cycles/");
+	cr_expect_str_eq(names[n - 2], "armv8_pmuv3_0/ll_cache/");
+	cr_expect_str_eq(names[n - 1], "armv8_pmuv3_0/ll_cache_miss/");
+	cr_expect(in_list(names, n, "cpu-clock"), "generic events are probed on this kernel");
+	PmuEventListFree();
+
+	fx_use("x86_2s");
+	names = PmuEventList(CORE_EVENT, &n);
+	cr_assert_not_null(names, "%s", Perror());
+	cr_expect_str_eq(names[n - 3], "cpu/cache-misses/");
+	cr_expect_str_eq(names[n - 2], "cpu/cache-references/");
+	cr_expect_str_eq(names[n - 1], "cpu/cpu-cycles/");
 	names = PmuEventList(UNCORE_EVENT, &n);
+	cr_assert_eq(n, 12, "6 IMCs x 2, without their .scale and .unit files");
+	cr_expect_str_eq(names[0], "uncore_imc_0/cas_count_read/");
+	cr_expect_str_eq(names[11], "uncore_imc_5/cas_count_write/");
+}
+
+Test(event_list, how_pmus_are_classified)
+{
+	const char **names;
+	unsigned n = 0;
+
+	fx_use("pmu_kinds");
+	names = PmuEventList(UNCORE_EVENT, &n);
+	cr_assert_not_null(names, "%s", Perror());
+	/* power: a cpumask, and its .scale/.unit files are not events; breakpoint: no events */
+	cr_assert_eq(n, 1);
+	cr_expect_str_eq(names[0], "power/energy-pkg/");
+	names = PmuEventList(CORE_EVENT, &n);
+	cr_assert_geq(n, 2);
+	/* type 4 (PERF_TYPE_RAW) makes a core PMU whatever its name */
+	cr_expect_str_eq(names[n - 2], "armv7_cortex_a15/cpu_cycles/");
+	cr_expect_str_eq(names[n - 1], "armv7_cortex_a15/inst_retired/");
+	/* msr has events but neither a cpumask, a cpus file nor type 4: in no list */
 	cr_expect(!in_list(names, n, "msr/tsc/"));
-	cr_expect(!in_list(names, n, "power/energy-pkg.scale/"));
+	names = PmuEventList(ALL_EVENT, &n);
+	cr_expect(names == NULL || !in_list(names, n, "msr/tsc/"));
 }
 
 Test(event_list, no_pmu_directory_is_an_empty_list)
@@ -187,15 +217,15 @@ Test(event_list, a_new_sysfs_root_rebuilds_and_keeps_the_old_list)
 	const char **fixture, **none;
 	unsigned n1 = 0, n2 = 9;
 
-	setenv("KPERF_BPF_SYSFS", FIXTURE, 1);
+	fx_use("kunpeng920");
 	fixture = PmuEventList(UNCORE_EVENT, &n1);
-	cr_assert_eq(n1, 7);
+	cr_assert_eq(n1, 94);
 	setenv("KPERF_BPF_SYSFS", "/nonexistent/kperf-sysfs", 1);
 	none = PmuEventList(UNCORE_EVENT, &n2);
 	cr_expect_eq(n2, 0);
 	cr_expect_neq(fixture, none);
 	/* whoever holds the first list can still read it */
-	cr_expect_str_eq(fixture[6], "power/energy-pkg/");
+	cr_expect_str_eq(fixture[93], "smmuv3_pmcg_148020/transaction/");
 	PmuEventListFree();
 }
 
