@@ -113,9 +113,12 @@ static const char **sv_pack(const struct strvec *sv)
 	return block;
 }
 
+/* Is the sysfs root this machine's? ("/sys/", or a symlink to it, count as /sys) */
 static bool sysfs_is_live(void)
 {
-	return !strcmp(kp_sysfs(), "/sys");
+	char real[PATH_MAX];
+
+	return realpath(kp_sysfs(), real) && !strcmp(real, "/sys");
 }
 
 /* Does the kernel accept <name>? Privilege refusals count as "exists": they are checked,
