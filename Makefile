@@ -64,7 +64,7 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 .PHONY: all lib cli deps test test-unit test-integration test-python demo install clean \
-	vmlinux asan format format-check bench help workloads
+	vmlinux asan format format-check bench help workloads fuzz
 
 all: lib cli workloads
 
@@ -78,6 +78,7 @@ help:
 	@echo "make test         unit, integration (root + BPF) and Python tests"
 	@echo "make demo         deps + build + trace a built-in workload and print its syscall table"
 	@echo "make asan         build with ASan+UBSan and run the C tests under it"
+	@echo "make fuzz         libFuzzer targets of tests/fuzz (FUZZ_RUNS=$(FUZZ_RUNS) each)"
 	@echo "make bench        build and run the benchmarks (ratios, not pass/fail)"
 	@echo "make install      PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)"
 	@echo "make vmlinux      regenerate vmlinux/$(ARCH)/vmlinux.h from this kernel's BTF"
@@ -200,6 +201,22 @@ $(BUILD)/bench/%: bench/%.c $(STLIB)
 
 bench: all $(BENCHES)
 	@for b in bench/*.sh; do [ -f "$$b" ] && KPERF_BUILD=$(abspath $(BUILD)) sh "$$b"; done; true
+
+# ---- fuzzing: libFuzzer targets in tests/fuzz (clang), seeded from tests/fuzz/seeds/<name> ----
+
+FUZZ_SRCS  := $(wildcard tests/fuzz/*.c)
+FUZZERS    := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
+FUZZ_RUNS  ?= 200000
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) | $(SKELS) $(GEN)
+	@mkdir -p $(dir $@)
+	$(CLANG) -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude \
+		-Iuser -I$(BUILD) -Ibpf $(PKG_CFLAGS) -o $@ $< $(LIB_SRCS) $(PKG_LIBS) -lpthread -ldl -lm
+
+fuzz: $(FUZZERS)
+	@for f in $(FUZZERS); do n=$$(basename $$f); mkdir -p $(BUILD)/fuzz/corpus/$$n; \
+		$$f -runs=$(FUZZ_RUNS) -max_len=8192 $(BUILD)/fuzz/corpus/$$n tests/fuzz/seeds/$$n \
+		|| exit 1; done
 
 # ---- install ----
 

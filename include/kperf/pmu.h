@@ -266,17 +266,30 @@ struct PmuCpuFreqDetail {
 };
 
 int PmuOpen(enum PmuTaskType collectType, struct PmuAttr *attr);
+/* The events this machine can open (probed once), as names PmuOpen accepts. The array is
+ * kept by the library (one per type; repeated calls return the same one) and must not be
+ * freed by the caller; PmuEventListFree() releases them all. */
 const char **PmuEventList(enum PmuEventType eventType, unsigned *numEvt);
+void PmuEventListFree(void);
 int PmuEnable(int pd);
 int PmuDisable(int pd);
 int PmuCollect(int pd, int milliseconds, unsigned interval);
 void PmuStop(int pd);
 int PmuRead(int pd, struct PmuData **pmuData);
 int PmuAppendData(struct PmuData *fromData, struct PmuData **toData);
+/* Append <len> records to <filepath> (created if missing) as text: a tab-separated line per
+ * record (comm pid tid cpu period evt count), then a line per stack frame that starts with a
+ * tab (0xaddr symbol+0xoffset module, and file:line when dumpDwf); text is escaped (\\ \t
+ * \n \xHH). All or nothing: a failed dump leaves the file as it was. Returns 0 or -1. */
 int PmuDumpData(struct PmuData *pmuData, unsigned len, char *filepath, int dumpDwf);
 void PmuClose(int pd);
 void PmuDataFree(struct PmuData *pmuData);
+/* Copy field <fieldName> of a tracepoint record into <value> (at most vSize bytes): integers
+ * and pointers as the field's bytes (no sign or zero extension into a bigger buffer), char
+ * arrays and __data_loc strings NUL-terminated, other arrays as bytes. Returns 0 or -1
+ * (LIBPERF_ERR_INVALID_FIELD, LIBPERF_ERR_BUFFER_TOO_SMALL, LIBPERF_ERR_INVALID_PMU_DATA). */
 int PmuGetField(struct SampleRawData *rawData, const char *fieldName, void *value, uint32_t vSize);
+/* The description of a field; it belongs to the library and stays valid until it unloads. */
 struct SampleRawField *PmuGetFieldExp(struct SampleRawData *rawData, const char *fieldName);
 
 enum PmuDeviceMetric {

@@ -50,6 +50,14 @@ void kp_report_event(FILE *f, enum kp_format fmt, const struct PmuTraceData *d, 
 void kp_report_events_begin(FILE *f, enum kp_format fmt);
 void kp_report_events_end(FILE *f, enum kp_format fmt);
 
+/*
+ * The PmuDumpData text format (dump.c describes it): one tab-separated line per record
+ * (comm, pid, tid, cpu, period, evt, count), then one line per stack frame, starting with a
+ * tab (0xaddr, symbol+0xoffset, module, and file:line when <dwarf>). Returns 0, -EIO when
+ * <f> failed, or LIBPERF_ERR_INVALID_PMU_DATA for a stack list that loops.
+ */
+int kp_dump_write(FILE *f, const struct PmuData *data, unsigned n, bool dwarf);
+
 /* Print a log2 histogram of <slots> counts (slot i: [2^i, 2^(i+1)) <unit>). */
 void kp_print_log2_hist(FILE *f, const uint64_t *hist, int slots, const char *unit,
 			const char *indent);
