@@ -2,8 +2,10 @@
  * data.c - the PmuData arrays handed to callers.
  *
  * Records are built into a growable array; everything a record points to (event name,
- * comm, topology, stack with its symbols, raw tracepoint record) is copied into an arena
- * owned by the array, de-duplicated (a stack shared by 10 000 records is copied once).
+ * comm, topology, stack with its symbols) is copied into an arena owned by the array,
+ * de-duplicated (a stack shared by 10 000 records is copied once). Raw tracepoint records
+ * are tracefs's reference-counted records (kp_raw_data_*), which know their length, so
+ * PmuGetField can check every offset; an array holds one reference per record.
  * The array is preceded by a hidden header that knows its length and its arena, so
  * PmuDataFree needs only the pointer, PmuAppendData can tell how long an array is, and a
  * pointer the library did not hand out is recognised (the registry) and ignored.
@@ -15,6 +17,7 @@
 #include "core/core.h"
 #include "kperf/pcerrc.h"
 #include "pmu.h"
+#include "tracefs/tracefs.h"
 
 #define DATA_MAGIC 0x6b70657266444154ULL /* "kperfDAT" */
 #define CHUNK_SIZE 65536
@@ -31,8 +34,7 @@ struct arena {
 
 struct kp_data_builder {
 	struct PmuData *recs;
-	size_t *raw_lens;
-	size_t n, cap, raw_cap;
+	size_t n, cap;
 	struct arena arena;
 	struct kp_map strs; /* interned strings */
 	struct kp_map stacks; /* source Stack* -> copied Stack* */
@@ -43,7 +45,6 @@ struct kp_data_builder {
 struct data_hdr {
 	uint64_t magic;
 	size_t len;
-	size_t *raw_lens; /* in the arena */
 	struct arena arena;
 	max_align_t recs[]; /* struct PmuData[len] */
 };
@@ -99,12 +100,20 @@ struct kp_data_builder *kp_data_builder_new(void)
 	return b;
 }
 
+static void release_raw(struct PmuData *recs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		kp_raw_data_free(recs[i].rawData);
+}
+
 void kp_data_builder_free(struct kp_data_builder *b)
 {
 	if (!b)
 		return;
+	release_raw(b->recs, b->n);
 	free(b->recs);
-	free(b->raw_lens);
 	kp_map_free(&b->strs);
 	kp_map_free(&b->stacks);
 	kp_map_free(&b->syms);
@@ -202,11 +211,11 @@ int kp_data_builder_add(struct kp_data_builder *b, const struct PmuData *rec, si
 
 	if (b->failed)
 		return -ENOMEM;
-	if (kp_grow((void **)&b->recs, &b->cap, b->n + 1, sizeof(*b->recs)) ||
-	    kp_grow((void **)&b->raw_lens, &b->raw_cap, b->n + 1, sizeof(*b->raw_lens)))
+	if (kp_grow((void **)&b->recs, &b->cap, b->n + 1, sizeof(*b->recs)))
 		goto nomem;
 	d = &b->recs[b->n];
 	*d = *rec;
+	d->rawData = NULL; /* until it holds its own reference */
 	d->evt = intern(b, rec->evt);
 	d->comm = intern(b, rec->comm ? rec->comm : "");
 	d->cgroupName = intern(b, rec->cgroupName);
@@ -229,25 +238,22 @@ int kp_data_builder_add(struct kp_data_builder *b, const struct PmuData *rec, si
 			goto nomem;
 		*d->ext = *rec->ext;
 	}
-	b->raw_lens[b->n] = 0;
-	if (rec->rawData && rec->rawData->data && raw_len) {
-		struct SampleRawData *raw = arena_alloc(&b->arena, sizeof(*raw));
-		char *bytes = arena_alloc(&b->arena, raw_len);
-
-		if (!raw || !bytes)
-			goto nomem;
-		memcpy(bytes, rec->rawData->data, raw_len);
-		raw->data = bytes;
-		d->rawData = raw;
-		b->raw_lens[b->n] = raw_len;
-	} else {
-		d->rawData = NULL;
+	if (rec->rawData) {
+		/* a record of another array is shared; bytes from the kernel are copied */
+		d->rawData = kp_raw_data_ref(rec->rawData);
+		if (!d->rawData && rec->rawData->data && raw_len) {
+			d->rawData = kp_raw_data_new(rec->rawData->data, raw_len);
+			if (!d->rawData)
+				goto fail;
+		}
 	}
 	b->n++;
 	return 0;
 nomem:
+	kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory for %zu records", b->n + 1);
+fail:
 	b->failed = true;
-	return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory for %zu records", b->n + 1);
+	return -ENOMEM;
 }
 
 static void release_data(void *p)
@@ -255,6 +261,7 @@ static void release_data(void *p)
 	struct data_hdr *h = (struct data_hdr *)((char *)p - offsetof(struct data_hdr, recs));
 
 	h->magic = 0;
+	release_raw((struct PmuData *)h->recs, h->len);
 	arena_free(&h->arena);
 	free(h);
 }
@@ -279,15 +286,10 @@ int kp_data_builder_finish(struct kp_data_builder *b, struct PmuData **out)
 		goto nomem;
 	h->magic = DATA_MAGIC;
 	h->len = n;
-	h->raw_lens = arena_alloc(&b->arena, n * sizeof(size_t));
-	if (!h->raw_lens) {
-		free(h);
-		goto nomem;
-	}
-	memcpy(h->raw_lens, b->raw_lens, n * sizeof(size_t));
 	memcpy(h->recs, b->recs, n * sizeof(struct PmuData));
 	h->arena = b->arena;
-	b->arena.head = NULL; /* now the array's */
+	b->arena.head = NULL; /* now the array's, with the raw references */
+	b->n = 0;
 	kp_data_builder_free(b);
 	err = kp_registry_add(h->recs, release_data);
 	if (err) {
@@ -316,11 +318,4 @@ long kp_data_len(const struct PmuData *data)
 	struct data_hdr *h = header_of(data);
 
 	return h ? (long)h->len : -1;
-}
-
-size_t kp_data_raw_len(const struct PmuData *data, size_t i)
-{
-	struct data_hdr *h = header_of(data);
-
-	return h && i < h->len ? h->raw_lens[i] : 0;
 }

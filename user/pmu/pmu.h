@@ -72,7 +72,8 @@ void kp_sampling_close(struct kp_pmu *p);
 struct kp_data_builder;
 
 struct kp_data_builder *kp_data_builder_new(void);
-/* Append one record; the strings, stack and raw data it points to are copied at finish. */
+/* Append one record; the strings and stack it points to are copied now. Its rawData is
+ * shared when it is a live kp_raw_data record, else <raw_len> bytes of it are copied. */
 int kp_data_builder_add(struct kp_data_builder *b, const struct PmuData *rec, size_t raw_len);
 /* The number of records added so far. */
 size_t kp_data_builder_len(const struct kp_data_builder *b);
@@ -82,7 +83,5 @@ int kp_data_builder_finish(struct kp_data_builder *b, struct PmuData **out);
 void kp_data_builder_free(struct kp_data_builder *b);
 /* The record count of an array returned by the builder, or -1 if it is not one. */
 long kp_data_len(const struct PmuData *data);
-/* The length of the raw record of data[i] (0 when none). */
-size_t kp_data_raw_len(const struct PmuData *data, size_t i);
 
 #endif

@@ -402,9 +402,9 @@ KP_EXPORT int PmuAppendData(struct PmuData *from, struct PmuData **to)
 	if (!b)
 		return kp_public_fail(-ENOMEM);
 	for (i = 0; i < nto && !err; i++)
-		err = kp_data_builder_add(b, &(*to)[i], kp_data_raw_len(*to, (size_t)i));
+		err = kp_data_builder_add(b, &(*to)[i], 0);
 	for (i = 0; i < nfrom && !err; i++)
-		err = kp_data_builder_add(b, &from[i], kp_data_raw_len(from, (size_t)i));
+		err = kp_data_builder_add(b, &from[i], 0);
 	if (err) {
 		kp_data_builder_free(b);
 		return kp_public_fail(err);
