@@ -185,11 +185,16 @@ test-python: lib workloads $(CLI)
 		PYTHONPATH=python $(PYTHON) -m pytest -q tests/python; \
 	else echo "test-python: no Python tests yet"; fi
 
+# criterion does not fail a test on a LeakSanitizer or UBSan report: the logs are checked
 asan:
 	$(MAKE) BUILD=build/asan SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 		all build/asan/tests/unit build/asan/tests/integration
-	ASAN_OPTIONS=detect_leaks=1 build/asan/tests/unit --jobs 1
-	ASAN_OPTIONS=detect_leaks=1 KPERF_BUILD=$(abspath build/asan) build/asan/tests/integration --jobs 1
+	ASAN_OPTIONS=detect_leaks=1 build/asan/tests/unit --jobs 1 > build/asan/unit.log 2>&1; \
+		rc=$$?; tail -3 build/asan/unit.log; [ $$rc -eq 0 ] && \
+		! grep -E "LeakSanitizer|runtime error|AddressSanitizer" build/asan/unit.log
+	ASAN_OPTIONS=detect_leaks=1 KPERF_BUILD=$(abspath build/asan) build/asan/tests/integration --jobs 1 \
+		> build/asan/integration.log 2>&1; rc=$$?; tail -3 build/asan/integration.log; \
+		[ $$rc -eq 0 ] && ! grep -E "LeakSanitizer|runtime error|AddressSanitizer" build/asan/integration.log
 
 demo: deps
 	$(MAKE) --no-print-directory all
