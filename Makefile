@@ -43,9 +43,10 @@ LIB_SRCS   := $(wildcard $(foreach m,$(LIB_MODULES),user/$(m)/*.c))
 CLI_SRCS   := $(wildcard user/cli/*.c)
 BPF_SRCS   := $(wildcard bpf/*.bpf.c)
 SKELS      := $(patsubst bpf/%.bpf.c,$(BUILD)/skel/%.skel.h,$(BPF_SRCS))
-GEN        := $(BUILD)/gen/syscall_table.h
+GEN_SYSCALLS := $(BUILD)/gen/syscall_table.h
+GEN        := $(GEN_SYSCALLS) $(BUILD)/gen/profile.pb-c.h
 
-LIB_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+LIB_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/gen/profile.pb-c.o
 CLI_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
 SONAME     := libkperf-bpf.so.$(SOVERSION)
 SHLIB      := $(BUILD)/lib/libkperf-bpf.so.$(VERSION)
@@ -63,7 +64,7 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 .PHONY: all lib cli deps test test-unit test-integration test-python demo install clean \
-	vmlinux asan format format-check bench help workloads
+	vmlinux asan format format-check bench help workloads fuzz
 
 all: lib cli workloads
 
@@ -77,6 +78,7 @@ help:
 	@echo "make test         unit, integration (root + BPF) and Python tests"
 	@echo "make demo         deps + build + trace a built-in workload and print its syscall table"
 	@echo "make asan         build with ASan+UBSan and run the C tests under it"
+	@echo "make fuzz         libFuzzer targets of tests/fuzz (FUZZ_RUNS=$(FUZZ_RUNS) each)"
 	@echo "make bench        build and run the benchmarks (ratios, not pass/fail)"
 	@echo "make install      PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)"
 	@echo "make vmlinux      regenerate vmlinux/$(ARCH)/vmlinux.h from this kernel's BTF"
@@ -85,7 +87,7 @@ help:
 # ---- dependencies ----
 
 DEB_PKGS := make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
-	    libcjson-dev libprotobuf-c-dev libcriterion-dev python3 python3-pytest pkg-config \
+	    libcjson-dev libprotobuf-c-dev protobuf-c-compiler libcriterion-dev python3 python3-pytest pkg-config \
 	    linux-libc-dev systemtap-sdt-dev elfutils binutils golang-go clang-format
 
 deps:
@@ -105,8 +107,16 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) | $(BUILD)/bpf
 $(BUILD)/skel/%.skel.h: $(BUILD)/bpf/%.bpf.o | $(BUILD)/skel
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
 
-$(GEN): scripts/gen_syscall_table.sh scripts/syscalls_x86_64_extra.txt | $(BUILD)/gen
+$(GEN_SYSCALLS): scripts/gen_syscall_table.sh scripts/syscalls_x86_64_extra.txt | $(BUILD)/gen
 	sh scripts/gen_syscall_table.sh > $@.tmp && mv $@.tmp $@
+
+# the pprof schema, compiled by protoc-c
+$(BUILD)/gen/profile.pb-c.c $(BUILD)/gen/profile.pb-c.h: user/export/profile.proto | $(BUILD)/gen
+	protoc-c --proto_path=user/export --c_out=$(BUILD)/gen $<
+
+$(BUILD)/obj/gen/profile.pb-c.o: $(BUILD)/gen/profile.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -Werror -Wextra,$(CFLAGS)) -I$(BUILD)/gen -c $< -o $@
 
 # ---- userspace ----
 
@@ -175,11 +185,17 @@ test-python: lib workloads $(CLI)
 		PYTHONPATH=python $(PYTHON) -m pytest -q tests/python; \
 	else echo "test-python: no Python tests yet"; fi
 
+# criterion does not fail a test on a LeakSanitizer or UBSan report: the logs are checked
 asan:
 	$(MAKE) BUILD=build/asan SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 		all build/asan/tests/unit build/asan/tests/integration
-	ASAN_OPTIONS=detect_leaks=1 KPERF_BUILD=$(abspath build/asan) build/asan/tests/unit --jobs 1
-	ASAN_OPTIONS=detect_leaks=1 KPERF_BUILD=$(abspath build/asan) build/asan/tests/integration --jobs 1
+	ASAN_OPTIONS=detect_leaks=1 KPERF_BUILD=$(abspath build/asan) build/asan/tests/unit --jobs 1 \
+		> build/asan/unit.log 2>&1; \
+		rc=$$?; tail -3 build/asan/unit.log; [ $$rc -eq 0 ] && \
+		! grep -E "LeakSanitizer|runtime error|AddressSanitizer" build/asan/unit.log
+	ASAN_OPTIONS=detect_leaks=1 KPERF_BUILD=$(abspath build/asan) build/asan/tests/integration --jobs 1 \
+		> build/asan/integration.log 2>&1; rc=$$?; tail -3 build/asan/integration.log; \
+		[ $$rc -eq 0 ] && ! grep -E "LeakSanitizer|runtime error|AddressSanitizer" build/asan/integration.log
 
 demo: deps
 	$(MAKE) --no-print-directory all
@@ -192,9 +208,29 @@ $(BUILD)/bench/%: bench/%.c $(STLIB)
 bench: all $(BENCHES)
 	@for b in bench/*.sh; do [ -f "$$b" ] && KPERF_BUILD=$(abspath $(BUILD)) sh "$$b"; done; true
 
+# ---- fuzzing: libFuzzer targets in tests/fuzz (clang), seeded from tests/fuzz/seeds/<name> ----
+
+FUZZ_SRCS  := $(wildcard tests/fuzz/*.c)
+FUZZERS    := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
+FUZZ_RUNS  ?= 200000
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) | $(SKELS) $(GEN)
+	@mkdir -p $(dir $@)
+	$(CLANG) -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude \
+		-Iuser -I$(BUILD) -Ibpf $(PKG_CFLAGS) -o $@ $< $(LIB_SRCS) $(PKG_LIBS) -lpthread -ldl -lm
+
+fuzz: $(FUZZERS)
+	@for f in $(FUZZERS); do n=$$(basename $$f); mkdir -p $(BUILD)/fuzz/corpus/$$n; \
+		$$f -runs=$(FUZZ_RUNS) -max_len=8192 $(BUILD)/fuzz/corpus/$$n tests/fuzz/seeds/$$n \
+		|| exit 1; done
+
 # ---- install ----
 
-PYDIR ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PREFIX)/lib/python3/dist-packages)
+# where Debian's python3 looks: /usr/lib/python3/dist-packages for PREFIX=/usr,
+# /usr/local/lib/python3.X/dist-packages for PREFIX=/usr/local; site-packages elsewhere
+PYVER ?= $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+PYDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(if \
+	 $(filter /usr/local,$(PREFIX)),/usr/local/lib/python$(PYVER)/dist-packages,$(PREFIX)/lib/python$(PYVER)/site-packages))
 LIBDIR ?= $(PREFIX)/lib
 
 install: lib cli

@@ -16,6 +16,8 @@ struct command {
 
 static const struct command commands[] = {
 	{ "trace", cmd_trace, "syscall counts, errors and latency per process" },
+	{ "stat", cmd_stat, "count events (perf stat)" },
+	{ "list", cmd_list, "events, tracepoints and syscalls of this machine" },
 };
 
 static void usage(FILE *f)

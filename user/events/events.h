@@ -8,7 +8,8 @@
  *                 stalled-cycles-frontend, stalled-cycles-backend, ref-cycles
  *   cache         L1-dcache-load-misses, LLC-loads, dTLB-store-misses, ... (perf's names)
  *   raw           r1a2b (hex config of the core PMU)
- *   PMU           pmu/event/ or pmu/term=value,.../ (sysfs events and format files)
+ *   PMU           pmu/event/, pmu/event,term=value/ or pmu/term=value,.../ (sysfs events,
+ *                 format files and the built-in terms config, config1, config2)
  *   tracepoint    system:event
  * with perf's modifiers after a colon: u (user only), k (kernel only), h, G, H, p (ignored).
  */
@@ -31,11 +32,11 @@ struct kp_event {
 	char *name; /* as given */
 	enum kp_event_kind kind;
 	struct perf_event_attr attr; /* type, config*, exclude_* filled; size set */
-	char *pmu;                   /* KP_EV_PMU: the PMU's sysfs name */
-	bool uncore;                 /* the PMU counts per package/die (has a cpumask) */
-	int *cpus;                   /* uncore: the CPUs to open it on (its cpumask) */
+	char *pmu; /* KP_EV_PMU: the PMU's sysfs name */
+	bool uncore; /* the PMU counts per package/die (has a cpumask) */
+	int *cpus; /* uncore: the CPUs to open it on (its cpumask) */
 	int ncpus;
-	char *tp_system;             /* KP_EV_TRACEPOINT */
+	char *tp_system; /* KP_EV_TRACEPOINT */
 	char *tp_event;
 };
 

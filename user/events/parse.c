@@ -117,8 +117,9 @@ static void fill_cache_names_once(void)
 
 	for (i = 0; i < KP_ARRAY_SIZE(cache_ids); i++)
 		for (j = 0; j < KP_ARRAY_SIZE(cache_ops); j++)
-			snprintf(cache_names[i * KP_ARRAY_SIZE(cache_ops) + j], sizeof(cache_names[0]),
-				 "%s-%s", cache_ids[i].name, cache_ops[j].suffix);
+			snprintf(cache_names[i * KP_ARRAY_SIZE(cache_ops) + j],
+				 sizeof(cache_names[0]), "%s-%s", cache_ids[i].name,
+				 cache_ops[j].suffix);
 }
 
 static void fill_cache_names(void)
@@ -197,7 +198,8 @@ static int unknown_event(const char *name)
 			       "the events of this machine",
 			       name, best_name);
 	return kp_fail(LIBPERF_ERR_INVALID_EVENT, -ENOENT,
-		       "unknown event '%s'; `kperf-bpf list` shows the events of this machine", name);
+		       "unknown event '%s'; `kperf-bpf list` shows the events of this machine",
+		       name);
 }
 
 /* ---- PMU events from sysfs ---- */
@@ -249,6 +251,21 @@ static int apply_format(struct perf_event_attr *attr, const char *spec, __u64 va
 	return 0;
 }
 
+/* perf's built-in terms, for PMUs without a format file of that name: the events of the
+ * HiSilicon uncore PMUs read "config=0x1" while their format only has "event" */
+static bool builtin_term(struct perf_event_attr *attr, const char *tok, __u64 value)
+{
+	if (!strcmp(tok, "config"))
+		attr->config = value;
+	else if (!strcmp(tok, "config1"))
+		attr->config1 = value;
+	else if (!strcmp(tok, "config2"))
+		attr->config2 = value;
+	else
+		return false;
+	return true;
+}
+
 /* "event=0x3c,umask=0x1" (terms of a sysfs event or of the user) applied through format/ */
 static int apply_terms(struct perf_event_attr *attr, const char *dir, const char *terms,
 		       const char *name)
@@ -272,12 +289,15 @@ static int apply_terms(struct perf_event_attr *attr, const char *dir, const char
 			value = strtoull(eq + 1, &end, 0);
 			if (errno || end == eq + 1 || (*end && !isspace((unsigned char)*end))) {
 				err = kp_fail(LIBPERF_ERR_INVALID_EVENT, -EINVAL,
-					      "event '%s': term %s has no numeric value", name, tok);
+					      "event '%s': term %s has no numeric value", name,
+					      tok);
 				break;
 			}
 		}
 		snprintf(path, sizeof(path), "%s/format/%s", dir, tok);
-		if (kp_read_file(path, &spec, NULL)) {
+		if (kp_read_file(path, &spec, NULL) && builtin_term(attr, tok, value))
+			continue;
+		if (!spec) {
 			err = kp_fail(LIBPERF_ERR_INVALID_EVENT, -EINVAL,
 				      "event '%s': the PMU has no format term '%s'", name, tok);
 			break;
@@ -294,7 +314,7 @@ static int apply_terms(struct perf_event_attr *attr, const char *dir, const char
 
 static int parse_pmu(const char *name, const char *body, struct kp_event *ev)
 {
-	char pmu[256], evname[256], dir[PATH_MAX], path[PATH_MAX + 300], *terms = NULL;
+	char pmu[256], evname[256], dir[PATH_MAX], path[PATH_MAX + 300], *terms = NULL, *comma;
 	const char *slash = strchr(body, '/');
 	long type;
 	int err, n;
@@ -324,9 +344,13 @@ static int parse_pmu(const char *name, const char *body, struct kp_event *ev)
 	ev->pmu = strdup(pmu);
 	if (!ev->pmu)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-	if (strchr(evname, '=')) {
+	comma = strchr(evname, ',');
+	if (strchr(evname, '=') && (!comma || memchr(evname, '=', (size_t)(comma - evname)))) {
 		err = apply_terms(&ev->attr, dir, evname, name);
 	} else {
+		/* a sysfs event, optionally followed by terms: pmu/event,term=value/ */
+		if (comma)
+			*comma = '\0';
 		snprintf(path, sizeof(path), "%s/events/%s", dir, evname);
 		if (kp_read_file(path, &terms, NULL))
 			return kp_fail(LIBPERF_ERR_INVALID_EVENT, -ENOENT,
@@ -334,6 +358,8 @@ static int parse_pmu(const char *name, const char *body, struct kp_event *ev)
 				       dir);
 		err = apply_terms(&ev->attr, dir, terms, name);
 		free(terms);
+		if (!err && comma)
+			err = apply_terms(&ev->attr, dir, comma + 1, name);
 	}
 	if (err)
 		return err;
@@ -350,8 +376,7 @@ static int parse_pmu(const char *name, const char *body, struct kp_event *ev)
 	return 0;
 }
 
-static int parse_tracepoint(const char *name, const char *sys, const char *evt,
-			    struct kp_event *ev)
+static int parse_tracepoint(const char *name, const char *sys, const char *evt, struct kp_event *ev)
 {
 	struct kp_tp_format *fmt;
 	int err = kp_tp_format_load(sys, evt, &fmt);
@@ -382,7 +407,8 @@ int kp_event_probe_attr(const struct perf_event_attr *attr)
 		a.exclude_hv = 0;
 		fd = kp_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	}
-	if (fd < 0 && (errno == EINVAL || errno == EOPNOTSUPP) && attr->type != PERF_TYPE_SOFTWARE) {
+	if (fd < 0 && (errno == EINVAL || errno == EOPNOTSUPP) &&
+	    attr->type != PERF_TYPE_SOFTWARE) {
 		/* per-task refused (uncore PMUs): a CPU is the real test */
 		fd = kp_perf_event_open(&a, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
 	}

@@ -8,8 +8,6 @@
  * map and is read on demand.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/magic.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -17,8 +15,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "core/core.h"
@@ -37,7 +33,7 @@
 _Static_assert(KP_HIST_SLOTS == KPERF_HIST_SLOTS, "histogram slots differ");
 
 struct kp_trace {
-	pthread_mutex_t lock;    /* serialises API calls on this task */
+	pthread_mutex_t lock; /* serialises API calls on this task */
 	pthread_mutex_t rb_lock; /* ring buffer consumption and the record store */
 	struct kp_sys_bpf *bpf;
 	bool enabled;
@@ -52,7 +48,7 @@ struct kp_trace {
 
 	pthread_t poller;
 	bool poller_on;
-	int wake_fd;  /* eventfd that stops the poller */
+	int wake_fd; /* eventfd that stops the poller */
 	int epoll_fd; /* the ring buffer and wake_fd */
 	atomic_bool stop;
 };
@@ -178,24 +174,6 @@ static unsigned dedup(int *v, unsigned n)
 	return j;
 }
 
-static int open_cgroup(const char *path)
-{
-	struct statfs st;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return kp_fail(LIBPERF_ERR_INVALID_CGROUP, -errno, "cannot open cgroup %s: %s", path,
-			       strerror(errno));
-	if (fstatfs(fd, &st) || st.f_type != CGROUP2_SUPER_MAGIC) {
-		close(fd);
-		return kp_fail(LIBPERF_ERR_INVALID_CGROUP, -EINVAL,
-			       "%s is not a cgroup v2 directory (e.g. /sys/fs/cgroup/system.slice)",
-			       path);
-	}
-	return fd;
-}
-
 static size_t ringbuf_bytes(unsigned kb)
 {
 	size_t bytes = (size_t)(kb ? kb : DEFAULT_RINGBUF_KB) << 10, p = (size_t)getpagesize();
@@ -213,8 +191,8 @@ static int check_attr(const struct PmuTraceAttr *a, struct kp_sys_bpf_opts *o, i
 	int v;
 
 	if (a->numFuncs && !a->funcs)
-		return kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL,
-			       "funcs is NULL but numFuncs is %u", a->numFuncs);
+		return kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL, "funcs is NULL but numFuncs is %u",
+			       a->numFuncs);
 	if (a->numPid && !a->pidList)
 		return kp_fail(LIBPERF_ERR_INVALID_PIDLIST, -EINVAL,
 			       "pidList is NULL but numPid is %u", a->numPid);
@@ -262,7 +240,7 @@ static int check_attr(const struct PmuTraceAttr *a, struct kp_sys_bpf_opts *o, i
 	o->cpus = a->numCpu ? a->cpuList : NULL;
 	o->ncpus = a->numCpu;
 	if (a->cgroupPath && *a->cgroupPath) {
-		*cgroup_fd = open_cgroup(a->cgroupPath);
+		*cgroup_fd = kp_cgroup_open(a->cgroupPath);
 		if (*cgroup_fd < 0)
 			return *cgroup_fd;
 	}
@@ -595,31 +573,52 @@ KP_EXPORT int PmuTraceGetStats(int pd, struct PmuTraceStats *stats)
 	pthread_mutex_unlock(&t->rb_lock);
 	stats->summaryDropped = c[KP_CNT_SUMMARY_FULL] + c[KP_CNT_STATE_FULL];
 	stats->fallback = kp_sys_bpf_is_compat(t->bpf);
-	stats->ringBufferKb = t->summary_only ? 0 : (unsigned)(kp_sys_bpf_ringbuf_bytes(t->bpf) >> 10);
+	stats->ringBufferKb = t->summary_only ? 0 :
+						(unsigned)(kp_sys_bpf_ringbuf_bytes(t->bpf) >> 10);
 	pthread_mutex_unlock(&t->lock);
 	kp_handle_put(t);
 	return 0;
 }
 
+/*
+ * The list belongs to the library, as in libkperf: every call returns the same array until
+ * PmuSysCallFuncListFree() releases it (the next call builds it again).
+ */
+static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+static const char **syscall_list;
+static int syscall_list_len;
+
 KP_EXPORT const char **PmuSysCallFuncList(unsigned *numFunc)
 {
 	const char **names;
-	int n;
+	int n = 0;
 
 	kp_clear();
 	if (numFunc)
 		*numFunc = 0;
-	n = kp_syscall_list(&names);
-	if (n < 0)
-		return NULL;
-	if (kp_registry_add(names, release_block)) {
-		free(names);
-		kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-		return NULL;
+	pthread_mutex_lock(&list_lock);
+	if (!syscall_list) {
+		n = kp_syscall_list(&syscall_list);
+		if (n >= 0)
+			syscall_list_len = n;
+		else
+			syscall_list = NULL;
 	}
-	if (numFunc)
-		*numFunc = (unsigned)n;
+	names = syscall_list;
+	if (names && numFunc)
+		*numFunc = (unsigned)syscall_list_len;
+	pthread_mutex_unlock(&list_lock);
 	return names;
+}
+
+KP_EXPORT void PmuSysCallFuncListFree(void)
+{
+	kp_clear();
+	pthread_mutex_lock(&list_lock);
+	free(syscall_list);
+	syscall_list = NULL;
+	syscall_list_len = 0;
+	pthread_mutex_unlock(&list_lock);
 }
 
 KP_EXPORT int PmuSysCallNumber(const char *name)

@@ -10,7 +10,9 @@
  *		field:__data_loc char[] name;	offset:8;	size:4;	signed:0;
  *	print fmt: "..."
  * Everything a field line says is checked: a missing offset or size, a field that runs
- * past 64 KiB, an empty name, are refused rather than guessed.
+ * past 64 KiB, an empty or repeated name, a missing ID, are refused rather than guessed,
+ * because a wrong offset would silently decode garbage from every record.
+ * "char buf[]; size:0" is a flexible array that runs to the end of the record.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -22,8 +24,6 @@
 #include "core/core.h"
 #include "kperf/pcerrc.h"
 #include "tracefs.h"
-
-#define KP_TP_MAX_RECORD 65536
 
 static void field_free(struct kp_tp_field *f)
 {
@@ -76,6 +76,41 @@ static long attr_value(const char *line, const char *key)
 	return v;
 }
 
+/* Is the element type of <type> plain char ("char[16]", "__data_loc char[]",
+ * "const char[]")? Arrays of signed/unsigned char or u8 are bytes, not text. */
+static bool is_char_type(const char *type)
+{
+	const char *p = type, *end;
+
+	if (!strncmp(p, "__data_loc ", 11))
+		p += 11;
+	else if (!strncmp(p, "__rel_loc ", 10))
+		p += 10;
+	if (!strncmp(p, "const ", 6))
+		p += 6;
+	end = strchr(p, '[');
+	if (!end)
+		end = p + strlen(p);
+	while (end > p && isspace((unsigned char)end[-1]))
+		end--;
+	return end - p == 4 && !strncmp(p, "char", 4);
+}
+
+/* "__data_loc char[]" yes, "char x[" no: a '[' left open means a cut declaration */
+static bool brackets_balanced(const char *s, size_t n)
+{
+	int depth = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '[')
+			depth++;
+		else if (s[i] == ']' && --depth < 0)
+			return false;
+	}
+	return depth == 0;
+}
+
 /*
  * Split a declaration such as "unsigned long args[6]" or "__data_loc char[] name" into the
  * name and the type. The name is the last identifier; an array suffix after it belongs to
@@ -107,7 +142,9 @@ static int split_decl(const char *decl, struct kp_tp_field *f)
 	while (name_start &&
 	       (isalnum((unsigned char)decl[name_start - 1]) || decl[name_start - 1] == '_'))
 		name_start--;
-	if (name_start == name_end)
+	if (name_start == name_end || isdigit((unsigned char)decl[name_start]) ||
+	    !brackets_balanced(decl, name_start) ||
+	    (bracket && !brackets_balanced(bracket, (size_t)(decl + n - bracket))))
 		return -EINVAL;
 	f->name = dup_range(decl + name_start, name_end - name_start);
 	tlen = name_start;
@@ -135,28 +172,31 @@ static int split_decl(const char *decl, struct kp_tp_field *f)
 	f->decl = dup_range(decl, n);
 	if (!f->decl)
 		return -ENOMEM;
-	f->data_loc = strncmp(decl, "__data_loc", 10) == 0;
-	f->rel_loc = strncmp(decl, "__rel_loc", 9) == 0;
+	f->data_loc = strncmp(decl, "__data_loc ", 11) == 0;
+	f->rel_loc = strncmp(decl, "__rel_loc ", 10) == 0;
 	if (f->data_loc || f->rel_loc)
 		f->is_array = false;
+	f->is_string = (f->is_array || f->data_loc || f->rel_loc) && is_char_type(f->type);
 	f->is_common = strncmp(f->name, "common_", 7) == 0;
 	return 0;
 }
 
 static int bad_line(int lineno, const char *why)
 {
-	return kp_fail(LIBPERF_ERR_INVALID_FORMAT, -EINVAL, "malformed tracepoint format, line %d: %s",
-		       lineno, why);
+	return kp_fail(LIBPERF_ERR_INVALID_FORMAT, -EINVAL,
+		       "malformed tracepoint format, line %d: %s", lineno, why);
 }
 
 static int parse_field_line(const char *line, int lineno, struct kp_tp_field *f)
 {
-	const char *decl = line + strlen("field:");
-	const char *semi = strchr(decl, ';');
+	const char *decl = line + strlen("field:"), *semi;
 	long off, size, sign;
 	char *d;
 	int err;
 
+	while (isspace((unsigned char)*decl))
+		decl++;
+	semi = strchr(decl, ';');
 	if (!semi)
 		return bad_line(lineno, "field declaration without ';'");
 	off = attr_value(semi, "offset:");
@@ -180,6 +220,33 @@ static int parse_field_line(const char *line, int lineno, struct kp_tp_field *f)
 	f->is_signed = sign > 0;
 	if ((f->data_loc || f->rel_loc) && f->size != 4)
 		return bad_line(lineno, "__data_loc field whose size is not 4");
+	if (!f->size && !(f->is_array && strstr(f->type, "[]")))
+		return bad_line(lineno, "field of size 0 that is not a flexible array");
+	f->pub.fieldName = f->name;
+	f->pub.fieldStr = f->decl;
+	f->pub.offset = f->offset;
+	f->pub.size = f->size;
+	f->pub.isSigned = f->is_signed;
+	return 0;
+}
+
+/* "ID: 316": digits only, and a value that fits the u16 common_type of the records */
+static int parse_id(const char *p, unsigned *id)
+{
+	char *end;
+	long v;
+
+	while (isspace((unsigned char)*p))
+		p++;
+	if (!isdigit((unsigned char)*p))
+		return -EINVAL;
+	errno = 0;
+	v = strtol(p, &end, 10);
+	while (isspace((unsigned char)*end))
+		end++;
+	if (errno || *end || v <= 0 || v > 65535)
+		return -EINVAL;
+	*id = (unsigned)v;
 	return 0;
 }
 
@@ -187,7 +254,7 @@ int kp_tp_format_parse(const char *text, size_t len, struct kp_tp_format **out)
 {
 	struct kp_tp_format *fmt;
 	size_t cap = 0, pos = 0;
-	bool in_format = false;
+	bool in_format = false, seen_id = false;
 	int lineno = 0, err = 0;
 
 	*out = NULL;
@@ -219,12 +286,15 @@ int kp_tp_format_parse(const char *text, size_t len, struct kp_tp_format **out)
 				;
 			free(fmt->event);
 			fmt->event = strdup(p);
+			if (!fmt->event)
+				err = kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 		} else if (!strncmp(p, "ID:", 3)) {
-			long id = strtol(p + 3, NULL, 10);
-
-			if (id <= 0 || id > INT_MAX)
-				err = bad_line(lineno, "invalid ID");
-			fmt->id = (unsigned)id;
+			if (seen_id)
+				err = bad_line(lineno, "a second ID line");
+			else if (parse_id(p + 3, &fmt->id))
+				err = bad_line(lineno,
+					       "the ID is not a number between 1 and 65535");
+			seen_id = true;
 		} else if (!strncmp(p, "format:", 7)) {
 			in_format = true;
 		} else if (!strncmp(p, "field:", 6)) {
@@ -239,6 +309,8 @@ int kp_tp_format_parse(const char *text, size_t len, struct kp_tp_format **out)
 				f = &fmt->fields[fmt->nfields];
 				memset(f, 0, sizeof(*f));
 				err = parse_field_line(p, lineno, f);
+				if (!err && kp_tp_format_field(fmt, f->name))
+					err = bad_line(lineno, "a second field with the same name");
 				if (err)
 					field_free(f);
 				else
@@ -254,6 +326,10 @@ int kp_tp_format_parse(const char *text, size_t len, struct kp_tp_format **out)
 	if (!err && !fmt->nfields)
 		err = kp_fail(LIBPERF_ERR_INVALID_FORMAT, -EINVAL,
 			      "malformed tracepoint format: no fields");
+	if (!err && !seen_id)
+		err = kp_fail(LIBPERF_ERR_INVALID_FORMAT, -EINVAL,
+			      "malformed tracepoint format: no ID line");
+
 	if (err) {
 		kp_tp_format_free(fmt);
 		return err;
@@ -300,6 +376,12 @@ int kp_tp_format_load(const char *system, const char *event, struct kp_tp_format
 			       strerror(-err));
 	err = kp_tp_format_parse(text, len, out);
 	free(text);
+	if (err && err != -ENOMEM) {
+		char msg[1024];
+
+		snprintf(msg, sizeof(msg), "%s", Perror());
+		return kp_fail(LIBPERF_ERR_INVALID_FORMAT, err, "%s: %s", path, msg);
+	}
 	if (!err) {
 		free((*out)->system);
 		(*out)->system = strdup(system);

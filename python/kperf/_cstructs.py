@@ -1,0 +1,280 @@
+"""ctypes mirrors of the structs of include/kperf/pmu.h and symbol.h.
+
+Each class is laid out exactly as its C struct on this ABI (field order, types, bitfields,
+anonymous unions, kperf-bpf's extension fields at the end). tests/python/test_layout.py
+compares every size, offset and bit position with what the C compiler says, so a change to
+the headers that is not mirrored here fails the tests instead of corrupting memory.
+"""
+
+import ctypes
+from ctypes import (
+    POINTER,
+    c_char_p,
+    c_double,
+    c_int,
+    c_int64,
+    c_uint,
+    c_uint8,
+    c_uint64,
+    c_ulong,
+    c_ushort,
+)
+
+# C enums: GCC gives an enum the size of int unless a value needs more (SpeFilter: 1 << 34)
+c_enum = c_int
+c_enum64 = c_uint64
+
+KPERF_HIST_SLOTS = 40
+
+
+class Symbol(ctypes.Structure):
+    _fields_ = [
+        ("addr", c_ulong),
+        ("module", c_char_p),
+        ("symbolName", c_char_p),
+        ("mangleName", c_char_p),
+        ("fileName", c_char_p),
+        ("lineNum", c_uint),
+        ("offset", c_ulong),
+        ("codeMapEndAddr", c_ulong),
+        ("codeMapAddr", c_ulong),
+        ("count", c_uint64),
+    ]
+
+
+class Stack(ctypes.Structure):
+    pass
+
+
+Stack._fields_ = [
+    ("symbol", POINTER(Symbol)),
+    ("next", POINTER(Stack)),
+    ("prev", POINTER(Stack)),
+    ("count", c_uint64),
+]
+
+
+class EvtAttr(ctypes.Structure):
+    _fields_ = [("groupId", c_int)]
+
+
+class _SampleRate(ctypes.Union):
+    _fields_ = [("period", c_uint), ("freq", c_uint)]
+
+
+class PmuAttr(ctypes.Structure):
+    _anonymous_ = ("_rate",)
+    _fields_ = [
+        ("evtList", POINTER(c_char_p)),
+        ("numEvt", c_uint),
+        ("pidList", POINTER(c_int)),
+        ("numPid", c_uint),
+        ("cpuList", POINTER(c_int)),
+        ("numCpu", c_uint),
+        ("evtAttr", POINTER(EvtAttr)),
+        ("_rate", _SampleRate),
+        ("useFreq", c_uint, 1),
+        ("excludeUser", c_uint, 1),
+        ("excludeKernel", c_uint, 1),
+        ("symbolMode", c_enum),
+        ("callStack", c_uint, 1),
+        ("blockedSample", c_uint, 1),
+        ("dataFilter", c_enum64),
+        ("evFilter", c_enum),
+        ("minLatency", c_ulong),
+        ("includeNewFork", c_uint, 1),
+        ("branchSampleFilter", c_ulong),
+        ("cgroupNameList", POINTER(c_char_p)),
+        ("numCgroup", c_uint),
+        # kperf-bpf extensions
+        ("timeline", c_uint),
+        ("ringBufferKb", c_uint),
+        ("enableOnExec", c_uint),
+    ]
+
+
+class PmuTraceAttr(ctypes.Structure):
+    _fields_ = [
+        ("funcs", POINTER(c_char_p)),
+        ("numFuncs", c_uint),
+        ("pidList", POINTER(c_int)),
+        ("numPid", c_uint),
+        ("cpuList", POINTER(c_int)),
+        ("numCpu", c_uint),
+        # kperf-bpf extensions
+        ("summaryOnly", c_uint),
+        ("minDurationNs", c_uint64),
+        ("ringBufferKb", c_uint),
+        ("cgroupPath", c_char_p),
+        ("includeNewFork", c_uint),
+        ("fromExec", c_uint),
+        ("summaryEntries", c_uint),
+    ]
+
+
+class CpuTopology(ctypes.Structure):
+    _fields_ = [("coreId", c_int), ("numaId", c_int), ("socketId", c_int)]
+
+
+class BranchSampleRecord(ctypes.Structure):
+    _fields_ = [
+        ("fromAddr", c_ulong),
+        ("toAddr", c_ulong),
+        ("cycles", c_ulong),
+        ("misPred", c_uint8),
+        ("predicted", c_uint8),
+    ]
+
+
+class _SpeExt(ctypes.Structure):
+    _fields_ = [("pa", c_ulong), ("va", c_ulong), ("event", c_ulong), ("lat", c_ushort)]
+
+
+class _BranchExt(ctypes.Structure):
+    _fields_ = [("nr", c_ulong), ("branchRecords", POINTER(BranchSampleRecord))]
+
+
+class _PmuDataExtUnion(ctypes.Union):
+    _anonymous_ = ("_spe", "_brbe")
+    _fields_ = [("_spe", _SpeExt), ("_brbe", _BranchExt)]
+
+
+class PmuDataExt(ctypes.Structure):
+    _anonymous_ = ("_u",)
+    _fields_ = [("_u", _PmuDataExtUnion)]
+
+
+class SampleRawData(ctypes.Structure):
+    # char *data: a binary record, so not c_char_p (which would stop at the first NUL)
+    _fields_ = [("data", ctypes.c_void_p)]
+
+
+class SampleRawField(ctypes.Structure):
+    _fields_ = [
+        ("fieldName", c_char_p),
+        ("fieldStr", c_char_p),
+        ("offset", c_uint),
+        ("size", c_uint),
+        ("isSigned", c_uint),
+    ]
+
+
+class PmuData(ctypes.Structure):
+    _fields_ = [
+        ("stack", POINTER(Stack)),
+        ("evt", c_char_p),
+        ("ts", c_int64),
+        ("pid", c_int),
+        ("tid", c_int),
+        ("cpu", c_int),
+        ("groupId", c_int),
+        ("cpuTopo", POINTER(CpuTopology)),
+        ("comm", c_char_p),
+        ("period", c_uint64),
+        ("count", c_uint64),
+        ("countPercent", c_double),
+        ("ext", POINTER(PmuDataExt)),
+        ("rawData", POINTER(SampleRawData)),
+        ("cgroupName", c_char_p),
+    ]
+
+
+class PmuTraceData(ctypes.Structure):
+    _fields_ = [
+        ("funcs", c_char_p),
+        ("startTs", c_int64),
+        ("elapsedTime", c_double),
+        ("pid", c_int),
+        ("tid", c_int),
+        ("cpu", c_int),
+        ("comm", c_char_p),
+        # kperf-bpf extensions
+        ("ret", c_int64),
+        ("nr", c_int),
+    ]
+
+
+class PmuCpuFreqDetail(ctypes.Structure):
+    _fields_ = [
+        ("cpuId", c_int),
+        ("minFreq", c_uint64),
+        ("maxFreq", c_uint64),
+        ("avgFreq", c_uint64),
+    ]
+
+
+class PmuDeviceAttr(ctypes.Structure):
+    _fields_ = [("metric", c_enum), ("bdf", c_char_p), ("port", c_char_p)]
+
+
+class _DdrIds(ctypes.Structure):
+    _fields_ = [("channelId", c_uint), ("ddrNumaId", c_uint), ("socketId", c_uint)]
+
+
+class _DeviceDataUnion(ctypes.Union):
+    _anonymous_ = ("_ddr",)
+    _fields_ = [
+        ("coreId", c_uint),
+        ("numaId", c_uint),
+        ("clusterId", c_uint),
+        ("bdf", c_char_p),
+        ("port", c_char_p),
+        ("_ddr", _DdrIds),
+    ]
+
+
+class PmuDeviceData(ctypes.Structure):
+    _anonymous_ = ("_u",)
+    _fields_ = [
+        ("metric", c_enum),
+        ("count", c_double),
+        ("mode", c_enum),
+        ("_u", _DeviceDataUnion),
+    ]
+
+
+class PmuTraceSummary(ctypes.Structure):
+    _fields_ = [
+        ("funcs", c_char_p),
+        ("nr", c_int),
+        ("pid", c_int),
+        ("comm", c_char_p),
+        ("calls", c_uint64),
+        ("errors", c_uint64),
+        ("totalNs", c_uint64),
+        ("minNs", c_uint64),
+        ("maxNs", c_uint64),
+        ("hist", c_uint64 * KPERF_HIST_SLOTS),
+    ]
+
+
+class PmuTraceStats(ctypes.Structure):
+    _fields_ = [
+        ("records", c_uint64),
+        ("dropped", c_uint64),
+        ("summaryDropped", c_uint64),
+        ("fallback", c_uint),
+        ("ringBufferKb", c_uint),
+    ]
+
+
+# every mirrored struct, by its C name (the layout test walks this)
+ALL = {
+    "Symbol": Symbol,
+    "Stack": Stack,
+    "EvtAttr": EvtAttr,
+    "PmuAttr": PmuAttr,
+    "PmuTraceAttr": PmuTraceAttr,
+    "CpuTopology": CpuTopology,
+    "BranchSampleRecord": BranchSampleRecord,
+    "PmuDataExt": PmuDataExt,
+    "SampleRawData": SampleRawData,
+    "SampleRawField": SampleRawField,
+    "PmuData": PmuData,
+    "PmuTraceData": PmuTraceData,
+    "PmuCpuFreqDetail": PmuCpuFreqDetail,
+    "PmuDeviceAttr": PmuDeviceAttr,
+    "PmuDeviceData": PmuDeviceData,
+    "PmuTraceSummary": PmuTraceSummary,
+    "PmuTraceStats": PmuTraceStats,
+}

@@ -1,0 +1,266 @@
+"""Lifetime of what the library returns: iterating again, freeing twice, reading after free
+or after close, freeing by garbage collection, and no memory growth over many cycles.
+
+The memory tests compare VmRSS (/proc/self/status) after a warm-up with VmRSS after the
+loop. A leaked array per cycle would show as megabytes: the limit is set far below that and
+far above allocator noise. BPF load costs 20-50 ms, so open/close is cycled a few hundred
+times, and read/free 10 000 times on one handle.
+"""
+
+import ctypes
+import gc
+import os
+import signal
+import sys
+import time
+
+import kperf
+import pytest
+from conftest import bpf_fds, requires
+from kperf import _lib
+
+pytestmark = [requires("PmuTraceOpen"), pytest.mark.usefixtures("no_bpf_leak")]
+
+RSS_LIMIT_KB = 2048
+
+
+def rss_kb():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise RuntimeError("no VmRSS")
+
+
+def small_trace(workload, n=10):
+    w = workload("syscalls", "--wait", "--getppid", n, "--writes", 0, "--fails", 0)
+    pd = kperf.trace_open(
+        kperf.PmuTraceType.TRACE_SYS_CALL, kperf.PmuTraceAttr(pidList=[w.pid], funcs=["getppid"])
+    )
+    assert pd > 0, kperf.error()
+    kperf.trace_enable(pd)
+    w.go()
+    w.wait()
+    kperf.trace_disable(pd)
+    return pd
+
+
+def test_iterate_twice_free_twice_use_after_free(workload):
+    pd = small_trace(workload)
+    try:
+        data = kperf.trace_read(pd)
+        first = list(data.iter)
+        second = [r.funcs for r in data.iter]
+        assert len(first) == 10 and second == ["getppid"] * 10
+        assert [r.startTs for r in data] == [r.startTs for r in first]
+        assert data[0].startTs == first[0].startTs and data[-1].startTs == first[-1].startTs
+        assert [r.startTs for r in data[2:5]] == [r.startTs for r in first[2:5]]
+        with pytest.raises(IndexError):
+            data[10]
+        it = data.iter
+        next(it)
+        data.free()
+        data.free()  # harmless
+        assert data.freed and data.len == 10
+        with pytest.raises(kperf.DataFreedError) as e:
+            list(data.iter)
+        assert e.value.errno == kperf.Error.LIBPERF_ERR_INVALID_PMU_DATA
+        assert "freed" in str(e.value)
+        with pytest.raises(kperf.DataFreedError):
+            data[0]
+        with pytest.raises(kperf.DataFreedError):
+            next(it)  # an iterator started before free() stops touching memory too
+        with pytest.raises(kperf.DataFreedError):
+            data.pointer()
+        # records taken out before free() are copies and stay valid
+        assert [r.funcs for r in first] == ["getppid"] * 10
+        assert first[3].comm == "syscalls"
+    finally:
+        kperf.trace_close(pd)
+
+
+def test_c_free_ignores_double_free(workload):
+    pd = small_trace(workload)
+    try:
+        p = ctypes.POINTER(kperf._cstructs.PmuTraceData)()
+        assert _lib.fn("PmuTraceRead")(pd, ctypes.byref(p)) == 10
+        free = _lib.fn("PmuTraceDataFree")
+        free(p)
+        free(p)  # ignored by the library's registry
+        free(None)
+        free(ctypes.cast(ctypes.create_string_buffer(64), type(p)))  # never returned
+        # a Python object over an array the C side already freed does not free it again
+        assert kperf.trace_read(pd).len == 0
+    finally:
+        kperf.trace_close(pd)
+
+
+def test_garbage_collection_frees(workload):
+    pd = small_trace(workload)
+    try:
+        data = kperf.trace_read(pd)
+        assert data.len == 10
+        rec = data[0]
+        del data
+        gc.collect()
+        # queued, and released at the start of the next kperf call (never in the middle of
+        # one, where it could clear the error state)
+        assert len(kperf.pmu._pending_frees) == 1
+        assert kperf.trace_enable(987654) == -1
+        assert kperf.errorno() == kperf.Error.LIBPERF_ERR_INVALID_PD
+        assert len(kperf.pmu._pending_frees) == 0
+        assert rec.funcs == "getppid"
+    finally:
+        kperf.trace_close(pd)
+
+
+def test_context_manager_frees(workload):
+    pd = small_trace(workload)
+    try:
+        with kperf.trace_read(pd) as data:
+            assert data.len == 10
+        assert data.freed
+    finally:
+        kperf.trace_close(pd)
+
+
+def test_read_after_close(workload):
+    pd = small_trace(workload)
+    data = kperf.trace_read(pd)
+    summary = kperf.trace_read_summary(pd)
+    kperf.trace_close(pd)
+    # read before close: still valid
+    assert [r.funcs for r in data] == ["getppid"] * 10
+    assert summary[0].calls == 10
+    data.free()
+    # the handle is gone: every call fails with LIBPERF_ERR_INVALID_PD
+    again = kperf.trace_read(pd)
+    assert again.len == -1 and len(again) == 0 and list(again.iter) == []
+    assert kperf.errorno() == kperf.Error.LIBPERF_ERR_INVALID_PD == 1006
+    assert str(pd) in kperf.error()
+    again.free()
+    assert kperf.trace_enable(pd) == -1 and kperf.errorno() == 1006
+    assert kperf.trace_disable(pd) == -1 and kperf.errorno() == 1006
+    with pytest.raises(kperf.KperfError) as e:
+        kperf.trace_read_summary(pd)
+    assert e.value.errno == 1006
+    with pytest.raises(kperf.KperfError):
+        kperf.trace_stats(pd)
+    kperf.trace_close(pd)  # closing twice is harmless
+
+
+class _Mallinfo2(ctypes.Structure):
+    _fields_ = [
+        (n, ctypes.c_size_t)
+        for n in (
+            "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost"
+        ).split()
+    ]
+
+
+def heap_in_use():
+    """Bytes the C heap has handed out and not got back (glibc mallinfo2): exact, unlike
+    RSS, which keeps pages freed memory leaves behind."""
+    libc = ctypes.CDLL(None)
+    libc.mallinfo2.restype = _Mallinfo2
+    m = libc.mallinfo2()
+    return m.uordblks + m.hblkhd
+
+
+def test_read_free_cycles_do_not_grow_memory(workload):
+    # a workload that keeps calling getppid, so that most reads return records; it is
+    # stopped (SIGSTOP) and drained while memory is measured, so that no record is in flight
+    w = workload("syscalls", "--wait", "--getppid", 10**10, "--writes", 0, "--fails", 0)
+    pd = kperf.trace_open(
+        kperf.PmuTraceType.TRACE_SYS_CALL,
+        kperf.PmuTraceAttr(pidList=[w.pid], funcs=["getppid"], ringBufferKb=1024),
+    )
+    assert pd > 0, kperf.error()
+
+    def cycle(i):
+        data = kperf.trace_read(pd)
+        assert data.len >= 0, kperf.error()
+        n = 0
+        for r in data:
+            n += 1
+            if n > 4:
+                break
+        if i % 2:
+            data.free()  # odd cycles free explicitly, even ones by refcount/GC
+        return data.len
+
+    def quiet_measure():
+        os.kill(w.pid, signal.SIGSTOP)
+        time.sleep(0.3)  # the poller drains at least every 100 ms
+        kperf.trace_read(pd).free()
+        gc.collect()
+        kperf.sys_call_func_list()  # flushes the frees queued by the collector
+        # give back what free() left cached in malloc's arenas (the poller thread's record
+        # store grows with the largest burst between two reads): RSS then shows live memory
+        ctypes.CDLL(None).malloc_trim(0)
+        m = (heap_in_use(), sys.getallocatedblocks(), rss_kb())
+        os.kill(w.pid, signal.SIGCONT)
+        return m
+
+    try:
+        assert kperf.trace_enable(pd) == 0
+        w.go()
+        for i in range(2000):
+            cycle(i)
+        heap0, blocks0, rss0 = quiet_measure()
+        records = sum(cycle(i) for i in range(10000))
+        heap1, blocks1, rss1 = quiet_measure()
+        print(
+            f"read/free x10000: {records} records; C heap {heap1 - heap0:+} B, "
+            f"Python blocks {blocks1 - blocks0:+}, RSS {rss0} -> {rss1} KiB"
+        )
+        assert records > 10000, "the workload should have produced records"
+        # one leaked record array (>= 112 bytes) per cycle would be >= 1.1 MB
+        assert heap1 - heap0 < 64 * 1024
+        assert blocks1 - blocks0 < 200
+        assert rss1 - rss0 < RSS_LIMIT_KB
+    finally:
+        kperf.trace_close(pd)
+
+
+def test_list_cycles_do_not_grow_memory():
+    for _ in range(1000):
+        kperf.sys_call_func_list()
+    before = rss_kb()
+    for _ in range(10000):
+        names = kperf.sys_call_func_list()
+    grown = rss_kb() - before
+    print(f"lists: RSS {before} -> {before + grown} KiB")
+    assert "getppid" in names
+    assert grown < RSS_LIMIT_KB, f"RSS grew {grown} KiB over 10000 sys_call_func_list calls"
+
+
+def test_open_close_cycles_do_not_grow_memory():
+    attr = kperf.PmuTraceAttr(summaryOnly=True, funcs=["getppid"], summaryEntries=64)
+    fds = bpf_fds()
+    for _ in range(20):
+        pd = kperf.trace_open(kperf.PmuTraceType.TRACE_SYS_CALL, attr)
+        assert pd > 0, kperf.error()
+        kperf.trace_close(pd)
+    before = rss_kb()
+    for _ in range(200):
+        with kperf.Trace(attr) as t:
+            assert t.summary() == []
+    grown = rss_kb() - before
+    print(f"open/close: RSS {before} -> {before + grown} KiB")
+    assert bpf_fds() == fds
+    assert grown < RSS_LIMIT_KB, f"RSS grew {grown} KiB over 200 open/close cycles"
+
+
+def test_dropped_trace_object_is_closed():
+    fds = bpf_fds()
+    t = kperf.Trace(summaryOnly=True, funcs=["getppid"])
+    pd = t.pd
+    assert bpf_fds() > fds
+    assert kperf.trace_enable(4242) == -1
+    del t
+    gc.collect()
+    assert kperf.errorno() == 1006 and "4242" in kperf.error()  # the error is still there
+    assert "getppid" in kperf.sys_call_func_list()  # the next call closes the handle
+    assert bpf_fds() == fds
+    assert kperf.trace_read(pd).len == -1 and kperf.errorno() == 1006

@@ -1,0 +1,87 @@
+/*
+ * pmu.h (internal) - the PmuOpen task: what counting.c and sampling.c share with task.c,
+ * and the builder of the PmuData arrays handed to callers (data.c).
+ *
+ * A task is one PmuOpen: its parsed events, its targets (threads or CPUs) and either the
+ * counters (counting.c) or the sampling state (sampling.c). task.c owns the handle and
+ * the public entry points and dispatches on the task type.
+ */
+#ifndef KPERF_PMU_INTERNAL_H
+#define KPERF_PMU_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "events/events.h"
+#include "kperf/pmu.h"
+
+struct kp_counting;
+struct kp_sampling;
+
+struct kp_pmu {
+	pthread_mutex_t lock; /* serialises API calls on this task */
+	enum PmuTaskType type;
+	struct PmuAttr attr; /* a copy; its arrays point to the copies below */
+	struct kp_event *events; /* parsed evtList */
+	int nevents;
+	int *group_ids; /* per event, -1 when not grouped */
+	int *pids; /* processes (tgids) from pidList, deduplicated */
+	int npids;
+	int *cpus; /* cpuList, or every online CPU */
+	int ncpus;
+	bool system_wide; /* no pidList: count per CPU */
+	bool enabled;
+	atomic_bool stop; /* PmuStop */
+	struct kp_counting *counting;
+	struct kp_sampling *sampling;
+};
+
+/* ---- counting.c ---- */
+
+int kp_counting_open(struct kp_pmu *p);
+int kp_counting_enable(struct kp_pmu *p);
+int kp_counting_disable(struct kp_pmu *p);
+/* Deltas since the previous read, one record per (event, thread or cpu). */
+int kp_counting_read(struct kp_pmu *p, struct PmuData **out);
+void kp_counting_close(struct kp_pmu *p);
+/* The count to report for a delta <dv> that ran <dr> ns of <de> ns enabled (scaled when
+ * multiplexed), and the running fraction (-1 when it was never enabled). */
+uint64_t kp_count_scale(uint64_t dv, uint64_t de, uint64_t dr, double *percent);
+
+/* ---- sampling.c ---- */
+
+int kp_sampling_open(struct kp_pmu *p);
+int kp_sampling_enable(struct kp_pmu *p);
+int kp_sampling_disable(struct kp_pmu *p);
+/* Move what the kernel collected into the task (called periodically by PmuCollect). */
+int kp_sampling_drain(struct kp_pmu *p);
+int kp_sampling_read(struct kp_pmu *p, struct PmuData **out);
+void kp_sampling_close(struct kp_pmu *p);
+
+/* ---- data.c: building PmuData arrays ---- */
+
+/*
+ * A PmuData array is one allocation: a hidden header, the records, then everything they
+ * point to (event names, comms, topologies, stacks, raw records). It never points into
+ * anything else, so it outlives the task and the symbol caches, and PmuDataFree frees it
+ * in one go.
+ */
+struct kp_data_builder;
+
+struct kp_data_builder *kp_data_builder_new(void);
+/* Append one record; the strings and stack it points to are copied now. Its rawData is
+ * shared when it is a live kp_raw_data record, else <raw_len> bytes of it are copied. */
+int kp_data_builder_add(struct kp_data_builder *b, const struct PmuData *rec, size_t raw_len);
+/* The number of records added so far. */
+size_t kp_data_builder_len(const struct kp_data_builder *b);
+/* Build the array (registered for PmuDataFree); *out is NULL when there are no records.
+ * Returns the count or a negative errno. Frees the builder. */
+int kp_data_builder_finish(struct kp_data_builder *b, struct PmuData **out);
+void kp_data_builder_free(struct kp_data_builder *b);
+/* The record count of an array returned by the builder, or -1 if it is not one. */
+long kp_data_len(const struct PmuData *data);
+
+#endif

@@ -1,0 +1,419 @@
+/*
+ * task.c - PmuOpen and the calls on its handle: validate the attributes (events, pids,
+ * cpus, rates) with an error a user can act on, then hand the task to counting.c or
+ * sampling.c. Also PmuCollect/PmuStop, PmuDataFree and PmuAppendData.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/core.h"
+#include "kperf/pcerrc.h"
+#include "pmu.h"
+
+static void task_destroy(void *obj)
+{
+	struct kp_pmu *p = obj;
+	int i;
+
+	if (p->type == COUNTING)
+		kp_counting_close(p);
+	else
+		kp_sampling_close(p);
+	for (i = 0; i < p->nevents; i++)
+		kp_event_free(&p->events[i]);
+	free(p->events);
+	free(p->group_ids);
+	free(p->pids);
+	free(p->cpus);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
+static const struct kp_handle_ops task_ops = { .destroy = task_destroy };
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int online_cpus(int **cpus)
+{
+	int possible = kp_cpu_possible(), n = 0, c;
+	int *v = calloc((size_t)possible, sizeof(*v));
+
+	if (!v)
+		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	for (c = 0; c < possible; c++)
+		if (kp_cpu_online(c))
+			v[n++] = c;
+	*cpus = v;
+	return n;
+}
+
+static int check_sampling_attr(const struct PmuAttr *a)
+{
+	long max_rate = 100000;
+
+	if (a->branchSampleFilter)
+		return kp_fail(LIBPERF_ERR_PMU_NOT_PRESENT, -EOPNOTSUPP,
+			       "branch sampling (branchSampleFilter) needs hardware branch records "
+			       "(Intel LBR, Arm BRBE), which this machine's PMU does not provide");
+	if (a->blockedSample)
+		return kp_fail(LIBPERF_ERR_INVALID_ATTR, -EOPNOTSUPP,
+			       "blockedSample (off-CPU sampling) is not supported by kperf-bpf; "
+			       "use `kperf-bpf trace` for time spent blocked in syscalls");
+	kp_read_long("/proc/sys/kernel/perf_event_max_sample_rate", &max_rate);
+	if (a->useFreq && a->freq > (unsigned long)max_rate)
+		return kp_fail(LIBPERF_ERR_INVALID_SAMPLE_RATE, -EINVAL,
+			       "sample frequency %u Hz is above the kernel's limit of %ld Hz "
+			       "(kernel.perf_event_max_sample_rate)",
+			       a->freq, max_rate);
+	return 0;
+}
+
+static int parse_events(struct kp_pmu *p, const struct PmuAttr *a)
+{
+	unsigned i;
+	int err;
+
+	if (!a->numEvt || !a->evtList)
+		return kp_fail(LIBPERF_ERR_INVALID_EVTLIST, -EINVAL,
+			       "evtList is empty: name at least one event (e.g. \"cpu-clock\")");
+	p->events = calloc(a->numEvt, sizeof(*p->events));
+	p->group_ids = calloc(a->numEvt, sizeof(*p->group_ids));
+	if (!p->events || !p->group_ids)
+		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	for (i = 0; i < a->numEvt; i++) {
+		if (!a->evtList[i])
+			return kp_fail(LIBPERF_ERR_INVALID_EVTLIST, -EINVAL, "evtList[%u] is NULL",
+				       i);
+		err = kp_event_parse(a->evtList[i], true, &p->events[i]);
+		if (err)
+			return err;
+		p->nevents++;
+		p->group_ids[i] = a->evtAttr ? a->evtAttr[i].groupId : -1;
+		if (p->group_ids[i] < -1)
+			return kp_fail(LIBPERF_ERR_INVALID_EVTLIST, -EINVAL,
+				       "evtAttr[%u].groupId is %d: use -1 (no group) or an id >= 0",
+				       i, p->group_ids[i]);
+	}
+	return 0;
+}
+
+static int check_targets(struct kp_pmu *p, const struct PmuAttr *a)
+{
+	unsigned i, j;
+	int v;
+
+	if (a->numPid && !a->pidList)
+		return kp_fail(LIBPERF_ERR_INVALID_PIDLIST, -EINVAL,
+			       "pidList is NULL but numPid is %u", a->numPid);
+	if (a->numPid) {
+		p->pids = calloc(a->numPid, sizeof(*p->pids));
+		if (!p->pids)
+			return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+		for (i = 0; i < a->numPid; i++) {
+			v = kp_pid_tgid(a->pidList[i]);
+			if (v < 0)
+				return v;
+			p->pids[i] = v;
+		}
+		qsort(p->pids, a->numPid, sizeof(int), cmp_int);
+		for (i = 0, j = 0; i < a->numPid; i++)
+			if (!j || p->pids[j - 1] != p->pids[i])
+				p->pids[j++] = p->pids[i];
+		p->npids = (int)j;
+	}
+	v = kp_check_cpus(a->cpuList, a->numCpu);
+	if (v)
+		return v;
+	if (a->numCpu) {
+		p->cpus = malloc(sizeof(int) * a->numCpu);
+		if (!p->cpus)
+			return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+		memcpy(p->cpus, a->cpuList, sizeof(int) * a->numCpu);
+		p->ncpus = (int)a->numCpu;
+	} else {
+		p->ncpus = online_cpus(&p->cpus);
+		if (p->ncpus < 0)
+			return p->ncpus;
+	}
+	p->system_wide = !p->npids;
+	return kp_check_perf_privileges(p->system_wide);
+}
+
+KP_EXPORT int PmuOpen(enum PmuTaskType type, struct PmuAttr *attr)
+{
+	struct kp_pmu *p = NULL;
+	int err, pd;
+
+	kp_clear();
+	if (type == SPE_SAMPLING)
+		return kp_fail(LIBPERF_ERR_SPE_UNAVAIL, -EOPNOTSUPP,
+			       "SPE sampling needs the Arm Statistical Profiling Extension "
+			       "(arm_spe PMU); this machine has none"),
+		       -1;
+	if (type != COUNTING && type != SAMPLING)
+		return kp_fail(LIBPERF_ERR_INVALID_TASK_TYPE, -EINVAL,
+			       "unknown task type %d: use COUNTING (0) or SAMPLING (1)", (int)type),
+		       -1;
+	if (!attr)
+		return kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL, "attr is NULL"), -1;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return kp_public_fail(-ENOMEM);
+	pthread_mutex_init(&p->lock, NULL);
+	p->type = type;
+	p->attr = *attr;
+	err = parse_events(p, attr);
+	if (!err && type == SAMPLING)
+		err = check_sampling_attr(attr);
+	if (!err)
+		err = check_targets(p, attr);
+	if (!err)
+		err = type == COUNTING ? kp_counting_open(p) : kp_sampling_open(p);
+	if (err)
+		goto fail;
+	/* the copy must not keep pointers into the caller's arrays */
+	p->attr.evtList = NULL;
+	p->attr.pidList = NULL;
+	p->attr.cpuList = NULL;
+	p->attr.evtAttr = NULL;
+	p->attr.cgroupNameList = NULL;
+	pd = kp_handle_add(KP_HANDLE_PMU, p, &task_ops);
+	if (pd < 0) {
+		err = pd;
+		goto fail;
+	}
+	return pd;
+fail:
+	task_destroy(p);
+	return kp_public_fail(err);
+}
+
+static struct kp_pmu *get(int pd)
+{
+	struct kp_pmu *p = kp_handle_get(pd, KP_HANDLE_PMU);
+
+	if (p)
+		pthread_mutex_lock(&p->lock);
+	return p;
+}
+
+static void put(struct kp_pmu *p)
+{
+	pthread_mutex_unlock(&p->lock);
+	kp_handle_put(p);
+}
+
+static int enable_locked(struct kp_pmu *p)
+{
+	int err = 0;
+
+	if (p->enabled)
+		return 0;
+	err = p->type == COUNTING ? kp_counting_enable(p) : kp_sampling_enable(p);
+	if (!err)
+		p->enabled = true;
+	return err;
+}
+
+static int disable_locked(struct kp_pmu *p)
+{
+	int err = 0;
+
+	if (!p->enabled)
+		return 0;
+	err = p->type == COUNTING ? kp_counting_disable(p) : kp_sampling_disable(p);
+	p->enabled = false;
+	return err;
+}
+
+KP_EXPORT int PmuEnable(int pd)
+{
+	struct kp_pmu *p;
+	int err;
+
+	kp_clear();
+	p = get(pd);
+	if (!p)
+		return -1;
+	err = enable_locked(p);
+	put(p);
+	return err ? kp_public_fail(err) : 0;
+}
+
+KP_EXPORT int PmuDisable(int pd)
+{
+	struct kp_pmu *p;
+	int err;
+
+	kp_clear();
+	p = get(pd);
+	if (!p)
+		return -1;
+	err = disable_locked(p);
+	put(p);
+	return err ? kp_public_fail(err) : 0;
+}
+
+static bool any_alive(const struct kp_pmu *p)
+{
+	int i;
+
+	for (i = 0; i < p->npids; i++)
+		if (kp_pid_alive(p->pids[i]))
+			return true;
+	return false;
+}
+
+KP_EXPORT int PmuCollect(int pd, int milliseconds, unsigned interval)
+{
+	uint64_t start, end = 0, now;
+	struct kp_pmu *p;
+	int err;
+
+	kp_clear();
+	if (milliseconds < -1 || milliseconds == 0)
+		return kp_fail(LIBPERF_ERR_INVALID_TIME, -EINVAL,
+			       "milliseconds is %d: give a positive time, or -1 to collect until "
+			       "the processes of pidList exit",
+			       milliseconds),
+		       -1;
+	if (interval < 100)
+		return kp_fail(LIBPERF_ERR_INVALID_TIME, -EINVAL,
+			       "interval is %u ms: it must be at least 100", interval),
+		       -1;
+	p = get(pd);
+	if (!p)
+		return -1;
+	if (milliseconds == -1 && !p->npids) {
+		put(p);
+		return kp_fail(LIBPERF_ERR_INVALID_TIME, -EINVAL,
+			       "milliseconds -1 (until the processes exit) needs a pidList"),
+		       -1;
+	}
+	atomic_store(&p->stop, false);
+	err = enable_locked(p);
+	start = kp_now_ns();
+	if (milliseconds > 0)
+		end = start + (uint64_t)milliseconds * 1000000ULL;
+	/* sleep without the lock held, so PmuStop and PmuRead from other threads proceed */
+	while (!err) {
+		uint64_t step = (uint64_t)interval * 1000000ULL;
+		struct timespec ts;
+
+		now = kp_now_ns();
+		if (end && now >= end)
+			break;
+		if (end && end - now < step)
+			step = end - now;
+		if (step > 100000000ULL)
+			step = 100000000ULL; /* check PmuStop and the processes every 100 ms */
+		pthread_mutex_unlock(&p->lock);
+		ts.tv_sec = (time_t)(step / 1000000000ULL);
+		ts.tv_nsec = (long)(step % 1000000000ULL);
+		nanosleep(&ts, NULL);
+		pthread_mutex_lock(&p->lock);
+		if (atomic_load(&p->stop))
+			break;
+		if (p->type == SAMPLING)
+			err = kp_sampling_drain(p);
+		if (milliseconds == -1 && !any_alive(p))
+			break;
+	}
+	if (!err)
+		err = disable_locked(p);
+	else
+		disable_locked(p);
+	put(p);
+	return err ? kp_public_fail(err) : 0;
+}
+
+KP_EXPORT void PmuStop(int pd)
+{
+	struct kp_pmu *p;
+
+	kp_clear();
+	p = kp_handle_get(pd, KP_HANDLE_PMU);
+	if (!p)
+		return;
+	atomic_store(&p->stop, true);
+	kp_handle_put(p);
+}
+
+KP_EXPORT int PmuRead(int pd, struct PmuData **out)
+{
+	struct kp_pmu *p;
+	int n;
+
+	kp_clear();
+	if (!out)
+		return kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL, "the output pointer is NULL"), -1;
+	*out = NULL;
+	p = get(pd);
+	if (!p)
+		return -1;
+	n = p->type == COUNTING ? kp_counting_read(p, out) : kp_sampling_read(p, out);
+	put(p);
+	return n < 0 ? kp_public_fail(n) : n;
+}
+
+KP_EXPORT void PmuClose(int pd)
+{
+	kp_clear();
+	kp_handle_close(pd, KP_HANDLE_PMU);
+}
+
+KP_EXPORT void PmuDataFree(struct PmuData *data)
+{
+	kp_registry_release(data);
+}
+
+KP_EXPORT int PmuAppendData(struct PmuData *from, struct PmuData **to)
+{
+	struct PmuData *merged = NULL;
+	struct kp_data_builder *b;
+	long nfrom, nto = 0, i;
+	int n, err = 0;
+
+	kp_clear();
+	if (!to)
+		return kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL, "toData is NULL"), -1;
+	nfrom = from ? kp_data_len(from) : 0;
+	if (nfrom < 0)
+		return kp_fail(LIBPERF_ERR_INVALID_PMU_DATA, -EINVAL,
+			       "fromData was not returned by PmuRead (or was freed)"),
+		       -1;
+	if (*to) {
+		nto = kp_data_len(*to);
+		if (nto < 0)
+			return kp_fail(LIBPERF_ERR_INVALID_PMU_DATA, -EINVAL,
+				       "*toData was not returned by PmuRead (or was freed)"),
+			       -1;
+	}
+	b = kp_data_builder_new();
+	if (!b)
+		return kp_public_fail(-ENOMEM);
+	for (i = 0; i < nto && !err; i++)
+		err = kp_data_builder_add(b, &(*to)[i], 0);
+	for (i = 0; i < nfrom && !err; i++)
+		err = kp_data_builder_add(b, &from[i], 0);
+	if (err) {
+		kp_data_builder_free(b);
+		return kp_public_fail(err);
+	}
+	n = kp_data_builder_finish(b, &merged);
+	if (n < 0)
+		return kp_public_fail(n); /* *to is left as it was */
+	if (*to)
+		PmuDataFree(*to);
+	*to = merged;
+	return n;
+}
