@@ -435,7 +435,8 @@ int main(int argc, char **argv)
 			fa[k] = ours[k]->codeMapAddr;
 		}
 		ours_s = now_s() - t0;
-		printf("  %s\n    kperf-bpf     %10.0f addr/s\n", r[i].path, m / ours_s);
+		printf("  %s (%zu distinct addresses)\n    kperf-bpf     %10.0f addr/s\n",
+		       r[i].path, distinct(ua, m), m / ours_s);
 		for (t = 0; t < 2; t++) {
 			int name_ok = 0, line_ok = 0, line_total = 0;
 			double tool_s;

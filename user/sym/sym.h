@@ -35,7 +35,9 @@ int kp_sym_record_kernel(void);
 
 /* Snapshot /proc/<pid>/maps (again: mappings that vanished are kept for samples taken
  * before, overlapping ones replaced) and open the executable files now, so that the pid's
- * addresses still resolve after it exits. KP_SYM_DWARF also prepares line information.
+ * addresses still resolve after it exits (files with DWARF stay mapped; their DWARF is indexed
+ * at the first line lookup). KP_SYM_DWARF makes the public SymResolverMapAddr/StackToHash give
+ * lines for this pid; the kp_sym_resolve_* calls take the flag per call.
  * LIBSYM_ERR_NOT_FIND_PID when the process does not exist and was never recorded; when it
  * exited after an earlier snapshot, that snapshot is kept and 0 is returned. */
 int kp_sym_record_pid(pid_t pid, unsigned flags);
@@ -69,7 +71,9 @@ int kp_sym_resolve_addr(pid_t pid, uint64_t addr, unsigned flags, struct Symbol 
  * looked up at addr - 1, so that a call at the end of a function and the line of the call
  * come out right (the leaf and the first user frame after kernel frames are exact ips).
  * Equal stacks of a pid give the same list (leaf first, next towards the caller, prev
- * back), resolved once. -EINVAL (LIBPERF_ERR_INVALID_ARG) when no address is left. */
+ * back), resolved once. A pid that is gone and was never recorded still gets its kernel frames
+ * (user frames "[unknown]", warning LIBPERF_WARN_SYM_INCOMPLETE); pid <= 0 means kernel only.
+ * -EINVAL (LIBPERF_ERR_INVALID_ARG) when no address is left. */
 int kp_sym_resolve_stack(pid_t pid, const uint64_t *addrs, unsigned nr, unsigned flags,
 			 struct Stack **out);
 
