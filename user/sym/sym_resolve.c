@@ -241,12 +241,44 @@ static bool refreshable(struct sym_proc *p, uint64_t addr, unsigned flags)
 	return !m || m->kind == SYM_MAP_ANON;
 }
 
+/* a JIT symbol from the perf map; its names are copied, the map is read again as it grows */
+static int fill_from_jit(struct sym_proc *p, const struct sym_jit_sym *j, uint64_t addr,
+			 struct Symbol *s)
+{
+	char *d = sym_demangle(j->name);
+	size_t len = strlen(j->name) + 1;
+	char *raw = sym_arena_alloc(&p->arena, len);
+
+	if (!raw) {
+		free(d);
+		return -ENOMEM;
+	}
+	memcpy(raw, j->name, len);
+	s->module = (char *)p->jit_path;
+	s->mangleName = s->symbolName = raw;
+	if (d) {
+		size_t dl = strlen(d) + 1;
+
+		s->symbolName = sym_arena_alloc(&p->arena, dl);
+		if (!s->symbolName) {
+			free(d);
+			return -ENOMEM;
+		}
+		memcpy(s->symbolName, d, dl);
+		free(d);
+	}
+	s->offset = addr - j->start;
+	s->codeMapAddr = addr;
+	s->codeMapEndAddr = j->end;
+	return 0;
+}
+
 static int resolve_user(struct sym_proc *p, uint64_t addr, unsigned flags, struct Symbol *s)
 {
 	uint64_t look = (flags & F_RET) && addr ? addr - 1 : addr;
 	const struct sym_jit_sym *j;
 	struct sym_map *m;
-	struct sym_file *f;
+	struct sym_file *f = NULL;
 	uint64_t off;
 
 	m = sym_proc_find_map(p, look);
@@ -258,35 +290,8 @@ static int resolve_user(struct sym_proc *p, uint64_t addr, unsigned flags, struc
 			m = sym_proc_find_map(p, look);
 			j = sym_proc_find_jit(p, look);
 		}
-		if (j) {
-			/* copied: the perf map is read again when it grows */
-			char *d = sym_demangle(j->name);
-			size_t len = strlen(j->name) + 1;
-			char *raw = sym_arena_alloc(&p->arena, len);
-
-			if (!raw) {
-				free(d);
-				return -ENOMEM;
-			}
-			memcpy(raw, j->name, len);
-			s->module = (char *)p->jit_path;
-			s->mangleName = s->symbolName = raw;
-			if (d) {
-				size_t dl = strlen(d) + 1;
-
-				s->symbolName = sym_arena_alloc(&p->arena, dl);
-				if (!s->symbolName) {
-					free(d);
-					return -ENOMEM;
-				}
-				memcpy(s->symbolName, d, dl);
-				free(d);
-			}
-			s->offset = addr - j->start;
-			s->codeMapAddr = addr;
-			s->codeMapEndAddr = j->end;
-			return 0;
-		}
+		if (j)
+			return fill_from_jit(p, j, addr, s);
 	}
 	if (!m) {
 		s->codeMapAddr = addr;
@@ -294,8 +299,13 @@ static int resolve_user(struct sym_proc *p, uint64_t addr, unsigned flags, struc
 	}
 	s->module = (char *)(m->path[0] ? m->path : "[anon]");
 	off = addr - m->start + m->pgoff;
-	f = sym_proc_map_file(p, m, flags & KP_SYM_DWARF);
+	if (m->kind != SYM_MAP_ANON)
+		f = sym_proc_map_file(p, m, flags & KP_SYM_DWARF);
 	if (!f) {
+		/* not an ELF we can read (a memfd holding JIT code...): the perf map may know it */
+		j = m->kind != SYM_MAP_ANON ? sym_proc_find_jit(p, look) : NULL;
+		if (j)
+			return fill_from_jit(p, j, addr, s);
 		s->codeMapAddr = m->kind == SYM_MAP_FILE ? off : addr;
 		return 0;
 	}
