@@ -173,8 +173,8 @@ workloads: $(WORKLOADS) $(WORKLOAD_LIBS)
 test: all $(BUILD)/tests/unit $(BUILD)/tests/integration
 	$(MAKE) --no-print-directory test-unit test-integration test-python
 
-test-unit: $(BUILD)/tests/unit
-	$(BUILD)/tests/unit --jobs 2
+test-unit: $(BUILD)/tests/unit workloads
+	KPERF_BUILD=$(abspath $(BUILD)) $(BUILD)/tests/unit --jobs 2
 
 test-integration: $(BUILD)/tests/integration workloads $(CLI)
 	KPERF_BUILD=$(abspath $(BUILD)) $(BUILD)/tests/integration --jobs 1
@@ -189,7 +189,8 @@ test-python: lib workloads $(CLI)
 asan:
 	$(MAKE) BUILD=build/asan SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 		all build/asan/tests/unit build/asan/tests/integration
-	ASAN_OPTIONS=detect_leaks=1 build/asan/tests/unit --jobs 1 > build/asan/unit.log 2>&1; \
+	ASAN_OPTIONS=detect_leaks=1 KPERF_BUILD=$(abspath build/asan) build/asan/tests/unit --jobs 1 \
+		> build/asan/unit.log 2>&1; \
 		rc=$$?; tail -3 build/asan/unit.log; [ $$rc -eq 0 ] && \
 		! grep -E "LeakSanitizer|runtime error|AddressSanitizer" build/asan/unit.log
 	ASAN_OPTIONS=detect_leaks=1 KPERF_BUILD=$(abspath build/asan) build/asan/tests/integration --jobs 1 \

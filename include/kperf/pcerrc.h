@@ -99,6 +99,7 @@ extern "C" {
 #define LIBPERF_WARN_FALLBACK 2101 /* a fallback (no BTF, no task storage) is in use */
 #define LIBPERF_WARN_SUMMARY_FULL 2102 /* the in-kernel summary map ran out of entries */
 #define LIBPERF_WARN_PROC_EXITED 2103 /* a traced process exited */
+#define LIBPERF_WARN_SYM_INCOMPLETE 2104 /* a mapped file could not be read: [unknown] */
 
 /* the code of the last failed call of this thread, SUCCESS when the last call succeeded */
 int Perrorno(void);

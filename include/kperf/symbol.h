@@ -37,6 +37,8 @@ struct Stack {
 	uint64_t count;
 };
 
+/* The int functions return 0, or -1 with Perrorno()/Perror() set (LIBSYM_* codes); the pointer
+ * functions NULL. A pid never recorded is recorded (without DWARF) on its first lookup. */
 void SymResolverInit(void);
 int SymResolverRecordKernel(void);
 int SymResolverRecordModule(int pid);
@@ -48,6 +50,7 @@ int SymResolverRecordDwarf(const char *fileName);
 void SymResolverDestroy(void);
 struct Stack *StackToHash(int pid, unsigned long *stack, int nr);
 struct Symbol *SymResolverMapAddr(int pid, unsigned long addr);
+/* Symbols belong to the resolver (as in libkperf): accepted and ignored, never a double free */
 void FreeSymbolPtr(struct Symbol *symbol);
 void FreeModuleData(int pid);
 

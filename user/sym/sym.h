@@ -1,0 +1,314 @@
+/*
+ * sym.h - the symbol resolver: kernel addresses through /proc/kallsyms, user addresses through
+ * the process's mappings and the ELF/DWARF of the mapped files (sym_resolve.c implements the
+ * public symbol.h API on top of this).
+ *
+ * The first part is what other modules call (the sampler resolves each distinct stack once
+ * with kp_sym_resolve_stack). The second part is shared by the files of this module only.
+ * Everything the resolver returns (struct Symbol, struct Stack) belongs to it and stays valid
+ * until kp_sym_forget_pid(pid) for that pid's symbols and stacks, or kp_sym_destroy(); kernel
+ * symbols live until kp_sym_destroy(). All kp_sym_* functions of the first part take the
+ * resolver's lock: any thread may call them.
+ */
+#ifndef KPERF_SYM_H
+#define KPERF_SYM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "kperf/symbol.h"
+
+/* ==== for other modules ==== */
+
+#define KP_SYM_DWARF 0x1 /* also resolve file:line (libdw) */
+
+/* x86_64: the upper half of the address space is the kernel's */
+#define KP_SYM_KERNEL_START 0xffff800000000000ULL
+/* perf callchain context markers (PERF_CONTEXT_KERNEL, _USER, ...) are >= this: not addresses */
+#define KP_SYM_CONTEXT_MAX ((uint64_t)-4095)
+
+/* Load /proc/kallsyms once (LIBSYM_ERR_KALLSYMS_INVALID when unreadable or hidden by
+ * kptr_restrict). Resolving a kernel address loads it on demand as well. */
+int kp_sym_record_kernel(void);
+
+/* Snapshot /proc/<pid>/maps (again: mappings that vanished are kept for samples taken
+ * before, overlapping ones replaced) and open the executable files now, so that the pid's
+ * addresses still resolve after it exits (files with DWARF stay mapped; their DWARF is indexed
+ * at the first line lookup). KP_SYM_DWARF makes the public SymResolverMapAddr/StackToHash give
+ * lines for this pid; the kp_sym_resolve_* calls take the flag per call.
+ * LIBSYM_ERR_NOT_FIND_PID when the process does not exist and was never recorded; when it
+ * exited after an earlier snapshot, that snapshot is kept and 0 is returned. */
+int kp_sym_record_pid(pid_t pid, unsigned flags);
+
+/* Mappings learned from PERF_RECORD_MMAP2 (or MMAP): [start, end) maps <path> at file offset
+ * <pgoff>. <path> as the kernel reports it ("/usr/lib/..", "[vdso]", "//anon", "x (deleted)").
+ * An overlapping older mapping is cut, as the kernel does. The file is opened at once, so call
+ * it while the process is likely alive. The _id variant also takes the device (major, minor)
+ * and inode of the MMAP2 record (0, 0, 0 when unknown), so that a file replaced at the same
+ * path is not mistaken for the one that was mapped. */
+int kp_sym_add_mapping(pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff, const char *path);
+int kp_sym_add_mapping_id(pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff, const char *path,
+			  uint32_t maj, uint32_t min, uint64_t ino);
+
+/* PERF_RECORD_FORK of a new process: <child> starts with a copy of <parent>'s mappings. */
+int kp_sym_fork(pid_t parent, pid_t child);
+/* PERF_RECORD_COMM with PERF_RECORD_MISC_COMM_EXEC: <pid> dropped its mappings. Symbols and
+ * stacks already returned for it stay valid (until kp_sym_forget_pid). */
+void kp_sym_exec(pid_t pid);
+
+/* Resolve one address of <pid> (a kernel address needs no pid; pid 0 is the idle task and has
+ * only kernel addresses). The symbol is cached: the same (pid, addr, flags) gives the same
+ * pointer. Unknown addresses resolve to symbolName "[unknown]" (module filled when known);
+ * an error (negative errno, kp_fail recorded) only when nothing can be looked at: a pid that
+ * does not exist and was never recorded, kallsyms unreadable, no memory. */
+int kp_sym_resolve_addr(pid_t pid, uint64_t addr, unsigned flags, struct Symbol **out);
+
+/* Resolve a stack of <pid>: addrs[0] is the leaf (the sampled ip), then return addresses
+ * towards the callers; kernel and user addresses may be mixed (kernel part first, as in a
+ * perf callchain). perf context markers and 0 entries are skipped. Return addresses are
+ * looked up at addr - 1, so that a call at the end of a function and the line of the call
+ * come out right (the leaf and the first user frame after kernel frames are exact ips).
+ * Equal stacks of a pid give the same list (leaf first, next towards the caller, prev
+ * back), resolved once. A pid that is gone and was never recorded still gets its kernel frames
+ * (user frames "[unknown]", warning LIBPERF_WARN_SYM_INCOMPLETE); pid <= 0 means kernel only.
+ * -EINVAL (LIBPERF_ERR_INVALID_ARG) when no address is left. */
+int kp_sym_resolve_stack(pid_t pid, const uint64_t *addrs, unsigned nr, unsigned flags,
+			 struct Stack **out);
+
+/* Forget everything about <pid> (its mappings, symbols, stacks): pointers returned for it
+ * become invalid. Files stay cached for other processes. */
+void kp_sym_forget_pid(pid_t pid);
+/* Free everything, files and kernel symbols included; the resolver starts again lazily. */
+void kp_sym_destroy(void);
+
+/* Statistics, for tests and benchmarks. */
+struct kp_sym_stats {
+	unsigned files_parsed; /* ELF files whose symbol tables were read */
+	unsigned files_cached; /* distinct files in the cache */
+	unsigned dwarf_opened; /* files whose DWARF was opened */
+	unsigned procs; /* processes known */
+	unsigned kernel_loads; /* times /proc/kallsyms was read */
+	uint64_t symbols; /* Symbol objects created */
+	uint64_t stacks; /* distinct stacks resolved */
+};
+void kp_sym_get_stats(struct kp_sym_stats *st);
+
+/* ==== inside the module (callers hold the resolver lock) ==== */
+
+/* ---- sym_util.c ---- */
+
+/* a chunked allocator: many small objects freed at once */
+struct sym_arena {
+	struct sym_chunk *head;
+	size_t used, cap; /* in the head chunk */
+};
+void *sym_arena_alloc(struct sym_arena *a, size_t size); /* zeroed, 16-byte aligned */
+void sym_arena_free(struct sym_arena *a);
+
+/* open-addressing hash map from a 128-bit key (two u64) to a pointer */
+struct sym_hmap {
+	struct sym_hslot *slots;
+	size_t cap; /* power of two, or 0 */
+	size_t n;
+};
+void *sym_hmap_get(const struct sym_hmap *m, uint64_t a, uint64_t b);
+int sym_hmap_put(struct sym_hmap *m, uint64_t a, uint64_t b, void *val); /* replaces */
+/* Remove every entry whose value <drop>(val, ctx) says to. */
+void sym_hmap_filter(struct sym_hmap *m, bool (*drop)(void *val, void *ctx), void *ctx);
+void sym_hmap_free(struct sym_hmap *m);
+uint64_t sym_hash64(uint64_t x);
+
+/* Interned strings: one copy of each, stable until sym_intern_free(). NULL on ENOMEM. */
+const char *sym_intern(const char *s);
+const char *sym_intern_n(const char *s, size_t n);
+void sym_intern_free(void);
+
+/* __cxa_demangle of a C++ (or legacy Rust) name, malloc'd; NULL when <name> is not mangled */
+char *sym_demangle(const char *name);
+
+uint64_t sym_now_ms(void);
+
+/* A step failed but resolution goes on: forget the recorded error (keeping any warning), or
+ * turn it into a LIBPERF_WARN_SYM_INCOMPLETE warning with the same message. */
+void sym_drop_error(void);
+void sym_demote_error(void);
+
+/* ---- sym_kallsyms.c ---- */
+
+struct sym_ksym {
+	uint64_t start, end;
+	const char *name; /* into the table's pool */
+	const char *module; /* "[kernel.kallsyms]" or "[modname]" (interned) */
+};
+/* Load /proc/kallsyms (or the path set by sym_kallsyms_set_path) if not loaded yet. */
+int sym_kallsyms_load(void);
+/* Find the symbol around <addr>; when the address is outside the known kernel text and
+ * <may_reload>, /proc/kallsyms is read again (at most once a second) for code loaded since
+ * (modules, BPF programs). NULL when unknown; *changed tells that a reload changed the table. */
+const struct sym_ksym *sym_kallsyms_find(uint64_t addr, bool may_reload, bool *changed);
+void sym_kallsyms_free(void);
+unsigned sym_kallsyms_loads(void);
+/* tests: read kallsyms (and modules) from other files; NULL restores /proc */
+void sym_kallsyms_set_path(const char *kallsyms, const char *modules);
+
+/* ---- sym_elf.c: one parsed file, shared by every process that maps it ---- */
+
+struct sym_elf_sym {
+	uint64_t start, end; /* ELF virtual addresses */
+	uint32_t name; /* offset in the file's name pool */
+	uint8_t bind, type;
+};
+
+struct sym_seg {
+	uint64_t vaddr, memsz, offset, filesz;
+	bool exec;
+};
+
+struct sym_file {
+	struct sym_file *next; /* every cached file, for sym_files_free */
+	/* identity of the opened file */
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	int64_t mtime_ns;
+	uint8_t build_id[64];
+	size_t build_id_len;
+	const char *path; /* interned: the first path it was opened as */
+	bool is_vdso;
+
+	int e_type; /* ET_EXEC, ET_DYN, ... */
+	struct sym_seg *segs;
+	unsigned nsegs;
+
+	struct sym_elf_sym *syms; /* sorted by start, no duplicate starts */
+	size_t nsyms;
+	char *names; /* name pool */
+	char **demangled; /* lazily filled, per symbol; NULL: not yet */
+	bool *demangle_tried;
+	const char *symtab_from; /* "symtab", "debug symtab", "dynsym", "none" */
+
+	/* separate debug file, when one was found (by build-id or .gnu_debuglink) */
+	const char *debug_path; /* interned */
+
+	/* DWARF: the ELF that holds it (the file itself or its debug file), kept mapped */
+	struct Elf *dw_elf;
+	void *dw_image; /* when dw_elf is in memory we own (vdso), else NULL */
+	bool has_dwarf; /* a .debug_info/.debug_line was found */
+	bool dwarf_tried;
+	struct Dwarf *dw;
+	struct sym_cu_range *cus;
+	size_t ncus;
+};
+
+/* where a file is, for a process: how to open it, and what identifies the mapping */
+struct sym_file_ref {
+	const char *path; /* as the process names it (no " (deleted)") */
+	const char *open_path; /* a path that opens it from here (map_files, /proc/PID/root/..) */
+	pid_t pid; /* to look in /proc/PID/root for debug files; 0: host only */
+	dev_t map_dev; /* from maps or MMAP2, 0 when unknown */
+	uint64_t map_ino;
+};
+
+/* The cached file for <ref>: found by (dev, inode, size, mtime) or build-id, else opened and
+ * parsed. Symbols are read now; the ELF holding the DWARF stays mapped and its DWARF is opened
+ * on the first line lookup (sym_file_dwarf). */
+int sym_file_get(const struct sym_file_ref *ref, unsigned flags, struct sym_file **out);
+/* The vdso image copied out of a process (or ours): cached by build-id. */
+int sym_file_from_memory(const void *image, size_t size, const char *name, struct sym_file **out);
+/* file offset -> ELF virtual address, through the PT_LOAD that maps it */
+uint64_t sym_file_off_to_vaddr(const struct sym_file *f, uint64_t off);
+/* the symbol around <vaddr>, NULL when none */
+const struct sym_elf_sym *sym_file_find(const struct sym_file *f, uint64_t vaddr);
+const char *sym_file_sym_name(const struct sym_file *f, const struct sym_elf_sym *s);
+/* demangled name (or the raw one when not mangled) */
+const char *sym_file_sym_demangled(struct sym_file *f, const struct sym_elf_sym *s);
+/* make the DWARF ready; 0 when there is some, -ENOENT when the file has none */
+int sym_file_dwarf(struct sym_file *f);
+void sym_files_free(void);
+unsigned sym_files_parsed(void);
+unsigned sym_files_cached(void);
+unsigned sym_files_dwarf_opened(void);
+/* global directories holding debug files: $KPERF_BPF_DEBUG_DIRS (':'-separated) then
+ * /usr/lib/debug */
+int sym_debug_dirs(const char ***dirs);
+
+/* ---- sym_dwarf.c ---- */
+
+struct sym_cu_range {
+	uint64_t start, end;
+	uint64_t cu_off; /* offset of the CU DIE */
+};
+/* Build the CU address table of f->dw. */
+int sym_dwarf_index(struct sym_file *f);
+/* file:line of <vaddr>; 0, or -ENOENT when the DWARF has no line for it */
+int sym_dwarf_line(struct sym_file *f, uint64_t vaddr, const char **file, unsigned *line);
+void sym_dwarf_close(struct sym_file *f);
+
+/* ---- sym_proc.c: the address space of one process ---- */
+
+enum sym_map_kind {
+	SYM_MAP_FILE = 0, /* a file (maybe deleted) */
+	SYM_MAP_VDSO,
+	SYM_MAP_ANON, /* anonymous memory, [heap], [stack], //anon, memfd: JIT code lives here */
+	SYM_MAP_SPECIAL, /* [vsyscall], [vvar]... */
+};
+
+struct sym_map {
+	uint64_t start, end, pgoff;
+	dev_t dev;
+	uint64_t ino;
+	const char *path; /* interned, as in maps (" (deleted)" kept) */
+	uint8_t kind;
+	bool exec;
+	bool deleted;
+	bool load_tried;
+	struct sym_file *file; /* NULL until loaded, or when it cannot be */
+};
+
+struct sym_jit_sym {
+	uint64_t start, end;
+	const char *name;
+};
+
+struct sym_proc {
+	pid_t pid;
+	bool dwarf; /* recorded with DWARF */
+	bool recorded; /* maps were read at least once */
+	bool gone; /* the process no longer exists */
+	uint64_t start_time; /* in clock ticks since boot: tells a reused pid */
+	uint64_t refreshed_ms;
+
+	struct sym_map *maps; /* sorted, not overlapping */
+	size_t nmaps, cap;
+
+	struct sym_jit_sym *jit; /* /tmp/perf-PID.map, sorted */
+	size_t njit;
+	const char *jit_path; /* interned, the module name of JIT symbols */
+	off_t jit_size;
+	uint64_t jit_checked_ms;
+	char *jit_names; /* the file as read; symbols copy names out of it */
+
+	struct sym_hmap symbols; /* (addr, flags) -> struct Symbol */
+	struct sym_hmap stacks; /* hash -> struct sym_stack_ent chain */
+	struct sym_arena arena; /* Symbols, Stack nodes, stack keys */
+};
+
+/* Read /proc/<pid>/maps into p (merge) and open the files of executable mappings. Failures
+ * to open a file become warnings (LIBPERF_WARN_SYM_INCOMPLETE). */
+int sym_proc_read_maps(struct sym_proc *p, unsigned flags);
+/* Insert one mapping, cutting what it overlaps; opens its file when <load>. */
+int sym_proc_add_map(struct sym_proc *p, const struct sym_map *m, bool load, unsigned flags);
+/* The mapping holding <addr>, NULL when none. */
+struct sym_map *sym_proc_find_map(struct sym_proc *p, uint64_t addr);
+/* The file of a mapping, opened on first use; NULL when it cannot be. */
+struct sym_file *sym_proc_map_file(struct sym_proc *p, struct sym_map *m, unsigned flags);
+/* (Re)read /tmp/perf-PID.map when it changed. */
+int sym_proc_load_jit(struct sym_proc *p);
+const struct sym_jit_sym *sym_proc_find_jit(const struct sym_proc *p, uint64_t addr);
+bool sym_proc_alive(pid_t pid);
+void sym_proc_clear_maps(struct sym_proc *p);
+void sym_proc_free(struct sym_proc *p);
+
+#endif

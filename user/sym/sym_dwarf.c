@@ -1,0 +1,142 @@
+/*
+ * sym_dwarf.c - source file and line of an address, from the DWARF of a file (libdw).
+ *
+ * .debug_aranges is optional (clang does not emit it), so the address ranges of every
+ * compile unit are read once into a sorted table; a lookup is then a binary search for the
+ * unit and libdw's own search in that unit's line table (parsed once per unit, by libdw).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <elfutils/libdw.h>
+#include <dwarf.h>
+
+#include "core/core.h"
+#include "kperf/pcerrc.h"
+#include "sym.h"
+
+#define BACKWARD_SCAN 16 /* overlapping unit ranges are rare: look at a few before */
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct sym_cu_range *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end;
+}
+
+int sym_dwarf_index(struct sym_file *f)
+{
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Half version;
+	uint8_t unit_type;
+	Dwarf_Die cudie, subdie;
+	struct sym_cu_range *v = NULL;
+	size_t n = 0, cap = 0;
+	int r;
+
+	while ((r = dwarf_get_units(f->dw, cu, &next, &version, &unit_type, &cudie, &subdie)) ==
+	       0) {
+		Dwarf_Addr base, start, end;
+		ptrdiff_t off = 0;
+
+		cu = next;
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_skeleton &&
+		    unit_type != DW_UT_partial)
+			continue;
+		while ((off = dwarf_ranges(&cudie, off, &base, &start, &end)) > 0) {
+			if (end <= start)
+				continue;
+			if (kp_grow((void **)&v, &cap, n + 1, sizeof(*v))) {
+				free(v);
+				return -ENOMEM;
+			}
+			v[n].start = start;
+			v[n].end = end;
+			v[n].cu_off = dwarf_dieoffset(&cudie);
+			n++;
+		}
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_range);
+	f->cus = v;
+	f->ncus = n;
+	return 0;
+}
+
+static bool find_cu(struct sym_file *f, uint64_t addr, Dwarf_Die *cudie)
+{
+	size_t lo = 0, hi = f->ncus, i, k;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->cus[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo, k = 0; i > 0 && k < BACKWARD_SCAN; i--, k++) {
+		const struct sym_cu_range *c = &f->cus[i - 1];
+
+		if (addr < c->end)
+			return dwarf_offdie(f->dw, c->cu_off, cudie) != NULL;
+	}
+	/* no range covers it: maybe .debug_aranges knows better */
+	return dwarf_addrdie(f->dw, addr, cudie) != NULL;
+}
+
+int sym_dwarf_line(struct sym_file *f, uint64_t vaddr, const char **file, unsigned *line)
+{
+	Dwarf_Die cudie;
+	Dwarf_Line *l;
+	const char *src;
+	int lineno = 0;
+
+	*file = NULL;
+	*line = 0;
+	if (!f->dw)
+		return -ENOENT;
+	if (!find_cu(f, vaddr, &cudie))
+		return -ENOENT;
+	l = dwarf_getsrc_die(&cudie, vaddr);
+	if (!l || dwarf_lineno(l, &lineno) || lineno <= 0)
+		return -ENOENT;
+	src = dwarf_linesrc(l, NULL, NULL);
+	if (src && src[0] != '/') {
+		/* relative to the compilation directory: give the full path */
+		Dwarf_Attribute attr;
+		const char *dir = dwarf_formstring(dwarf_attr(&cudie, DW_AT_comp_dir, &attr));
+		char *full;
+
+		if (dir && *dir) {
+			if (asprintf(&full, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/",
+				     src) < 0)
+				return -ENOMEM;
+			src = sym_intern(full);
+			free(full);
+			if (!src)
+				return -ENOMEM;
+		}
+	}
+	if (src) {
+		src = sym_intern(src);
+		if (!src)
+			return -ENOMEM;
+	}
+	*file = src;
+	*line = (unsigned)lineno;
+	return 0;
+}
+
+void sym_dwarf_close(struct sym_file *f)
+{
+	if (f->dw)
+		dwarf_end(f->dw);
+	f->dw = NULL;
+	free(f->cus);
+	f->cus = NULL;
+	f->ncus = 0;
+}
