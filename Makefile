@@ -43,9 +43,10 @@ LIB_SRCS   := $(wildcard $(foreach m,$(LIB_MODULES),user/$(m)/*.c))
 CLI_SRCS   := $(wildcard user/cli/*.c)
 BPF_SRCS   := $(wildcard bpf/*.bpf.c)
 SKELS      := $(patsubst bpf/%.bpf.c,$(BUILD)/skel/%.skel.h,$(BPF_SRCS))
-GEN        := $(BUILD)/gen/syscall_table.h
+GEN_SYSCALLS := $(BUILD)/gen/syscall_table.h
+GEN        := $(GEN_SYSCALLS) $(BUILD)/gen/profile.pb-c.h
 
-LIB_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+LIB_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/gen/profile.pb-c.o
 CLI_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
 SONAME     := libkperf-bpf.so.$(SOVERSION)
 SHLIB      := $(BUILD)/lib/libkperf-bpf.so.$(VERSION)
@@ -85,7 +86,7 @@ help:
 # ---- dependencies ----
 
 DEB_PKGS := make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
-	    libcjson-dev libprotobuf-c-dev libcriterion-dev python3 python3-pytest pkg-config \
+	    libcjson-dev libprotobuf-c-dev protobuf-c-compiler libcriterion-dev python3 python3-pytest pkg-config \
 	    linux-libc-dev systemtap-sdt-dev elfutils binutils golang-go clang-format
 
 deps:
@@ -105,8 +106,16 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) | $(BUILD)/bpf
 $(BUILD)/skel/%.skel.h: $(BUILD)/bpf/%.bpf.o | $(BUILD)/skel
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
 
-$(GEN): scripts/gen_syscall_table.sh scripts/syscalls_x86_64_extra.txt | $(BUILD)/gen
+$(GEN_SYSCALLS): scripts/gen_syscall_table.sh scripts/syscalls_x86_64_extra.txt | $(BUILD)/gen
 	sh scripts/gen_syscall_table.sh > $@.tmp && mv $@.tmp $@
+
+# the pprof schema, compiled by protoc-c
+$(BUILD)/gen/profile.pb-c.c $(BUILD)/gen/profile.pb-c.h: user/export/profile.proto | $(BUILD)/gen
+	protoc-c --proto_path=user/export --c_out=$(BUILD)/gen $<
+
+$(BUILD)/obj/gen/profile.pb-c.o: $(BUILD)/gen/profile.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -Werror -Wextra,$(CFLAGS)) -I$(BUILD)/gen -c $< -o $@
 
 # ---- userspace ----
 

@@ -24,8 +24,8 @@ const volatile struct kp_sys_config cfg = {};
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 8192); /* resized by userspace */
-	__type(key, __u32);        /* tgid */
-	__type(value, __u8);       /* enum kp_target_state */
+	__type(key, __u32); /* tgid */
+	__type(value, __u8); /* enum kp_target_state */
 } targets SEC(".maps");
 
 struct {
@@ -92,11 +92,21 @@ static __always_inline __u32 hist_slot(__u64 v)
 {
 	__u32 r = 0, shift;
 
-	shift = (v > 0xFFFFFFFFULL) << 5; v >>= shift; r |= shift;
-	shift = (v > 0xFFFF) << 4; v >>= shift; r |= shift;
-	shift = (v > 0xFF) << 3; v >>= shift; r |= shift;
-	shift = (v > 0xF) << 2; v >>= shift; r |= shift;
-	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
+	shift = (v > 0xFFFFFFFFULL) << 5;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0xFFFF) << 4;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0xFF) << 3;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0xF) << 2;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0x3) << 1;
+	v >>= shift;
+	r |= shift;
 	r |= (v >> 1);
 	return r < KP_HIST_SLOTS ? r : KP_HIST_SLOTS - 1;
 }

@@ -5,22 +5,22 @@
 #ifndef KPERF_BPF_SYSCALL_H
 #define KPERF_BPF_SYSCALL_H
 
-#define KP_HIST_SLOTS 40        /* must equal KPERF_HIST_SLOTS of pmu.h */
-#define KP_SYSCALL_WORDS 16     /* syscall filter bitmap: numbers 0..1023 */
-#define KP_CPU_WORDS 128        /* cpu filter bitmap: cpus 0..8191 */
+#define KP_HIST_SLOTS 40 /* must equal KPERF_HIST_SLOTS of pmu.h */
+#define KP_SYSCALL_WORDS 16 /* syscall filter bitmap: numbers 0..1023 */
+#define KP_CPU_WORDS 128 /* cpu filter bitmap: cpus 0..8191 */
 #define KP_COMM_LEN 16
 
 /* value of the targets map (tgid -> state) */
 enum kp_target_state {
-	KP_TARGET_ACTIVE = 1,     /* traced */
+	KP_TARGET_ACTIVE = 1, /* traced */
 	KP_TARGET_UNTIL_EXEC = 2, /* traced from its next exec on */
 };
 
 /* indexes of the per-CPU counters array */
 enum kp_counter {
-	KP_CNT_DROPPED = 0,       /* per-call record not reserved: ring buffer full */
-	KP_CNT_SUMMARY_FULL = 1,  /* call not counted: summary map full */
-	KP_CNT_STATE_FULL = 2,    /* call not timed: no room for its start time */
+	KP_CNT_DROPPED = 0, /* per-call record not reserved: ring buffer full */
+	KP_CNT_SUMMARY_FULL = 1, /* call not counted: summary map full */
+	KP_CNT_STATE_FULL = 2, /* call not timed: no room for its start time */
 	KP_CNT_MAX
 };
 
@@ -63,8 +63,8 @@ struct kp_sys_config {
 	__u64 syscall_mask[KP_SYSCALL_WORDS];
 	__u64 cpu_mask[KP_CPU_WORDS];
 	__u64 min_duration_ns;
-	__u64 wakeup_bytes;       /* force a reader wake-up once this much data is waiting */
-	__u32 self_tgid;          /* the tracer itself: never traced */
+	__u64 wakeup_bytes; /* force a reader wake-up once this much data is waiting */
+	__u32 self_tgid; /* the tracer itself: never traced */
 	__u32 fork_child_pid_off; /* compat: offset of child_pid in sched_process_fork */
 	__u8 filter_pid;
 	__u8 filter_cpu;

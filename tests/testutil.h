@@ -35,6 +35,36 @@ static inline const char *tu_path(const char *rel)
 	return buf;
 }
 
+static inline void tu_sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Wait (up to 5 s) until <pid> sits in read(0, ...): a workload started with --wait has
+ * finished starting up (dynamic loader included) and waits for its go byte. */
+static inline int tu_wait_blocked(pid_t pid)
+{
+	char path[64], buf[64];
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	for (i = 0; i < 500; i++) {
+		FILE *f = fopen(path, "r");
+		int ok = 0;
+
+		if (f) {
+			ok = fgets(buf, sizeof(buf), f) && !strncmp(buf, "0 0x0 ", 6);
+			fclose(f);
+		}
+		if (ok)
+			return 0;
+		tu_sleep_ms(10);
+	}
+	return -1;
+}
+
 struct tu_proc {
 	pid_t pid;
 	int go_fd; /* write a byte to release a workload started with --wait */
@@ -45,7 +75,7 @@ struct tu_proc {
 static inline struct tu_proc tu_spawn_v(char *const argv[], int capture_stdout)
 {
 	struct tu_proc p = { -1, -1, -1 };
-	int in[2], out[2] = { -1, -1 };
+	int in[2], out[2] = { -1, -1 }, n;
 	char path[4096];
 
 	if (pipe(in))
@@ -75,6 +105,9 @@ static inline struct tu_proc tu_spawn_v(char *const argv[], int capture_stdout)
 		close(out[1]);
 		p.out_fd = out[0];
 	}
+	for (n = 1; argv[n]; n++)
+		if (!strcmp(argv[n], "--wait"))
+			tu_wait_blocked(p.pid);
 	return p;
 }
 
@@ -127,13 +160,6 @@ static inline void tu_kill(struct tu_proc *p)
 	}
 }
 
-static inline void tu_sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
 /* number of BPF programs loaded on the machine */
 static inline int tu_bpf_prog_count(void)
 {
@@ -154,6 +180,24 @@ static inline int tu_bpf_prog_count_settle(int before)
 	for (i = 0; i < 40 && n > before; i++) {
 		tu_sleep_ms(50);
 		n = tu_bpf_prog_count();
+	}
+	return n;
+}
+
+/* BPF objects (programs, maps, links) this process still holds through file descriptors */
+static inline int tu_bpf_fds(void)
+{
+	char path[64], link[256];
+	int fd, n = 0;
+	ssize_t len;
+
+	for (fd = 0; fd < 4096; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = '\0';
+		n += strstr(link, "bpf") != NULL;
 	}
 	return n;
 }

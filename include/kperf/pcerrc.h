@@ -73,31 +73,31 @@ extern "C" {
 #define LIBPERF_ERR_INVALID_SAMPLE_RATE 1032
 
 /* kperf-bpf additions */
-#define LIBPERF_ERR_INVALID_SYSCALL 2000     /* a syscall name the kernel does not have */
-#define LIBPERF_ERR_NO_BTF 2001              /* the kernel has no BTF and no fallback works */
-#define LIBPERF_ERR_BPF_LOAD 2002            /* the verifier or the kernel refused a program */
-#define LIBPERF_ERR_BPF_ATTACH 2003          /* a program could not be attached */
-#define LIBPERF_ERR_INVALID_ATTR 2004        /* an attribute is out of range or inconsistent */
-#define LIBPERF_ERR_INVALID_CGROUP 2005      /* the cgroup path is not a cgroup v2 directory */
-#define LIBPERF_ERR_PMU_NOT_PRESENT 2006     /* a hardware/uncore PMU this machine lacks */
-#define LIBPERF_ERR_INVALID_FIELD 2007       /* a tracepoint field that does not exist */
-#define LIBPERF_ERR_BUFFER_TOO_SMALL 2008    /* a value buffer smaller than the field */
-#define LIBPERF_ERR_INVALID_FORMAT 2009      /* a malformed tracefs format file */
-#define LIBPERF_ERR_NO_TRACEFS 2010          /* tracefs is neither mounted nor mountable */
-#define LIBPERF_ERR_INVALID_ID 2011          /* a core, numa node or cluster that does not exist */
-#define LIBPERF_ERR_IO 2012                  /* reading or writing a file failed */
-#define LIBPERF_ERR_INVALID_ARG 2013         /* a NULL pointer or a value out of range */
-#define LIBPERF_ERR_NOT_ENABLED 2014         /* an operation that needs an enabled task */
+#define LIBPERF_ERR_INVALID_SYSCALL 2000 /* a syscall name the kernel does not have */
+#define LIBPERF_ERR_NO_BTF 2001 /* the kernel has no BTF and no fallback works */
+#define LIBPERF_ERR_BPF_LOAD 2002 /* the verifier or the kernel refused a program */
+#define LIBPERF_ERR_BPF_ATTACH 2003 /* a program could not be attached */
+#define LIBPERF_ERR_INVALID_ATTR 2004 /* an attribute is out of range or inconsistent */
+#define LIBPERF_ERR_INVALID_CGROUP 2005 /* the cgroup path is not a cgroup v2 directory */
+#define LIBPERF_ERR_PMU_NOT_PRESENT 2006 /* a hardware/uncore PMU this machine lacks */
+#define LIBPERF_ERR_INVALID_FIELD 2007 /* a tracepoint field that does not exist */
+#define LIBPERF_ERR_BUFFER_TOO_SMALL 2008 /* a value buffer smaller than the field */
+#define LIBPERF_ERR_INVALID_FORMAT 2009 /* a malformed tracefs format file */
+#define LIBPERF_ERR_NO_TRACEFS 2010 /* tracefs is neither mounted nor mountable */
+#define LIBPERF_ERR_INVALID_ID 2011 /* a core, numa node or cluster that does not exist */
+#define LIBPERF_ERR_IO 2012 /* reading or writing a file failed */
+#define LIBPERF_ERR_INVALID_ARG 2013 /* a NULL pointer or a value out of range */
+#define LIBPERF_ERR_NOT_ENABLED 2014 /* an operation that needs an enabled task */
 
 #define UNKNOWN_ERROR 9999
 
 /* warnings: the call succeeded, but something the caller should know happened */
 #define LIBPERF_WARN_CTXID_LOST 1000
 #define LIBPERF_WARN_FAIL_GET_PROC 1001
-#define LIBPERF_WARN_RECORDS_DROPPED 2100    /* per-call or per-sample records were lost */
-#define LIBPERF_WARN_FALLBACK 2101           /* a fallback (no BTF, no task storage) is in use */
-#define LIBPERF_WARN_SUMMARY_FULL 2102       /* the in-kernel summary map ran out of entries */
-#define LIBPERF_WARN_PROC_EXITED 2103        /* a traced process exited */
+#define LIBPERF_WARN_RECORDS_DROPPED 2100 /* per-call or per-sample records were lost */
+#define LIBPERF_WARN_FALLBACK 2101 /* a fallback (no BTF, no task storage) is in use */
+#define LIBPERF_WARN_SUMMARY_FULL 2102 /* the in-kernel summary map ran out of entries */
+#define LIBPERF_WARN_PROC_EXITED 2103 /* a traced process exited */
 
 /* the code of the last failed call of this thread, SUCCESS when the last call succeeded */
 int Perrorno(void);

@@ -29,18 +29,13 @@ extern "C" {
 #pragma GCC visibility push(default)
 
 enum PmuTaskType {
-	COUNTING = 0,     /* counters read as deltas */
-	SAMPLING = 1,     /* periodic samples with call stacks, or tracepoint records */
+	COUNTING = 0, /* counters read as deltas */
+	SAMPLING = 1, /* periodic samples with call stacks, or tracepoint records */
 	SPE_SAMPLING = 2, /* Arm SPE: refused on machines without it */
 	MAX_TASK_TYPE
 };
 
-enum PmuEventType {
-	CORE_EVENT,
-	UNCORE_EVENT,
-	TRACE_EVENT,
-	ALL_EVENT
-};
+enum PmuEventType { CORE_EVENT, UNCORE_EVENT, TRACE_EVENT, ALL_EVENT };
 
 enum SpeFilter {
 	SPE_FILTER_NONE = 0,
@@ -65,8 +60,8 @@ enum SpeEventFilter {
 
 enum SymbolMode {
 	NO_SYMBOL_RESOLVE = 0, /* PmuData.stack is NULL */
-	RESOLVE_ELF = 1,       /* function names; no file and line */
-	RESOLVE_ELF_DWARF = 2  /* function names, file and line */
+	RESOLVE_ELF = 1, /* function names; no file and line */
+	RESOLVE_ELF_DWARF = 2 /* function names, file and line */
 };
 
 enum BranchSampleFilter {
@@ -108,7 +103,7 @@ struct PmuAttr {
 	struct EvtAttr *evtAttr;
 	union {
 		unsigned period; /* sample every <period> events (useFreq == 0) */
-		unsigned freq;   /* sample <freq> times a second (useFreq == 1) */
+		unsigned freq; /* sample <freq> times a second (useFreq == 1) */
 	};
 	unsigned useFreq : 1;
 	unsigned excludeUser : 1;
@@ -133,6 +128,9 @@ struct PmuAttr {
 	unsigned timeline;
 	/* SAMPLING: ring buffer size for timeline and tracepoint records, 0 = default */
 	unsigned ringBufferKb;
+	/* COUNTING with pidList: counters start at the processes' next execve instead of at
+	 * PmuEnable (used to launch a command: the launcher itself is not counted) */
+	unsigned enableOnExec;
 };
 
 enum PmuTraceType {
@@ -221,34 +219,34 @@ struct SampleRawData {
 
 struct SampleRawField {
 	char *fieldName; /* "prev_pid" */
-	char *fieldStr;  /* the declaration: "pid_t prev_pid" */
+	char *fieldStr; /* the declaration: "pid_t prev_pid" */
 	unsigned offset; /* byte offset in the raw record */
-	unsigned size;   /* bytes */
+	unsigned size; /* bytes */
 	unsigned isSigned;
 };
 
 struct PmuData {
-	struct Stack *stack;         /* call stack, leaf first; NULL under NO_SYMBOL_RESOLVE */
-	const char *evt;             /* event name */
-	int64_t ts;                  /* ns */
+	struct Stack *stack; /* call stack, leaf first; NULL under NO_SYMBOL_RESOLVE */
+	const char *evt; /* event name */
+	int64_t ts; /* ns */
 	pid_t pid;
 	int tid;
-	int cpu;                     /* -1 when counted over all CPUs */
+	int cpu; /* -1 when counted over all CPUs */
 	int groupId;
 	struct CpuTopology *cpuTopo;
 	const char *comm;
-	uint64_t period;             /* sample period */
-	uint64_t count;              /* COUNTING: delta since the last read (scaled);
+	uint64_t period; /* sample period */
+	uint64_t count; /* COUNTING: delta since the last read (scaled);
 	                              * SAMPLING: samples aggregated in this record */
-	double countPercent;         /* time_running / time_enabled, -1 when never enabled */
+	double countPercent; /* time_running / time_enabled, -1 when never enabled */
 	struct PmuDataExt *ext;
 	struct SampleRawData *rawData; /* tracepoint record, else NULL */
 	const char *cgroupName;
 };
 
 struct PmuTraceData {
-	const char *funcs;  /* syscall name */
-	int64_t startTs;    /* ns, CLOCK_MONOTONIC */
+	const char *funcs; /* syscall name */
+	int64_t startTs; /* ns, CLOCK_MONOTONIC */
 	double elapsedTime; /* ms */
 	pid_t pid;
 	int tid;
@@ -257,7 +255,7 @@ struct PmuTraceData {
 
 	/* kperf-bpf extensions */
 	int64_t ret; /* return value (negative errno on failure) */
-	int nr;      /* syscall number */
+	int nr; /* syscall number */
 };
 
 struct PmuCpuFreqDetail {
@@ -282,34 +280,31 @@ int PmuGetField(struct SampleRawData *rawData, const char *fieldName, void *valu
 struct SampleRawField *PmuGetFieldExp(struct SampleRawData *rawData, const char *fieldName);
 
 enum PmuDeviceMetric {
-	PMU_DDR_READ_BW,     /* per channel, bytes */
-	PMU_DDR_WRITE_BW,    /* per channel, bytes */
-	PMU_L3_TRAFFIC,      /* per core, bytes */
-	PMU_L3_MISS,         /* per core, count */
-	PMU_L3_REF,          /* per core, count */
-	PMU_L3_LAT,          /* per cluster / numa node, cycles */
-	PMU_PCIE_RX_MRD_BW,  /* per bdf, bytes/ns */
+	PMU_DDR_READ_BW, /* per channel, bytes */
+	PMU_DDR_WRITE_BW, /* per channel, bytes */
+	PMU_L3_TRAFFIC, /* per core, bytes */
+	PMU_L3_MISS, /* per core, count */
+	PMU_L3_REF, /* per core, count */
+	PMU_L3_LAT, /* per cluster / numa node, cycles */
+	PMU_PCIE_RX_MRD_BW, /* per bdf, bytes/ns */
 	PMU_PCIE_RX_MWR_BW,
 	PMU_PCIE_TX_MRD_BW,
 	PMU_PCIE_TX_MWR_BW,
 	PMU_PCIE_RX_MRD_LAT, /* per bdf, ns */
 	PMU_PCIE_RX_MWR_LAT,
 	PMU_PCIE_TX_MRD_LAT,
-	PMU_SMMU_TRAN,       /* per bdf, count */
+	PMU_SMMU_TRAN, /* per bdf, count */
 	PMU_HHA_CROSS_NUMA,
 	PMU_HHA_CROSS_SOCKET
 };
 
 struct PmuDeviceAttr {
 	enum PmuDeviceMetric metric;
-	char *bdf;  /* PCIe and SMMU metrics: "7a:01.0" */
+	char *bdf; /* PCIe and SMMU metrics: "7a:01.0" */
 	char *port; /* PCIe latency metrics */
 };
 
-enum PmuBdfType {
-	PMU_BDF_TYPE_PCIE,
-	PMU_BDF_TYPE_SMMU
-};
+enum PmuBdfType { PMU_BDF_TYPE_PCIE, PMU_BDF_TYPE_SMMU };
 
 enum PmuMetricMode {
 	PMU_METRIC_INVALID,
@@ -362,11 +357,11 @@ const char **PmuSysCallFuncList(unsigned *numFunc);
 /* One (process, syscall) pair, cumulative since PmuTraceOpen. */
 struct PmuTraceSummary {
 	const char *funcs; /* syscall name */
-	int nr;            /* syscall number */
-	pid_t pid;         /* process (thread group) */
-	const char *comm;  /* the process's command name when it first made this call */
+	int nr; /* syscall number */
+	pid_t pid; /* process (thread group) */
+	const char *comm; /* the process's command name when it first made this call */
 	uint64_t calls;
-	uint64_t errors;   /* calls that returned a negative value */
+	uint64_t errors; /* calls that returned a negative value */
 	uint64_t totalNs;
 	uint64_t minNs;
 	uint64_t maxNs;
@@ -376,11 +371,11 @@ struct PmuTraceSummary {
 };
 
 struct PmuTraceStats {
-	uint64_t records;        /* per-call records delivered by PmuTraceRead so far */
-	uint64_t dropped;        /* per-call records lost: the ring buffer was full */
+	uint64_t records; /* per-call records delivered by PmuTraceRead so far */
+	uint64_t dropped; /* per-call records lost: the ring buffer was full */
 	uint64_t summaryDropped; /* calls not counted: the summary map was full */
-	unsigned fallback;       /* 1: the raw_syscalls / hash-map fallback is in use */
-	unsigned ringBufferKb;   /* the ring buffer size in use */
+	unsigned fallback; /* 1: the raw_syscalls / hash-map fallback is in use */
+	unsigned ringBufferKb; /* the ring buffer size in use */
 };
 
 /* Summaries sorted by (pid, total time descending); returns their number or -1. */

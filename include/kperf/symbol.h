@@ -18,15 +18,15 @@ extern "C" {
 #pragma GCC visibility push(default)
 
 struct Symbol {
-	unsigned long addr;           /* the address that was resolved */
-	char *module;                 /* path of the file (or "[kernel.kallsyms]", "[vdso]") */
-	char *symbolName;             /* demangled name, "[unknown]" when none */
-	char *mangleName;             /* the name as in the symbol table */
-	char *fileName;               /* source file under DWARF resolution, else "" */
-	unsigned int lineNum;         /* source line under DWARF resolution, else 0 */
-	unsigned long offset;         /* addr - start of the symbol */
+	unsigned long addr; /* the address that was resolved */
+	char *module; /* path of the file (or "[kernel.kallsyms]", "[vdso]") */
+	char *symbolName; /* demangled name, "[unknown]" when none */
+	char *mangleName; /* the name as in the symbol table */
+	char *fileName; /* source file under DWARF resolution, else "" */
+	unsigned int lineNum; /* source line under DWARF resolution, else 0 */
+	unsigned long offset; /* addr - start of the symbol */
 	unsigned long codeMapEndAddr; /* end of the symbol (file-relative) */
-	unsigned long codeMapAddr;    /* addr as an address in the file (before load bias) */
+	unsigned long codeMapAddr; /* addr as an address in the file (before load bias) */
 	uint64_t count;
 };
 

@@ -10,13 +10,14 @@
 #include <sys/types.h>
 
 int cmd_trace(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
 
 /* ---- launch.c ---- */
 
 /* A command started stopped: it waits until kp_launch_go() before its execvp. */
 struct kp_launch {
 	pid_t pid;
-	int go_fd;  /* write end: one byte releases the child */
+	int go_fd; /* write end: one byte releases the child */
 	int err_fd; /* read end: the child's errno if execvp failed, EOF if it succeeded */
 };
 
@@ -33,6 +34,8 @@ void kp_cli_catch_signals(void);
 bool kp_cli_interrupted(void);
 /* "1.5" seconds -> ms; -1 when not a positive number */
 long kp_cli_parse_seconds(const char *s);
+/* an event list: like kp_cli_split, but a comma inside pmu/term=1,term=2/ does not split */
+int kp_cli_split_events(const char *s, char ***out);
 /* "1,2,3" -> ints; returns the count or -1 */
 int kp_cli_parse_int_list(const char *s, int **out);
 /* "a,b,c" -> strings (malloc'd, pointing into a copy of s); returns the count or -1 */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "core/core.h"
 #include "export/export.h"
 #include "kperf/pmu.h"
 
@@ -98,21 +99,19 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 		case 'p':
 			o->npids = kp_cli_parse_int_list(optarg, &o->pids);
 			if (o->npids <= 0) {
-				fprintf(stderr, "kperf-bpf trace: -p wants pids like 1234,5678, not '%s'\n",
+				fprintf(stderr,
+					"kperf-bpf trace: -p wants pids like 1234,5678, not '%s'\n",
 					optarg);
 				return -1;
 			}
 			break;
 		case 'C':
 			o->ncpus = kp_cli_parse_int_list(optarg, &o->cpus);
-			if (o->ncpus <= 0) {
-				/* ranges: 0-3,6 */
-				extern int kp_parse_cpu_list(const char *s, int **cpus);
-
+			if (o->ncpus <= 0) /* ranges: 0-3,6 */
 				o->ncpus = kp_parse_cpu_list(optarg, &o->cpus);
-			}
 			if (o->ncpus <= 0) {
-				fprintf(stderr, "kperf-bpf trace: -C wants cpus like 0-3,6, not '%s'\n",
+				fprintf(stderr,
+					"kperf-bpf trace: -C wants cpus like 0-3,6, not '%s'\n",
 					optarg);
 				return -1;
 			}
@@ -120,7 +119,8 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 		case 'e':
 			o->nfuncs = kp_cli_split(optarg, &o->funcs);
 			if (o->nfuncs <= 0) {
-				fprintf(stderr, "kperf-bpf trace: -e wants syscall names like read,write\n");
+				fprintf(stderr,
+					"kperf-bpf trace: -e wants syscall names like read,write\n");
 				return -1;
 			}
 			break;
@@ -152,7 +152,8 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 		case OPT_MIN_DUR:
 			o->min_duration_ms = strtod(optarg, &end);
 			if (*end || end == optarg || !(o->min_duration_ms >= 0)) {
-				fprintf(stderr, "kperf-bpf trace: --min-duration wants ms >= 0, not '%s'\n",
+				fprintf(stderr,
+					"kperf-bpf trace: --min-duration wants ms >= 0, not '%s'\n",
 					optarg);
 				return -1;
 			}
@@ -163,7 +164,8 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 		case OPT_FORMAT:
 			o->format = kp_format_parse(optarg);
 			if (o->format < 0) {
-				fprintf(stderr, "kperf-bpf trace: --format is table, json or csv, not '%s'\n",
+				fprintf(stderr,
+					"kperf-bpf trace: --format is table, json or csv, not '%s'\n",
 					optarg);
 				return -1;
 			}
@@ -171,7 +173,8 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 		case OPT_RINGBUF:
 			o->ringbuf_kb = (unsigned)strtoul(optarg, &end, 10);
 			if (*end || !o->ringbuf_kb) {
-				fprintf(stderr, "kperf-bpf trace: --ringbuf-kb wants a size in KiB\n");
+				fprintf(stderr,
+					"kperf-bpf trace: --ringbuf-kb wants a size in KiB\n");
 				return -1;
 			}
 			break;
@@ -251,7 +254,7 @@ static bool any_alive(const int *pids, int n)
 	int i;
 
 	for (i = 0; i < n; i++)
-		if (kill(pids[i], 0) == 0 || errno == EPERM)
+		if (kp_pid_alive(pids[i]))
 			return true;
 	return false;
 }

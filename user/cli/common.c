@@ -96,6 +96,60 @@ int kp_cli_split(const char *s, char ***out)
 	return n;
 }
 
+int kp_cli_split_events(const char *s, char ***out)
+{
+	char *copy, *p;
+	int slashes = 0, n;
+
+	if (!s)
+		return -1;
+	/* turn the commas that separate events into a character events never hold */
+	copy = strdup(s);
+	if (!copy)
+		return -1;
+	for (p = copy; *p; p++) {
+		if (*p == '/')
+			slashes++;
+		else if (*p == ',' && slashes % 2 == 0)
+			*p = '\n';
+	}
+	n = 0;
+	{
+		char **parts = NULL, **np, *tok, *save = NULL;
+		size_t len = strlen(copy) + 1;
+		char **block;
+		int i;
+
+		for (tok = strtok_r(copy, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save)) {
+			np = realloc(parts, (size_t)(n + 1) * sizeof(*parts));
+			if (!np) {
+				free(parts);
+				free(copy);
+				return -1;
+			}
+			parts = np;
+			parts[n++] = tok;
+		}
+		if (!n) {
+			free(copy);
+			return -1;
+		}
+		block = malloc((size_t)n * sizeof(*block) + len);
+		if (!block) {
+			free(parts);
+			free(copy);
+			return -1;
+		}
+		memcpy((char *)(block + n), copy, len);
+		for (i = 0; i < n; i++)
+			block[i] = (char *)(block + n) + (parts[i] - copy);
+		free(parts);
+		free(copy);
+		*out = block;
+	}
+	return n;
+}
+
 int kp_cli_parse_int_list(const char *s, int **out)
 {
 	char **parts, *end;

@@ -16,6 +16,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "trace", cmd_trace, "syscall counts, errors and latency per process" },
+	{ "stat", cmd_stat, "count events (perf stat)" },
 };
 
 static void usage(FILE *f)

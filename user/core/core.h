@@ -36,7 +36,7 @@ int kp_public_fail(int neg_errno);
 /* ---- task handles (handle.c) ---- */
 
 enum kp_handle_kind {
-	KP_HANDLE_PMU = 1,   /* PmuOpen */
+	KP_HANDLE_PMU = 1, /* PmuOpen */
 	KP_HANDLE_TRACE = 2, /* PmuTraceOpen */
 	KP_HANDLE_DEVICE = 3 /* PmuDeviceOpen (stored as PMU) */
 };
@@ -75,6 +75,8 @@ int kp_check_cpus(const int *cpus, unsigned n);
 int kp_parse_cpu_list(const char *s, int **cpus);
 /* The thread group of <pid> (a pid or a tid); LIBPERF_ERR_INVALID_PID when it does not exist. */
 int kp_pid_tgid(pid_t pid);
+/* Is <pid> running (exists and is not a zombie)? */
+bool kp_pid_alive(pid_t pid);
 /* /proc/<pid>/comm into <buf> (16 bytes is enough); "" when gone. */
 void kp_pid_comm(pid_t pid, char *buf, size_t size);
 /* Can this process load and attach BPF tracing programs? (CAP_BPF+CAP_PERFMON or
@@ -89,6 +91,10 @@ const char *kp_btf_path(void);
 const char *kp_tracefs(void);
 /* The sysfs root: $KPERF_BPF_SYSFS (fixture trees in tests) or /sys. */
 const char *kp_sysfs(void);
+/* Open a cgroup v2 directory: an absolute path, or a path relative to the cgroup2 mount
+ * (found in /proc/self/mounts: /sys/fs/cgroup, or /sys/fs/cgroup/unified on hybrid
+ * systems). Returns the fd or LIBPERF_ERR_INVALID_CGROUP. */
+int kp_cgroup_open(const char *path);
 /* Monotonic time in ns. */
 uint64_t kp_now_ns(void);
 
@@ -105,7 +111,28 @@ char *kp_strdup(const char *s);
 /* Grow *arr (of *cap elements of <elem> bytes) so that it holds at least <need>. */
 int kp_grow(void **arr, size_t *cap, size_t need, size_t elem);
 
+/* ---- a hash map (map.c) ---- */
 
+/* Open addressing; keys are pointers compared by address, or strings compared by content.
+ * The map stores the key pointer it was given: the caller keeps it alive (and may swap it
+ * for an equal copy through the slot). */
+struct kp_map_slot {
+	const void *key;
+	void *val;
+};
+
+struct kp_map {
+	struct kp_map_slot *slots;
+	size_t cap, len;
+	bool strings;
+};
+
+void kp_map_init(struct kp_map *m, bool string_keys);
+/* The slot of <key>, inserted with val NULL when absent (*created tells); NULL on OOM. */
+struct kp_map_slot *kp_map_slot(struct kp_map *m, const void *key, bool *created);
+/* The value of <key>, NULL when absent. */
+void *kp_map_get(const struct kp_map *m, const void *key);
+void kp_map_free(struct kp_map *m);
 
 /* ---- libbpf glue (bpf_log.c) ---- */
 

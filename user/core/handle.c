@@ -17,7 +17,7 @@ struct kp_entry {
 	enum kp_handle_kind kind;
 	void *obj;
 	const struct kp_handle_ops *ops;
-	int refs;    /* the table's own reference plus one per borrower */
+	int refs; /* the table's own reference plus one per borrower */
 	bool closed; /* removed from the table, waiting for its borrowers */
 };
 
@@ -70,10 +70,11 @@ static struct kp_entry *lookup_locked(int pd, enum kp_handle_kind kind)
 
 static int invalid_pd(int pd)
 {
-	return kp_fail(LIBPERF_ERR_INVALID_PD, -EBADF,
-		       "invalid task handle %d: it was never returned by an open call of this kind, "
-		       "or it was closed",
-		       pd);
+	return kp_fail(
+		LIBPERF_ERR_INVALID_PD, -EBADF,
+		"invalid task handle %d: it was never returned by an open call of this kind, "
+		"or it was closed",
+		pd);
 }
 
 void *kp_handle_get(int pd, enum kp_handle_kind kind)

@@ -23,7 +23,7 @@ struct slot {
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct slot *slots;
 static size_t nslots; /* a power of two */
-static size_t used;   /* live + tombstones */
+static size_t used; /* live + tombstones */
 
 static size_t hash_ptr(const void *p)
 {

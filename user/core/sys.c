@@ -4,6 +4,9 @@
  * process holds, where BTF, tracefs and sysfs are.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <mntent.h>
 #include <limits.h>
 #include <linux/capability.h>
 #include <stdio.h>
@@ -89,8 +92,8 @@ int kp_check_cpus(const int *cpus, unsigned n)
 	for (i = 0; i < n; i++) {
 		if (cpus[i] < 0 || cpus[i] >= possible)
 			return kp_fail(LIBPERF_ERR_INVALID_CPULIST, -EINVAL,
-				       "cpu %d is out of range: this machine has cpus 0-%d", cpus[i],
-				       possible - 1);
+				       "cpu %d is out of range: this machine has cpus 0-%d",
+				       cpus[i], possible - 1);
 		if (!kp_cpu_online(cpus[i]))
 			return kp_fail(LIBPERF_ERR_INVALID_CPULIST, -EINVAL,
 				       "cpu %d is offline (see /sys/devices/system/cpu/online)",
@@ -188,6 +191,22 @@ int kp_pid_tgid(pid_t pid)
 	return (int)tgid;
 }
 
+bool kp_pid_alive(pid_t pid)
+{
+	char path[64], *buf, *paren;
+	bool alive = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (kp_read_file(path, &buf, NULL))
+		return false;
+	/* "pid (comm) S ...": the state follows the last ')' (comm may hold parentheses) */
+	paren = strrchr(buf, ')');
+	if (paren && paren[1] == ' ')
+		alive = paren[2] != 'Z' && paren[2] != 'X' && paren[2] != 'x';
+	free(buf);
+	return alive;
+}
+
 void kp_pid_comm(pid_t pid, char *buf, size_t size)
 {
 	char path[64];
@@ -250,10 +269,11 @@ int kp_check_perf_privileges(bool system_wide)
 			       "(kernel.perf_event_paranoid is %ld; it must be <= 0 without them)",
 			       paranoid);
 	if (paranoid > 2)
-		return kp_fail(LIBPERF_ERR_NO_PERMISSION, -EPERM,
-			       "perf events are disabled for unprivileged users "
-			       "(kernel.perf_event_paranoid is %ld): run as root or grant CAP_PERFMON",
-			       paranoid);
+		return kp_fail(
+			LIBPERF_ERR_NO_PERMISSION, -EPERM,
+			"perf events are disabled for unprivileged users "
+			"(kernel.perf_event_paranoid is %ld): run as root or grant CAP_PERFMON",
+			paranoid);
 	return 0;
 }
 
@@ -285,6 +305,56 @@ const char *kp_tracefs(void)
 	if (mount("nodev", candidates[0], "tracefs", 0, NULL) == 0 && is_tracefs(candidates[0]))
 		return candidates[0];
 	return NULL;
+}
+
+/* the first cgroup2 mount point, in <buf> */
+static int cgroup2_root(char *buf, size_t size)
+{
+	struct mntent *m;
+	FILE *f = setmntent("/proc/self/mounts", "re");
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while ((m = getmntent(f))) {
+		if (!strcmp(m->mnt_type, "cgroup2")) {
+			snprintf(buf, size, "%s", m->mnt_dir);
+			err = 0;
+			break;
+		}
+	}
+	endmntent(f);
+	return err;
+}
+
+int kp_cgroup_open(const char *path)
+{
+	char root[PATH_MAX], full[PATH_MAX * 2];
+	struct statfs st;
+	int fd;
+
+	if (!path || !*path)
+		return kp_fail(LIBPERF_ERR_INVALID_CGROUP, -EINVAL, "empty cgroup path");
+	if (path[0] == '/') {
+		snprintf(full, sizeof(full), "%s", path);
+	} else {
+		if (cgroup2_root(root, sizeof(root)))
+			return kp_fail(LIBPERF_ERR_INVALID_CGROUP, -ENOENT,
+				       "cgroup '%s': no cgroup v2 hierarchy is mounted", path);
+		snprintf(full, sizeof(full), "%s/%s", root, path);
+	}
+	fd = open(full, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return kp_fail(LIBPERF_ERR_INVALID_CGROUP, -errno, "cannot open cgroup %s: %s",
+			       full, strerror(errno));
+	if (fstatfs(fd, &st) || st.f_type != CGROUP2_SUPER_MAGIC) {
+		close(fd);
+		return kp_fail(LIBPERF_ERR_INVALID_CGROUP, -EINVAL,
+			       "%s is not a cgroup v2 directory (cgroup v1 hierarchies cannot be "
+			       "used)",
+			       full);
+	}
+	return fd;
 }
 
 uint64_t kp_now_ns(void)

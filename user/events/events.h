@@ -31,11 +31,11 @@ struct kp_event {
 	char *name; /* as given */
 	enum kp_event_kind kind;
 	struct perf_event_attr attr; /* type, config*, exclude_* filled; size set */
-	char *pmu;                   /* KP_EV_PMU: the PMU's sysfs name */
-	bool uncore;                 /* the PMU counts per package/die (has a cpumask) */
-	int *cpus;                   /* uncore: the CPUs to open it on (its cpumask) */
+	char *pmu; /* KP_EV_PMU: the PMU's sysfs name */
+	bool uncore; /* the PMU counts per package/die (has a cpumask) */
+	int *cpus; /* uncore: the CPUs to open it on (its cpumask) */
 	int ncpus;
-	char *tp_system;             /* KP_EV_TRACEPOINT */
+	char *tp_system; /* KP_EV_TRACEPOINT */
 	char *tp_event;
 };
 

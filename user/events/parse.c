@@ -117,8 +117,9 @@ static void fill_cache_names_once(void)
 
 	for (i = 0; i < KP_ARRAY_SIZE(cache_ids); i++)
 		for (j = 0; j < KP_ARRAY_SIZE(cache_ops); j++)
-			snprintf(cache_names[i * KP_ARRAY_SIZE(cache_ops) + j], sizeof(cache_names[0]),
-				 "%s-%s", cache_ids[i].name, cache_ops[j].suffix);
+			snprintf(cache_names[i * KP_ARRAY_SIZE(cache_ops) + j],
+				 sizeof(cache_names[0]), "%s-%s", cache_ids[i].name,
+				 cache_ops[j].suffix);
 }
 
 static void fill_cache_names(void)
@@ -197,7 +198,8 @@ static int unknown_event(const char *name)
 			       "the events of this machine",
 			       name, best_name);
 	return kp_fail(LIBPERF_ERR_INVALID_EVENT, -ENOENT,
-		       "unknown event '%s'; `kperf-bpf list` shows the events of this machine", name);
+		       "unknown event '%s'; `kperf-bpf list` shows the events of this machine",
+		       name);
 }
 
 /* ---- PMU events from sysfs ---- */
@@ -272,7 +274,8 @@ static int apply_terms(struct perf_event_attr *attr, const char *dir, const char
 			value = strtoull(eq + 1, &end, 0);
 			if (errno || end == eq + 1 || (*end && !isspace((unsigned char)*end))) {
 				err = kp_fail(LIBPERF_ERR_INVALID_EVENT, -EINVAL,
-					      "event '%s': term %s has no numeric value", name, tok);
+					      "event '%s': term %s has no numeric value", name,
+					      tok);
 				break;
 			}
 		}
@@ -350,8 +353,7 @@ static int parse_pmu(const char *name, const char *body, struct kp_event *ev)
 	return 0;
 }
 
-static int parse_tracepoint(const char *name, const char *sys, const char *evt,
-			    struct kp_event *ev)
+static int parse_tracepoint(const char *name, const char *sys, const char *evt, struct kp_event *ev)
 {
 	struct kp_tp_format *fmt;
 	int err = kp_tp_format_load(sys, evt, &fmt);
@@ -382,7 +384,8 @@ int kp_event_probe_attr(const struct perf_event_attr *attr)
 		a.exclude_hv = 0;
 		fd = kp_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	}
-	if (fd < 0 && (errno == EINVAL || errno == EOPNOTSUPP) && attr->type != PERF_TYPE_SOFTWARE) {
+	if (fd < 0 && (errno == EINVAL || errno == EOPNOTSUPP) &&
+	    attr->type != PERF_TYPE_SOFTWARE) {
 		/* per-task refused (uncore PMUs): a CPU is the real test */
 		fd = kp_perf_event_open(&a, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
 	}

@@ -23,20 +23,20 @@ int kp_format_parse(const char *s);
 
 /* What a syscall report says about the collection itself. */
 struct kp_trace_meta {
-	double duration_s;      /* tracing time */
-	double attach_ms;       /* from the command's start to the programs attached */
-	uint64_t dropped;       /* per-call records lost */
-	uint64_t not_counted;   /* calls missing from the summary (map full) */
-	bool fallback;          /* raw_syscalls fallback in use */
-	bool interval;          /* an interval report (-i), not the final one */
+	double duration_s; /* tracing time */
+	double attach_ms; /* from the command's start to the programs attached */
+	uint64_t dropped; /* per-call records lost */
+	uint64_t not_counted; /* calls missing from the summary (map full) */
+	bool fallback; /* raw_syscalls fallback in use */
+	bool interval; /* an interval report (-i), not the final one */
 };
 
 /*
  * Estimate the <q> quantile (0..1) of a log2 latency histogram: find the slot that holds
  * it and interpolate linearly inside [2^i, 2^(i+1)), clamped to [min, max].
  */
-uint64_t kp_hist_quantile(const uint64_t *hist, int slots, uint64_t calls, double q,
-			  uint64_t min, uint64_t max);
+uint64_t kp_hist_quantile(const uint64_t *hist, int slots, uint64_t calls, double q, uint64_t min,
+			  uint64_t max);
 
 /* The summary rows (sorted by pid, then total time, as PmuTraceReadSummary returns them). */
 void kp_report_syscalls(FILE *f, enum kp_format fmt, const struct PmuTraceSummary *s, int n,
@@ -53,5 +53,73 @@ void kp_report_events_end(FILE *f, enum kp_format fmt);
 /* Print a log2 histogram of <slots> counts (slot i: [2^i, 2^(i+1)) <unit>). */
 void kp_print_log2_hist(FILE *f, const uint64_t *hist, int slots, const char *unit,
 			const char *indent);
+
+/* ---- counters (count_report.c) ---- */
+
+struct kp_count_row {
+	const char *evt;
+	uint64_t count;
+	double running; /* fraction of the time the counter ran (scaled when < 1), -1 never */
+	bool supported; /* false: "<not supported>" on this machine */
+};
+
+struct kp_count_meta {
+	const char *target; /* "process 1234", "'cmd args'", "system wide", "CPUs 0-1" */
+	double elapsed_s; /* since the counters started */
+	double interval_t_s; /* > 0: an interval report at this time */
+};
+
+/* A perf-stat-like table (task-clock in msec with CPUs utilized, scaling percentage
+ * when multiplexed), JSON, or CSV. */
+void kp_report_counts(FILE *f, enum kp_format fmt, const struct kp_count_row *rows, int n,
+		      const struct kp_count_meta *meta);
+
+/* ---- profiles: sampled PmuData with stacks (profile.c) ---- */
+
+struct kp_profile_meta {
+	const char *event; /* the sampled event: "cpu-clock" */
+	double duration_s; /* collection time */
+	uint64_t start_ns; /* wall clock of the start (pprof time_nanos), 0 if unknown */
+};
+
+/* A frame's name as the reports print it: the symbol, or module+offset / the address when
+ * the symbol is unknown; kernel frames end in "_[k]" in folded output. */
+void kp_frame_label(const struct Symbol *s, char *buf, size_t size);
+
+/* Folded stacks (one line per distinct stack: "comm;root;...;leaf count"), the input of
+ * flamegraph.pl and speedscope. Returns the number of lines. */
+int kp_export_folded(FILE *f, const struct PmuData *d, int n);
+/* pprof: a gzipped profile.proto at <path>, readable by `go tool pprof`. Returns 0 or
+ * a negative errno (the error recorded). */
+int kp_export_pprof(const char *path, const struct PmuData *d, int n,
+		    const struct kp_profile_meta *m);
+/* JSON: { "event", "duration_s", "samples": [ { "pid", "tid", "cpu", "comm", "count",
+ * "period", "stack": [ { "addr", "symbol", "module", "offset", "file", "line" } ] } ] } */
+int kp_export_profile_json(FILE *f, const struct PmuData *d, int n,
+			   const struct kp_profile_meta *m);
+
+/* The hottest functions: self samples (leaf frame) and total samples (anywhere on the
+ * stack, once per sample even when recursive), like `perf report --children`. */
+struct kp_hot_fn {
+	const char *name; /* the symbol, or module+offset (owned by the list) */
+	const char *module; /* points into the PmuData */
+	const char *file; /* source file of its hottest self address, "" when unknown */
+	unsigned line;
+	uint64_t self, total;
+};
+
+struct kp_hot_list {
+	struct kp_hot_fn *fns; /* sorted by self, then total */
+	size_t n;
+	uint64_t samples; /* all samples of the profile */
+	char **labels; /* names built for unknown symbols */
+	size_t nlabels;
+};
+
+/* Valid while <d> is. Returns 0 or a negative errno. */
+int kp_hot_functions(const struct PmuData *d, int n, struct kp_hot_list *out);
+void kp_hot_list_free(struct kp_hot_list *l);
+/* The <top> lines of a `perf report`-like summary. */
+void kp_report_hottest(FILE *f, const struct kp_hot_list *l, int top);
 
 #endif

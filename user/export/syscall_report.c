@@ -20,7 +20,7 @@
 #include "export.h"
 
 #define CSV_HEADER                                                                           \
-	"kind,pid,tid,comm,cpu,syscall,nr,start_ns,ret,dur_ns,calls,errors,total_ns,min_ns,"   \
+	"kind,pid,tid,comm,cpu,syscall,nr,start_ns,ret,dur_ns,calls,errors,total_ns,min_ns," \
 	"max_ns,avg_ns,p50_ns,p99_ns\n"
 
 int kp_format_parse(const char *s)
@@ -36,8 +36,8 @@ int kp_format_parse(const char *s)
 	return -1;
 }
 
-uint64_t kp_hist_quantile(const uint64_t *hist, int slots, uint64_t calls, double q,
-			  uint64_t min, uint64_t max)
+uint64_t kp_hist_quantile(const uint64_t *hist, int slots, uint64_t calls, double q, uint64_t min,
+			  uint64_t max)
 {
 	double rank = q * (double)calls, seen = 0, lo, hi, v;
 	int i;
@@ -139,7 +139,9 @@ static void table(FILE *f, const struct PmuTraceSummary *s, int n, const struct 
 			uint64_t p99 = kp_hist_quantile(r->hist, KPERF_HIST_SLOTS, r->calls, 0.99,
 							r->minNs, r->maxNs);
 
-			fprintf(f, "   %-20s %10" PRIu64 " %8" PRIu64 " %12.3f %10.3f %10.3f %10.3f %10.3f\n",
+			fprintf(f,
+				"   %-20s %10" PRIu64 " %8" PRIu64
+				" %12.3f %10.3f %10.3f %10.3f %10.3f\n",
 				r->funcs, r->calls, r->errors, (double)r->totalNs / 1e6,
 				(double)avg_ns(r) / 1e3, (double)p50 / 1e3, (double)p99 / 1e3,
 				(double)r->maxNs / 1e3);
@@ -156,12 +158,14 @@ static void table(FILE *f, const struct PmuTraceSummary *s, int n, const struct 
 	if (m->dropped || m->not_counted || m->fallback)
 		fputc('\n', f);
 	if (m->dropped)
-		fprintf(f, " %" PRIu64 " per-call records were dropped (ring buffer full); "
-			   "the summary above is exact.\n",
+		fprintf(f,
+			" %" PRIu64 " per-call records were dropped (ring buffer full); "
+			"the summary above is exact.\n",
 			m->dropped);
 	if (m->not_counted)
-		fprintf(f, " WARNING: %" PRIu64 " calls are missing from the summary (summary map "
-			   "full).\n",
+		fprintf(f,
+			" WARNING: %" PRIu64 " calls are missing from the summary (summary map "
+			"full).\n",
 			m->not_counted);
 	if (m->fallback)
 		fprintf(f, " (raw_syscalls fallback in use: the kernel has no usable BTF)\n");
@@ -230,11 +234,13 @@ static char *json_body(const struct PmuTraceSummary *s, int n, const struct kp_t
 		cJSON_AddNumberToObject(o, "max_ns", (double)r->maxNs);
 		cJSON_AddNumberToObject(o, "avg_ns", (double)avg_ns(r));
 		cJSON_AddNumberToObject(o, "p50_ns",
-					(double)kp_hist_quantile(r->hist, KPERF_HIST_SLOTS, r->calls,
-								 0.5, r->minNs, r->maxNs));
+					(double)kp_hist_quantile(r->hist, KPERF_HIST_SLOTS,
+								 r->calls, 0.5, r->minNs,
+								 r->maxNs));
 		cJSON_AddNumberToObject(o, "p99_ns",
-					(double)kp_hist_quantile(r->hist, KPERF_HIST_SLOTS, r->calls,
-								 0.99, r->minNs, r->maxNs));
+					(double)kp_hist_quantile(r->hist, KPERF_HIST_SLOTS,
+								 r->calls, 0.99, r->minNs,
+								 r->maxNs));
 		cJSON_AddItemToObject(o, "hist", hist_json(r->hist));
 		cJSON_AddItemToArray(calls_arr, o);
 	}
@@ -287,14 +293,15 @@ void kp_report_syscalls(FILE *f, enum kp_format fmt, const struct PmuTraceSummar
 
 			fprintf(f, "summary,%d,,", (int)r->pid);
 			csv_str(f, r->comm);
-			fprintf(f, ",,%s,%d,,,,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-				   ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
-				r->funcs, r->nr, r->calls, r->errors, r->totalNs, r->minNs, r->maxNs,
-				avg_ns(r),
+			fprintf(f,
+				",,%s,%d,,,,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+				",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+				r->funcs, r->nr, r->calls, r->errors, r->totalNs, r->minNs,
+				r->maxNs, avg_ns(r),
 				kp_hist_quantile(r->hist, KPERF_HIST_SLOTS, r->calls, 0.5, r->minNs,
 						 r->maxNs),
-				kp_hist_quantile(r->hist, KPERF_HIST_SLOTS, r->calls, 0.99, r->minNs,
-						 r->maxNs));
+				kp_hist_quantile(r->hist, KPERF_HIST_SLOTS, r->calls, 0.99,
+						 r->minNs, r->maxNs));
 		}
 		break;
 	}

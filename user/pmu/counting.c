@@ -24,11 +24,11 @@
 
 struct kp_counter {
 	int fd;
-	int event;  /* index in p->events */
+	int event; /* index in p->events */
 	bool leader; /* enabled/disabled by ioctl (ungrouped events and group leaders) */
-	pid_t pid;  /* -1: per CPU */
+	pid_t pid; /* -1: per CPU */
 	pid_t tid;
-	int cpu;    /* -1: any CPU */
+	int cpu; /* -1: any CPU */
 	int cgroup; /* index in cgroup names, -1 when none */
 	uint64_t value, enabled, running; /* at the previous read */
 	char comm[16];
@@ -66,6 +66,7 @@ static int open_counter(struct kp_pmu *p, int ev, pid_t pid, pid_t tid, int cpu,
 	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	attr.disabled = group_fd < 0;
 	attr.inherit = tid > 0;
+	attr.enable_on_exec = tid > 0 && p->attr.enableOnExec && group_fd < 0;
 	attr.exclude_user |= p->attr.excludeUser;
 	attr.exclude_kernel |= p->attr.excludeKernel;
 	if (cgroup >= 0) {
@@ -106,10 +107,11 @@ static int open_failed(struct kp_pmu *p, int ev, int err, pid_t tid, int cpu)
 	switch (-err) {
 	case EMFILE:
 	case ENFILE:
-		return kp_fail(LIBPERF_ERR_TOO_MANY_FD, err,
-			       "too many open files while opening '%s' (%zu counters so far): "
-			       "raise the open-file limit (ulimit -n) or count fewer threads/events",
-			       name, p->counting->n);
+		return kp_fail(
+			LIBPERF_ERR_TOO_MANY_FD, err,
+			"too many open files while opening '%s' (%zu counters so far): "
+			"raise the open-file limit (ulimit -n) or count fewer threads/events",
+			name, p->counting->n);
 	case EACCES:
 	case EPERM:
 		return kp_fail(LIBPERF_ERR_NO_PERMISSION, err,
@@ -184,8 +186,8 @@ static int open_process(struct kp_pmu *p, pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	d = opendir(path);
 	if (!d)
-		return kp_fail(LIBPERF_ERR_INVALID_PID, -ESRCH, "process %d does not exist (any more)",
-			       (int)pid);
+		return kp_fail(LIBPERF_ERR_INVALID_PID, -ESRCH,
+			       "process %d does not exist (any more)", (int)pid);
 	while ((de = readdir(d)) && !err) {
 		pid_t tid = (pid_t)atoi(de->d_name);
 
@@ -204,15 +206,16 @@ static int open_process(struct kp_pmu *p, pid_t pid)
 	}
 	closedir(d);
 	if (!err && !opened)
-		return kp_fail(LIBPERF_ERR_INVALID_PID, -ESRCH, "process %d exited before it could be "
-			       "counted", (int)pid);
+		return kp_fail(LIBPERF_ERR_INVALID_PID, -ESRCH,
+			       "process %d exited before it could be "
+			       "counted",
+			       (int)pid);
 	return err;
 }
 
 static int open_cgroups(struct kp_pmu *p)
 {
 	struct kp_counting *k = p->counting;
-	char path[PATH_MAX];
 	unsigned i;
 
 	k->ncgroups = (int)p->attr.numCgroup;
@@ -225,16 +228,9 @@ static int open_cgroups(struct kp_pmu *p)
 	for (i = 0; i < p->attr.numCgroup; i++) {
 		const char *name = p->attr.cgroupNameList[i];
 
-		if (!name || !*name)
-			return kp_fail(LIBPERF_ERR_INVALID_CGROUP, -EINVAL, "empty cgroup name");
-		if (name[0] == '/')
-			snprintf(path, sizeof(path), "%s", name);
-		else
-			snprintf(path, sizeof(path), "/sys/fs/cgroup/%s", name);
-		k->cgroup_fds[i] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		k->cgroup_fds[i] = kp_cgroup_open(name);
 		if (k->cgroup_fds[i] < 0)
-			return kp_fail(LIBPERF_ERR_INVALID_CGROUP, -errno, "cannot open cgroup %s: %s",
-				       path, strerror(errno));
+			return k->cgroup_fds[i];
 		k->cgroup_names[i] = kp_strdup(name);
 		if (!k->cgroup_names[i])
 			return -ENOMEM;
@@ -285,7 +281,11 @@ static int ioctl_all(struct kp_pmu *p, unsigned long req)
 
 int kp_counting_enable(struct kp_pmu *p)
 {
-	int err = ioctl_all(p, PERF_EVENT_IOC_ENABLE);
+	int err;
+
+	if (p->attr.enableOnExec && p->npids)
+		return 0; /* the kernel enables them at the exec */
+	err = ioctl_all(p, PERF_EVENT_IOC_ENABLE);
 
 	if (err)
 		return kp_fail(LIBPERF_ERR_FAILED_PMU_ENABLE, err, "cannot enable the counters: %s",
@@ -298,9 +298,28 @@ int kp_counting_disable(struct kp_pmu *p)
 	int err = ioctl_all(p, PERF_EVENT_IOC_DISABLE);
 
 	if (err)
-		return kp_fail(LIBPERF_ERR_FAILED_PMU_DISABLE, err, "cannot disable the counters: %s",
-			       strerror(-err));
+		return kp_fail(LIBPERF_ERR_FAILED_PMU_DISABLE, err,
+			       "cannot disable the counters: %s", strerror(-err));
 	return 0;
+}
+
+uint64_t kp_count_scale(uint64_t dv, uint64_t de, uint64_t dr, double *percent)
+{
+	if (de == 0) {
+		*percent = -1;
+		return 0;
+	}
+	if (dr == 0) {
+		/* enabled but never scheduled on the PMU: nothing can be estimated */
+		*percent = 0;
+		return 0;
+	}
+	if (dr < de) {
+		*percent = (double)dr / (double)de;
+		return (uint64_t)((double)dv * (double)de / (double)dr + 0.5);
+	}
+	*percent = 1.0;
+	return dv;
 }
 
 int kp_counting_read(struct kp_pmu *p, struct PmuData **out)
@@ -334,16 +353,7 @@ int kp_counting_read(struct kp_pmu *p, struct PmuData **out)
 		d.groupId = p->group_ids[c->event];
 		d.comm = c->comm;
 		d.cgroupName = c->cgroup >= 0 ? k->cgroup_names[c->cgroup] : NULL;
-		if (de == 0) {
-			d.count = 0;
-			d.countPercent = -1;
-		} else if (dr < de && dr > 0) {
-			d.count = (uint64_t)((double)dv * (double)de / (double)dr + 0.5);
-			d.countPercent = (double)dr / (double)de;
-		} else {
-			d.count = dv;
-			d.countPercent = dr ? 1.0 : 0.0;
-		}
+		d.count = kp_count_scale(dv, de, dr, &d.countPercent);
 		err = kp_data_builder_add(b, &d, 0);
 		if (err) {
 			kp_data_builder_free(b);

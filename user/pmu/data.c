@@ -29,26 +29,14 @@ struct arena {
 	struct chunk *head;
 };
 
-/* pointer or string -> copied pointer, open addressing */
-struct map_slot {
-	const void *key;
-	void *val;
-};
-
-struct map {
-	struct map_slot *slots;
-	size_t cap, len;
-	bool strings; /* keys are strings compared by content */
-};
-
 struct kp_data_builder {
 	struct PmuData *recs;
 	size_t *raw_lens;
 	size_t n, cap, raw_cap;
 	struct arena arena;
-	struct map strs;   /* interned strings */
-	struct map stacks; /* source Stack* -> copied Stack* */
-	struct map syms;   /* source Symbol* -> copied Symbol* */
+	struct kp_map strs; /* interned strings */
+	struct kp_map stacks; /* source Stack* -> copied Stack* */
+	struct kp_map syms; /* source Symbol* -> copied Symbol* */
 	bool failed;
 };
 
@@ -99,93 +87,15 @@ static void arena_free(struct arena *a)
 	a->head = NULL;
 }
 
-static size_t hash_key(const struct map *m, const void *key)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	if (m->strings) {
-		const unsigned char *s = key;
-
-		for (; *s; s++)
-			h = (h ^ *s) * 1099511628211ULL;
-	} else {
-		h = (uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15ULL;
-		h ^= h >> 29;
-	}
-	return (size_t)h;
-}
-
-static bool key_eq(const struct map *m, const void *a, const void *b)
-{
-	return m->strings ? !strcmp(a, b) : a == b;
-}
-
-static struct map_slot *map_find(struct map *m, const void *key)
-{
-	size_t i;
-
-	if (!m->cap)
-		return NULL;
-	for (i = hash_key(m, key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->slots[i].key)
-			return &m->slots[i];
-		if (key_eq(m, m->slots[i].key, key))
-			return &m->slots[i];
-	}
-}
-
-static int map_grow(struct map *m)
-{
-	struct map_slot *old = m->slots;
-	size_t oldcap = m->cap, i, j;
-
-	m->cap = m->cap ? m->cap * 2 : 64;
-	m->slots = calloc(m->cap, sizeof(*m->slots));
-	if (!m->slots) {
-		m->slots = old;
-		m->cap = oldcap;
-		return -ENOMEM;
-	}
-	for (i = 0; i < oldcap; i++) {
-		if (!old[i].key)
-			continue;
-		for (j = hash_key(m, old[i].key) & (m->cap - 1); m->slots[j].key;
-		     j = (j + 1) & (m->cap - 1))
-			;
-		m->slots[j] = old[i];
-	}
-	free(old);
-	return 0;
-}
-
-/* the slot for <key>, inserted empty (val NULL) when absent; NULL on OOM */
-static struct map_slot *map_slot(struct map *m, const void *key)
-{
-	struct map_slot *s;
-
-	if ((m->len + 1) * 2 > m->cap && map_grow(m))
-		return NULL;
-	s = map_find(m, key);
-	if (!s->key) {
-		s->key = key;
-		s->val = NULL;
-		m->len++;
-	}
-	return s;
-}
-
-static void map_free(struct map *m)
-{
-	free(m->slots);
-	memset(m, 0, sizeof(*m));
-}
-
 struct kp_data_builder *kp_data_builder_new(void)
 {
 	struct kp_data_builder *b = calloc(1, sizeof(*b));
 
-	if (b)
-		b->strs.strings = true;
+	if (b) {
+		kp_map_init(&b->strs, true);
+		kp_map_init(&b->stacks, false);
+		kp_map_init(&b->syms, false);
+	}
 	return b;
 }
 
@@ -195,9 +105,9 @@ void kp_data_builder_free(struct kp_data_builder *b)
 		return;
 	free(b->recs);
 	free(b->raw_lens);
-	map_free(&b->strs);
-	map_free(&b->stacks);
-	map_free(&b->syms);
+	kp_map_free(&b->strs);
+	kp_map_free(&b->stacks);
+	kp_map_free(&b->syms);
 	arena_free(&b->arena);
 	free(b);
 }
@@ -209,13 +119,13 @@ size_t kp_data_builder_len(const struct kp_data_builder *b)
 
 static char *intern(struct kp_data_builder *b, const char *s)
 {
-	struct map_slot *slot;
+	struct kp_map_slot *slot;
 	size_t len;
 	char *copy;
 
 	if (!s)
 		return NULL;
-	slot = map_slot(&b->strs, s);
+	slot = kp_map_slot(&b->strs, s, NULL);
 	if (!slot)
 		return NULL;
 	if (slot->val)
@@ -232,12 +142,12 @@ static char *intern(struct kp_data_builder *b, const char *s)
 
 static struct Symbol *copy_symbol(struct kp_data_builder *b, const struct Symbol *src)
 {
-	struct map_slot *slot;
+	struct kp_map_slot *slot;
 	struct Symbol *s;
 
 	if (!src)
 		return NULL;
-	slot = map_slot(&b->syms, src);
+	slot = kp_map_slot(&b->syms, src, NULL);
 	if (!slot)
 		return NULL;
 	if (slot->val)
@@ -258,12 +168,12 @@ static struct Symbol *copy_symbol(struct kp_data_builder *b, const struct Symbol
 static struct Stack *copy_stack(struct kp_data_builder *b, const struct Stack *src)
 {
 	struct Stack *head = NULL, *prev = NULL, *node;
-	struct map_slot *slot;
+	struct kp_map_slot *slot;
 	int depth = 0;
 
 	if (!src)
 		return NULL;
-	slot = map_slot(&b->stacks, src);
+	slot = kp_map_slot(&b->stacks, src, NULL);
 	if (!slot)
 		return NULL;
 	if (slot->val)

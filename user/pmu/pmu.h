@@ -24,17 +24,17 @@ struct kp_sampling;
 struct kp_pmu {
 	pthread_mutex_t lock; /* serialises API calls on this task */
 	enum PmuTaskType type;
-	struct PmuAttr attr;      /* a copy; its arrays point to the copies below */
-	struct kp_event *events;  /* parsed evtList */
+	struct PmuAttr attr; /* a copy; its arrays point to the copies below */
+	struct kp_event *events; /* parsed evtList */
 	int nevents;
-	int *group_ids;           /* per event, -1 when not grouped */
-	int *pids;                /* processes (tgids) from pidList, deduplicated */
+	int *group_ids; /* per event, -1 when not grouped */
+	int *pids; /* processes (tgids) from pidList, deduplicated */
 	int npids;
-	int *cpus;                /* cpuList, or every online CPU */
+	int *cpus; /* cpuList, or every online CPU */
 	int ncpus;
-	bool system_wide;         /* no pidList: count per CPU */
+	bool system_wide; /* no pidList: count per CPU */
 	bool enabled;
-	atomic_bool stop;         /* PmuStop */
+	atomic_bool stop; /* PmuStop */
 	struct kp_counting *counting;
 	struct kp_sampling *sampling;
 };
@@ -47,6 +47,9 @@ int kp_counting_disable(struct kp_pmu *p);
 /* Deltas since the previous read, one record per (event, thread or cpu). */
 int kp_counting_read(struct kp_pmu *p, struct PmuData **out);
 void kp_counting_close(struct kp_pmu *p);
+/* The count to report for a delta <dv> that ran <dr> ns of <de> ns enabled (scaled when
+ * multiplexed), and the running fraction (-1 when it was never enabled). */
+uint64_t kp_count_scale(uint64_t dv, uint64_t de, uint64_t dr, double *percent);
 
 /* ---- sampling.c ---- */
 

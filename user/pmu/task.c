@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -92,8 +91,8 @@ static int parse_events(struct kp_pmu *p, const struct PmuAttr *a)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 	for (i = 0; i < a->numEvt; i++) {
 		if (!a->evtList[i])
-			return kp_fail(LIBPERF_ERR_INVALID_EVTLIST, -EINVAL,
-				       "evtList[%u] is NULL", i);
+			return kp_fail(LIBPERF_ERR_INVALID_EVTLIST, -EINVAL, "evtList[%u] is NULL",
+				       i);
 		err = kp_event_parse(a->evtList[i], true, &p->events[i]);
 		if (err)
 			return err;
@@ -101,8 +100,8 @@ static int parse_events(struct kp_pmu *p, const struct PmuAttr *a)
 		p->group_ids[i] = a->evtAttr ? a->evtAttr[i].groupId : -1;
 		if (p->group_ids[i] < -1)
 			return kp_fail(LIBPERF_ERR_INVALID_EVTLIST, -EINVAL,
-				       "evtAttr[%u].groupId is %d: use -1 (no group) or an id >= 0", i,
-				       p->group_ids[i]);
+				       "evtAttr[%u].groupId is %d: use -1 (no group) or an id >= 0",
+				       i, p->group_ids[i]);
 	}
 	return 0;
 }
@@ -269,7 +268,7 @@ static bool any_alive(const struct kp_pmu *p)
 	int i;
 
 	for (i = 0; i < p->npids; i++)
-		if (kill(p->pids[i], 0) == 0 || errno == EPERM)
+		if (kp_pid_alive(p->pids[i]))
 			return true;
 	return false;
 }

@@ -77,7 +77,8 @@ static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
 	for (i = 0; i < o->nnrs; i++) {
 		if (o->nrs[i] < 0 || o->nrs[i] >= KP_SYSCALL_WORDS * 64)
 			return kp_fail(LIBPERF_ERR_INVALID_SYSCALL, -EINVAL,
-				       "syscall number %d is beyond what the filter holds", o->nrs[i]);
+				       "syscall number %d is beyond what the filter holds",
+				       o->nrs[i]);
 		set_bit(cfg->syscall_mask, (unsigned)o->nrs[i]);
 	}
 	for (i = 0; i < o->ncpus; i++) {
@@ -139,8 +140,9 @@ static int populate(struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o)
 	for (i = 0; i < o->ntgids; i++) {
 		key = (__u32)o->tgids[i];
 		if (bpf_map_update_elem(fd, &key, &state, BPF_ANY))
-			return kp_fail(UNKNOWN_ERROR, -errno, "cannot add pid %u to the BPF filter: %s",
-				       key, strerror(errno));
+			return kp_fail(UNKNOWN_ERROR, -errno,
+				       "cannot add pid %u to the BPF filter: %s", key,
+				       strerror(errno));
 	}
 	if (o->cgroup_fd >= 0) {
 		fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "cgroup_filter"));
@@ -255,10 +257,11 @@ int kp_sys_bpf_open(const struct kp_sys_bpf_opts *o, struct kp_sys_bpf **out)
 		if (kp_failed())
 			goto fail;
 		if (err == -EPERM || err == -EACCES)
-			err = kp_fail(LIBPERF_ERR_NO_PERMISSION, err,
-				      "the kernel refused to load BPF programs (%s): run as root or "
-				      "grant CAP_BPF and CAP_PERFMON",
-				      strerror(-err));
+			err = kp_fail(
+				LIBPERF_ERR_NO_PERMISSION, err,
+				"the kernel refused to load BPF programs (%s): run as root or "
+				"grant CAP_BPF and CAP_PERFMON",
+				strerror(-err));
 		else if (!btf)
 			err = kp_fail(LIBPERF_ERR_NO_BTF, err,
 				      "the kernel has no BTF (/sys/kernel/btf/vmlinux) and the "
@@ -274,12 +277,13 @@ int kp_sys_bpf_open(const struct kp_sys_bpf_opts *o, struct kp_sys_bpf **out)
 	b->counters_fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "counters"));
 	if (o->record_events) {
 		b->ringbuf_bytes = o->ringbuf_bytes;
-		b->rb = ring_buffer__new(bpf_map__fd(bpf_object__find_map_by_name(b->obj, "events")),
-					 on_rb_sample, b, NULL);
+		b->rb = ring_buffer__new(
+			bpf_map__fd(bpf_object__find_map_by_name(b->obj, "events")), on_rb_sample,
+			b, NULL);
 		if (!b->rb) {
 			err = kp_fail(LIBPERF_ERR_FAIL_MMAP, -errno,
-				      "cannot map the %zu KiB ring buffer: %s", o->ringbuf_bytes >> 10,
-				      strerror(errno));
+				      "cannot map the %zu KiB ring buffer: %s",
+				      o->ringbuf_bytes >> 10, strerror(errno));
 			goto fail;
 		}
 	}
@@ -340,7 +344,8 @@ int kp_sys_bpf_summary(struct kp_sys_bpf *b, struct kp_sys_row **rows)
 	int c, i;
 
 	*rows = NULL;
-	vals = malloc(vsize * (size_t)b->ncpus);
+	vals = calloc((size_t)b->ncpus,
+		      vsize); /* zeroed: valgrind does not model per-CPU lookups */
 	if (!vals)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 	while (bpf_map_get_next_key(b->summary_fd, prev, &next) == 0) {

@@ -25,13 +25,13 @@
 static const struct {
 	const char *name, *tp;
 } tp_alias[] = {
-	{ "stat", "newstat" },	 { "fstat", "newfstat" },     { "lstat", "newlstat" },
+	{ "stat", "newstat" },	 { "fstat", "newfstat" },      { "lstat", "newlstat" },
 	{ "uname", "newuname" }, { "sendfile", "sendfile64" }, { "umount2", "umount" },
 };
 
 static pthread_once_t exists_once = PTHREAD_ONCE_INIT;
 static bool exists[NR_TABLE]; /* implemented by the running kernel */
-static bool from_kernel;      /* exists[] came from tracefs */
+static bool from_kernel; /* exists[] came from tracefs */
 
 static const char *tp_name(const char *name)
 {

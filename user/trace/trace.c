@@ -8,8 +8,6 @@
  * map and is read on demand.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/magic.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -17,8 +15,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "core/core.h"
@@ -37,7 +33,7 @@
 _Static_assert(KP_HIST_SLOTS == KPERF_HIST_SLOTS, "histogram slots differ");
 
 struct kp_trace {
-	pthread_mutex_t lock;    /* serialises API calls on this task */
+	pthread_mutex_t lock; /* serialises API calls on this task */
 	pthread_mutex_t rb_lock; /* ring buffer consumption and the record store */
 	struct kp_sys_bpf *bpf;
 	bool enabled;
@@ -52,7 +48,7 @@ struct kp_trace {
 
 	pthread_t poller;
 	bool poller_on;
-	int wake_fd;  /* eventfd that stops the poller */
+	int wake_fd; /* eventfd that stops the poller */
 	int epoll_fd; /* the ring buffer and wake_fd */
 	atomic_bool stop;
 };
@@ -178,24 +174,6 @@ static unsigned dedup(int *v, unsigned n)
 	return j;
 }
 
-static int open_cgroup(const char *path)
-{
-	struct statfs st;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return kp_fail(LIBPERF_ERR_INVALID_CGROUP, -errno, "cannot open cgroup %s: %s", path,
-			       strerror(errno));
-	if (fstatfs(fd, &st) || st.f_type != CGROUP2_SUPER_MAGIC) {
-		close(fd);
-		return kp_fail(LIBPERF_ERR_INVALID_CGROUP, -EINVAL,
-			       "%s is not a cgroup v2 directory (e.g. /sys/fs/cgroup/system.slice)",
-			       path);
-	}
-	return fd;
-}
-
 static size_t ringbuf_bytes(unsigned kb)
 {
 	size_t bytes = (size_t)(kb ? kb : DEFAULT_RINGBUF_KB) << 10, p = (size_t)getpagesize();
@@ -213,8 +191,8 @@ static int check_attr(const struct PmuTraceAttr *a, struct kp_sys_bpf_opts *o, i
 	int v;
 
 	if (a->numFuncs && !a->funcs)
-		return kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL,
-			       "funcs is NULL but numFuncs is %u", a->numFuncs);
+		return kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL, "funcs is NULL but numFuncs is %u",
+			       a->numFuncs);
 	if (a->numPid && !a->pidList)
 		return kp_fail(LIBPERF_ERR_INVALID_PIDLIST, -EINVAL,
 			       "pidList is NULL but numPid is %u", a->numPid);
@@ -262,7 +240,7 @@ static int check_attr(const struct PmuTraceAttr *a, struct kp_sys_bpf_opts *o, i
 	o->cpus = a->numCpu ? a->cpuList : NULL;
 	o->ncpus = a->numCpu;
 	if (a->cgroupPath && *a->cgroupPath) {
-		*cgroup_fd = open_cgroup(a->cgroupPath);
+		*cgroup_fd = kp_cgroup_open(a->cgroupPath);
 		if (*cgroup_fd < 0)
 			return *cgroup_fd;
 	}
@@ -595,7 +573,8 @@ KP_EXPORT int PmuTraceGetStats(int pd, struct PmuTraceStats *stats)
 	pthread_mutex_unlock(&t->rb_lock);
 	stats->summaryDropped = c[KP_CNT_SUMMARY_FULL] + c[KP_CNT_STATE_FULL];
 	stats->fallback = kp_sys_bpf_is_compat(t->bpf);
-	stats->ringBufferKb = t->summary_only ? 0 : (unsigned)(kp_sys_bpf_ringbuf_bytes(t->bpf) >> 10);
+	stats->ringBufferKb = t->summary_only ? 0 :
+						(unsigned)(kp_sys_bpf_ringbuf_bytes(t->bpf) >> 10);
 	pthread_mutex_unlock(&t->lock);
 	kp_handle_put(t);
 	return 0;

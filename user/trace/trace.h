@@ -46,7 +46,7 @@ struct kp_sys_bpf_opts {
 	bool follow_fork;
 	bool from_exec;
 	uint64_t min_duration_ns;
-	size_t ringbuf_bytes;     /* a power of two, multiple of the page size */
+	size_t ringbuf_bytes; /* a power of two, multiple of the page size */
 	unsigned summary_entries;
 	kp_sys_event_fn on_event; /* called from kp_sys_bpf_consume() */
 	void *ctx;

@@ -145,8 +145,8 @@ static int split_decl(const char *decl, struct kp_tp_field *f)
 
 static int bad_line(int lineno, const char *why)
 {
-	return kp_fail(LIBPERF_ERR_INVALID_FORMAT, -EINVAL, "malformed tracepoint format, line %d: %s",
-		       lineno, why);
+	return kp_fail(LIBPERF_ERR_INVALID_FORMAT, -EINVAL,
+		       "malformed tracepoint format, line %d: %s", lineno, why);
 }
 
 static int parse_field_line(const char *line, int lineno, struct kp_tp_field *f)

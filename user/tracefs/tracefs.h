@@ -10,15 +10,15 @@
 #include <stdint.h>
 
 struct kp_tp_field {
-	char *name;     /* "prev_pid" */
-	char *decl;     /* the declaration as written: "pid_t prev_pid" */
-	char *type;     /* the type alone: "pid_t", "__data_loc char[]", "char[16]" */
+	char *name; /* "prev_pid" */
+	char *decl; /* the declaration as written: "pid_t prev_pid" */
+	char *type; /* the type alone: "pid_t", "__data_loc char[]", "char[16]" */
 	unsigned offset;
 	unsigned size;
 	bool is_signed;
-	bool data_loc;  /* __data_loc: a u32 (len << 16 | offset) pointing to the payload */
-	bool rel_loc;   /* __rel_loc: like __data_loc, offset relative to the field's end */
-	bool is_array;  /* fixed array, e.g. char[16] */
+	bool data_loc; /* __data_loc: a u32 (len << 16 | offset) pointing to the payload */
+	bool rel_loc; /* __rel_loc: like __data_loc, offset relative to the field's end */
+	bool is_array; /* fixed array, e.g. char[16] */
 	bool is_common; /* common_type, common_pid, ... */
 };
 

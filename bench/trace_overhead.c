@@ -1,0 +1,323 @@
+/*
+ * trace_overhead - what syscall tracing costs a process, as ratios measured in one run.
+ *
+ * A child process makes N getppid() calls and reports ns per call. It runs untraced, under
+ * the floor (bpf/bench_floor.bpf.c: empty sys_enter/sys_exit behind a pid filter), under
+ * kperf-bpf in summary-only and per-call modes, untraced while another process is traced,
+ * and, where installed, under bpftrace, `perf trace -s` and `strace -c`. The configurations
+ * are interleaved over several rounds and the median of each is compared with the median
+ * of the untraced runs. Also reports how long `kperf-bpf trace` takes to attach.
+ *
+ *   trace_overhead [--calls N] [--rounds R] [--no-peers]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "kperf/pmu.h"
+#include "skel/bench_floor.skel.h"
+
+#define MAX_ROUNDS 31
+
+enum config {
+	UNTRACED,
+	FLOOR,
+	SUMMARY,
+	PER_CALL,
+	OTHER_TRACED,
+	BPFTRACE,
+	PERF_TRACE,
+	STRACE,
+	NCONFIG
+};
+
+static const char *const names[NCONFIG] = {
+	"untraced",
+	"floor: empty sys_enter/exit + pid filter",
+	"kperf-bpf summary only",
+	"kperf-bpf per-call records",
+	"untraced, while another process is traced",
+	"bpftrace (per-syscall latency histogram)",
+	"perf trace -s",
+	"strace -c",
+};
+
+struct child {
+	pid_t pid;
+	int go, result;
+};
+
+static long calls = 2000000;
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* a process that waits for a byte, makes <n> getppid calls, and writes ns per call */
+static struct child spawn_loop(long n)
+{
+	int go[2], res[2];
+	struct child c;
+	char b;
+
+	if (pipe(go) || pipe(res))
+		exit(1);
+	c.pid = fork();
+	if (c.pid == 0) {
+		double t0, ns;
+		long i;
+
+		close(go[1]);
+		close(res[0]);
+		if (read(go[0], &b, 1) != 1)
+			_exit(1);
+		t0 = now_ns();
+		for (i = 0; i < n; i++)
+			syscall(SYS_getppid);
+		ns = (now_ns() - t0) / (double)n;
+		if (write(res[1], &ns, sizeof(ns)) != sizeof(ns))
+			_exit(1);
+		_exit(0);
+	}
+	close(go[0]);
+	close(res[1]);
+	c.go = go[1];
+	c.result = res[0];
+	return c;
+}
+
+static double run_loop(struct child *c)
+{
+	double ns = -1;
+
+	if (write(c->go, "g", 1) != 1 || read(c->result, &ns, sizeof(ns)) != sizeof(ns))
+		ns = -1;
+	close(c->go);
+	close(c->result);
+	waitpid(c->pid, NULL, 0);
+	return ns;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* start a peer tool on <pid>; returns its pid, after giving it time to attach */
+static pid_t start_tool(char *const argv[], long settle_ms)
+{
+	pid_t p = fork();
+
+	if (p == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+
+		dup2(devnull, 1);
+		dup2(devnull, 2);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	sleep_ms(settle_ms);
+	return p;
+}
+
+static bool have(const char *tool)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", tool);
+	return system(cmd) == 0;
+}
+
+static double measure(enum config cfg, long n)
+{
+	struct child c = spawn_loop(n), other;
+	char pidarg[32], script[512];
+	pid_t tool = -1;
+	double ns = -1;
+	int pd = -1, pids[1];
+
+	pids[0] = c.pid;
+	snprintf(pidarg, sizeof(pidarg), "%d", c.pid);
+	switch (cfg) {
+	case UNTRACED:
+		return run_loop(&c);
+	case FLOOR: {
+		struct bench_floor_bpf *skel = bench_floor_bpf__open_and_load();
+		__u32 key = (__u32)c.pid;
+		__u8 one = 1;
+
+		if (!skel || bpf_map_update_elem(bpf_map__fd(skel->maps.targets), &key, &one, 0) ||
+		    bench_floor_bpf__attach(skel)) {
+			fprintf(stderr, "floor: cannot load the BPF object\n");
+			run_loop(&c);
+			bench_floor_bpf__destroy(skel);
+			return -1;
+		}
+		ns = run_loop(&c);
+		bench_floor_bpf__destroy(skel);
+		return ns;
+	}
+	case SUMMARY:
+	case PER_CALL:
+	case OTHER_TRACED: {
+		struct PmuTraceAttr a = { .pidList = pids,
+					  .numPid = 1,
+					  .summaryOnly = cfg != PER_CALL };
+		struct PmuTraceStats st;
+
+		if (cfg == OTHER_TRACED) {
+			other = spawn_loop(1);
+			pids[0] = other.pid;
+		}
+		pd = PmuTraceOpen(TRACE_SYS_CALL, &a);
+		if (pd < 0 || PmuTraceEnable(pd)) {
+			fprintf(stderr, "kperf-bpf: %s\n", Perror());
+			return -1;
+		}
+		ns = run_loop(&c);
+		if (cfg == PER_CALL && PmuTraceGetStats(pd, &st) == 0 && st.dropped)
+			fprintf(stderr,
+				"  note: %llu per-call records dropped at the default buffer\n",
+				(unsigned long long)st.dropped);
+		PmuTraceClose(pd);
+		if (cfg == OTHER_TRACED)
+			run_loop(&other);
+		return ns;
+	}
+	case BPFTRACE: {
+		char *argv[] = { "bpftrace", "-e", script, NULL };
+
+		snprintf(script, sizeof(script),
+			 "tracepoint:raw_syscalls:sys_enter /pid == %d/ { @start[tid] = nsecs; } "
+			 "tracepoint:raw_syscalls:sys_exit /@start[tid]/ { "
+			 "@us[args->id] = hist(nsecs - @start[tid]); delete(@start[tid]); }",
+			 c.pid);
+		tool = start_tool(argv, 3000);
+		break;
+	}
+	case PERF_TRACE: {
+		char *argv[] = { "perf", "trace", "-s", "-p", pidarg, NULL };
+
+		tool = start_tool(argv, 2000);
+		break;
+	}
+	case STRACE: {
+		char *argv[] = { "strace", "-c", "-p", pidarg, NULL };
+
+		tool = start_tool(argv, 1000);
+		break;
+	}
+	default:
+		break;
+	}
+	ns = run_loop(&c);
+	if (tool > 0) {
+		kill(tool, SIGINT);
+		waitpid(tool, NULL, 0);
+	}
+	return ns;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double attach_ms(void)
+{
+	const char *build = getenv("KPERF_BUILD");
+	char cmd[512], buf[4096];
+	double ms = -1;
+	size_t n;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "%s/bin/kperf-bpf trace --format json -- true 2>/dev/null",
+		 build ? build : "build");
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	pclose(f);
+	if (strstr(buf, "\"attach_ms\":"))
+		ms = atof(strstr(buf, "\"attach_ms\":") + 12);
+	return ms;
+}
+
+int main(int argc, char **argv)
+{
+	double results[NCONFIG][MAX_ROUNDS], med[NCONFIG];
+	bool run[NCONFIG], peers = true;
+	int rounds = 5, r, c, i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--calls") && i + 1 < argc)
+			calls = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
+			rounds = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--no-peers"))
+			peers = false;
+	}
+	if (rounds < 1 || rounds > MAX_ROUNDS || calls < 1000) {
+		fprintf(stderr,
+			"usage: trace_overhead [--calls N>=1000] [--rounds 1..31] [--no-peers]\n");
+		return 2;
+	}
+	for (c = 0; c < NCONFIG; c++)
+		run[c] = c < BPFTRACE;
+	run[BPFTRACE] = peers && have("bpftrace");
+	run[PERF_TRACE] = peers && have("perf");
+	run[STRACE] = peers && have("strace");
+
+	printf("syscall tracing overhead: %ld getppid() calls per run, %d rounds, median\n\n",
+	       calls, rounds);
+	for (r = 0; r < rounds; r++) {
+		for (c = 0; c < NCONFIG; c++) {
+			/* the slow peers get fewer calls: ns per call is what is compared */
+			long n = c >= PERF_TRACE ? calls / 20 : calls;
+
+			if (!run[c] || (c >= BPFTRACE && r >= (rounds + 1) / 2))
+				continue;
+			results[c][r] = measure((enum config)c, n);
+		}
+	}
+	for (c = 0; c < NCONFIG; c++) {
+		int nr = c >= BPFTRACE ? (rounds + 1) / 2 : rounds;
+
+		if (!run[c])
+			continue;
+		qsort(results[c], (size_t)nr, sizeof(double), cmp_double);
+		med[c] = results[c][nr / 2];
+	}
+	printf("%-46s %10s %10s\n", "configuration", "ns/call", "ratio");
+	for (c = 0; c < NCONFIG; c++) {
+		if (!run[c]) {
+			printf("%-46s %10s %10s\n", names[c], "-",
+			       peers ? "(not installed)" : "(skipped)");
+			continue;
+		}
+		printf("%-46s %10.1f %9.2fx\n", names[c], med[c], med[c] / med[UNTRACED]);
+	}
+	printf("\nkperf-bpf summary vs floor: %.2fx;  per-call vs floor: %.2fx\n",
+	       med[SUMMARY] / med[FLOOR], med[PER_CALL] / med[FLOOR]);
+	if (run[BPFTRACE])
+		printf("bpftrace vs kperf-bpf summary: %.2fx\n", med[BPFTRACE] / med[SUMMARY]);
+	printf("kperf-bpf trace attached %.1f ms after it started\n", attach_ms());
+	return 0;
+}

@@ -1,0 +1,372 @@
+/*
+ * test_counting.c - PmuOpen(COUNTING): counts agree with what the workloads did, deltas
+ * per read, per-cpu and per-thread records, groups, PmuCollect/PmuStop, the data
+ * lifecycle, and every error a caller can provoke.
+ */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <cjson/cJSON.h>
+
+#include "kperf/pmu.h"
+#include "testutil.h"
+
+static uint64_t sum_event(const struct PmuData *d, int n, const char *evt)
+{
+	uint64_t s = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(d[i].evt, evt))
+			s += d[i].count;
+	return s;
+}
+
+static unsigned long long read_cpu_ns(struct tu_proc *p)
+{
+	char buf[128] = "";
+	ssize_t n = read(p->out_fd, buf, sizeof(buf) - 1);
+	unsigned long long ns = 0;
+
+	if (n > 0) {
+		buf[n] = '\0';
+		sscanf(buf, "cpu_ns=%llu", &ns);
+	}
+	close(p->out_fd);
+	return ns;
+}
+
+Test(counting, task_clock_matches_cpu_time)
+{
+	char *argv[] = { "cpuburn", "--ms", "400", "--threads", "2", "--wait", NULL };
+	char *evts[] = { "task-clock", "context-switches" };
+	struct tu_proc w = tu_spawn_v(argv, 1);
+	struct PmuAttr a = { .evtList = evts, .numEvt = 2 };
+	struct PmuData *d;
+	int pids[] = { w.pid }, pd, n, i;
+	unsigned long long cpu_ns;
+	uint64_t tc;
+
+	a.pidList = pids;
+	a.numPid = 1;
+	pd = PmuOpen(COUNTING, &a);
+	cr_assert_gt(pd, 0, "%s", Perror());
+	cr_assert_eq(PmuEnable(pd), 0);
+	tu_go(&w);
+	cpu_ns = read_cpu_ns(&w);
+	tu_wait(&w);
+	PmuDisable(pd);
+	n = PmuRead(pd, &d);
+	cr_assert_geq(n, 2, "%s", Perror());
+	tc = sum_event(d, n, "task-clock");
+	cr_assert_gt(cpu_ns, 700000000ULL, "the workload burned %llu ns", cpu_ns);
+	cr_assert(tc > cpu_ns * 0.9 && tc < cpu_ns * 1.1,
+		  "task-clock %lu ns vs the process's own CPU time %llu ns", tc, cpu_ns);
+	for (i = 0; i < n; i++) {
+		cr_assert_eq(d[i].pid, pids[0]);
+		cr_assert_eq(d[i].cpu, -1);
+		cr_assert_float_eq(d[i].countPercent, 1.0, 1e-9, "software events never multiplex");
+		cr_assert_eq(d[i].groupId, -1);
+	}
+	PmuDataFree(d);
+	PmuClose(pd);
+}
+
+Test(counting, page_faults_at_least_the_pages_touched)
+{
+	char *evts[] = { "page-faults", "minor-faults" };
+	struct tu_proc w = tu_spawn("pages", "--pages", "5000", "--wait", NULL);
+	struct PmuAttr a = { .evtList = evts, .numEvt = 2 };
+	struct PmuData *d;
+	int pids[] = { w.pid }, pd, n;
+
+	a.pidList = pids;
+	a.numPid = 1;
+	pd = PmuOpen(COUNTING, &a);
+	cr_assert_gt(pd, 0, "%s", Perror());
+	PmuEnable(pd);
+	tu_go(&w);
+	cr_assert_eq(tu_wait(&w), 0);
+	n = PmuRead(pd, &d);
+	cr_assert_geq(sum_event(d, n, "page-faults"), 5000);
+	cr_assert_lt(sum_event(d, n, "page-faults"), 5500, "faults of the touched pages only");
+	cr_assert_geq(sum_event(d, n, "minor-faults"), 5000);
+	PmuDataFree(d);
+	PmuClose(pd);
+}
+
+Test(counting, reads_are_deltas)
+{
+	char *evts[] = { "cpu-clock" };
+	int cpus[] = { 0 };
+	struct PmuAttr a = { .evtList = evts, .numEvt = 1, .cpuList = cpus, .numCpu = 1 };
+	struct PmuData *d1, *d2;
+	int pd = PmuOpen(COUNTING, &a), n1, n2;
+
+	cr_assert_gt(pd, 0, "%s", Perror());
+	PmuEnable(pd);
+	tu_sleep_ms(200);
+	n1 = PmuRead(pd, &d1);
+	tu_sleep_ms(200);
+	n2 = PmuRead(pd, &d2);
+	cr_assert_eq(n1, 1);
+	cr_assert_eq(n2, 1);
+	cr_assert_eq(d1[0].cpu, 0);
+	cr_assert_eq(d1[0].pid, -1);
+	/* cpu-clock on a cpu runs all the time: each read is ~200 ms, not cumulative */
+	cr_assert(d1[0].count > 150000000 && d1[0].count < 400000000, "%lu", d1[0].count);
+	cr_assert(d2[0].count > 150000000 && d2[0].count < 400000000, "%lu", d2[0].count);
+	cr_assert_gt(d2[0].ts, d1[0].ts);
+	PmuDataFree(d1);
+	PmuDataFree(d2);
+	PmuClose(pd);
+}
+
+Test(counting, system_wide_has_one_record_per_cpu_and_event)
+{
+	char *evts[] = { "cpu-clock", "context-switches" };
+	struct PmuAttr a = { .evtList = evts, .numEvt = 2 };
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	struct PmuData *d;
+	int pd = PmuOpen(COUNTING, &a), n, i;
+
+	cr_assert_gt(pd, 0, "%s", Perror());
+	PmuEnable(pd);
+	tu_sleep_ms(100);
+	n = PmuRead(pd, &d);
+	cr_assert_eq(n, 2 * ncpu);
+	for (i = 0; i < n; i++) {
+		cr_assert_geq(d[i].cpu, 0);
+		cr_assert_lt(d[i].cpu, ncpu);
+	}
+	PmuDataFree(d);
+	PmuClose(pd);
+}
+
+Test(counting, groups_keep_their_id)
+{
+	char *evts[] = { "task-clock", "context-switches", "page-faults" };
+	struct EvtAttr groups[] = { { 3 }, { 3 }, { -1 } };
+	struct PmuAttr a = { .evtList = evts, .numEvt = 3, .evtAttr = groups };
+	struct tu_proc w = tu_spawn("pages", "--pages", "100", "--wait", NULL);
+	struct PmuData *d;
+	int pids[] = { w.pid }, pd, n, i;
+
+	a.pidList = pids;
+	a.numPid = 1;
+	pd = PmuOpen(COUNTING, &a);
+	cr_assert_gt(pd, 0, "%s", Perror());
+	PmuEnable(pd);
+	tu_go(&w);
+	tu_wait(&w);
+	n = PmuRead(pd, &d);
+	cr_assert_eq(n, 3);
+	for (i = 0; i < n; i++)
+		cr_assert_eq(d[i].groupId, strcmp(d[i].evt, "page-faults") ? 3 : -1);
+	cr_assert_gt(sum_event(d, n, "task-clock"), 0, "the group member follows its leader");
+	cr_assert_geq(sum_event(d, n, "page-faults"), 100);
+	PmuDataFree(d);
+	PmuClose(pd);
+}
+
+Test(counting, children_are_counted)
+{
+	char *evts[] = { "page-faults" };
+	struct tu_proc w = tu_spawn("pages", "--pages", "2000", "--children", "3", "--wait", NULL);
+	struct PmuAttr a = { .evtList = evts, .numEvt = 1, .includeNewFork = 1 };
+	struct PmuData *d;
+	int pids[] = { w.pid }, pd, n;
+	uint64_t faults;
+
+	a.pidList = pids;
+	a.numPid = 1;
+	pd = PmuOpen(COUNTING, &a);
+	cr_assert_gt(pd, 0, "%s", Perror());
+	PmuEnable(pd);
+	tu_go(&w);
+	cr_assert_eq(tu_wait(&w), 0);
+	n = PmuRead(pd, &d);
+	faults = sum_event(d, n, "page-faults");
+	PmuDataFree(d);
+	PmuClose(pd);
+	/* 4 processes touching 2000 pages each: only counting the children gets there */
+	cr_assert_geq(faults, 8000, "%lu faults", faults);
+	cr_assert_lt(faults, 9000, "%lu faults", faults);
+}
+
+static void *stop_later(void *arg)
+{
+	tu_sleep_ms(300);
+	PmuStop(*(int *)arg);
+	return NULL;
+}
+
+Test(counting, collect_and_stop)
+{
+	char *evts[] = { "cpu-clock" };
+	int cpus[] = { 0 };
+	struct PmuAttr a = { .evtList = evts, .numEvt = 1, .cpuList = cpus, .numCpu = 1 };
+	struct PmuData *d;
+	pthread_t t;
+	int pd = PmuOpen(COUNTING, &a), n;
+
+	cr_assert_gt(pd, 0, "%s", Perror());
+	cr_assert_eq(PmuCollect(pd, 200, 100), 0, "%s", Perror());
+	n = PmuRead(pd, &d);
+	cr_assert_eq(n, 1);
+	cr_assert(d[0].count > 150000000 && d[0].count < 400000000, "%lu", d[0].count);
+	PmuDataFree(d);
+	/* a long collection, stopped from another thread after 300 ms */
+	pthread_create(&t, NULL, stop_later, &pd);
+	cr_assert_eq(PmuCollect(pd, 20000, 100), 0);
+	pthread_join(t, NULL);
+	n = PmuRead(pd, &d);
+	cr_assert(d[0].count > 200000000 && d[0].count < 2000000000, "%lu", d[0].count);
+	PmuDataFree(d);
+	PmuClose(pd);
+}
+
+Test(counting, data_lifecycle)
+{
+	char *evts[] = { "cpu-clock" };
+	struct PmuAttr a = { .evtList = evts, .numEvt = 1 };
+	struct PmuData *d, *acc = NULL, fake[2];
+	int pd = PmuOpen(COUNTING, &a), n;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	cr_assert_gt(pd, 0, "%s", Perror());
+	PmuEnable(pd);
+	n = PmuRead(pd, &d);
+	cr_assert_eq(PmuAppendData(d, &acc), n);
+	cr_assert_eq(PmuAppendData(d, &acc), 2 * n);
+	PmuClose(pd);
+	PmuDataFree(d);
+	PmuDataFree(d);
+	/* the appended copy owns its strings: the originals are gone */
+	cr_assert_str_eq(acc[2 * ncpu - 1].evt, "cpu-clock");
+	memset(fake, 0, sizeof(fake));
+	cr_assert_eq(PmuAppendData(fake, &acc), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_PMU_DATA);
+	PmuDataFree(fake); /* not ours: ignored */
+	PmuDataFree(acc);
+	cr_assert_eq(PmuRead(pd, &d), -1, "read after close");
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_PD);
+}
+
+/* ---- errors ---- */
+
+static int open_one(enum PmuTaskType type, const char *evt, int *pids, unsigned npid, int *cpus,
+		    unsigned ncpu)
+{
+	char *evts[] = { (char *)evt };
+	struct PmuAttr a = { .evtList = evts,
+			     .numEvt = 1,
+			     .pidList = pids,
+			     .numPid = npid,
+			     .cpuList = cpus,
+			     .numCpu = ncpu };
+
+	return PmuOpen(type, &a);
+}
+
+Test(counting_errors, each_bad_input_has_its_code)
+{
+	int badpid[] = { 999999999 }, badcpu[] = { 4096 };
+	struct PmuAttr empty = { 0 };
+
+	cr_assert_eq(open_one(COUNTING, "cpu-clok", NULL, 0, NULL, 0), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_EVENT);
+	cr_assert(strstr(Perror(), "did you mean cpu-clock"), "%s", Perror());
+	if (open_one(COUNTING, "cycles", NULL, 0, NULL, 0) == -1) {
+		cr_assert_eq(Perrorno(), LIBPERF_ERR_PMU_NOT_PRESENT);
+		cr_assert(strstr(Perror(), "cycles"), "%s", Perror());
+	}
+	cr_assert_eq(open_one(COUNTING, "cpu-clock", badpid, 1, NULL, 0), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_PID);
+	cr_assert(strstr(Perror(), "999999999"), "%s", Perror());
+	cr_assert_eq(open_one(COUNTING, "cpu-clock", NULL, 0, badcpu, 1), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_CPULIST);
+	cr_assert_eq(PmuOpen(COUNTING, &empty), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_EVTLIST);
+	cr_assert_eq(PmuOpen(COUNTING, NULL), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_ARG);
+	cr_assert_eq(PmuOpen(SPE_SAMPLING, &empty), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_SPE_UNAVAIL);
+	cr_assert_eq(PmuOpen((enum PmuTaskType)9, &empty), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_TASK_TYPE);
+	cr_assert_eq(PmuEnable(4242), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_PD);
+	cr_assert_eq(PmuCollect(4242, 100, 100), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_PD);
+	cr_assert_eq(PmuCollect(1, 100, 10), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_TIME);
+	cr_assert_eq(PmuCollect(1, -5, 100), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_TIME);
+	PmuClose(4242);
+	PmuStop(4242);
+}
+
+Test(counting_errors, sample_rate_above_the_kernel_limit)
+{
+	char *evts[] = { "cpu-clock" };
+	struct PmuAttr a = { .evtList = evts, .numEvt = 1, .useFreq = 1 };
+	long max = 0;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
+
+	cr_assert(f && fscanf(f, "%ld", &max) == 1);
+	fclose(f);
+	a.freq = (unsigned)max + 1;
+	cr_assert_eq(PmuOpen(SAMPLING, &a), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_SAMPLE_RATE);
+	cr_assert(strstr(Perror(), "perf_event_max_sample_rate"), "%s", Perror());
+}
+
+Test(counting_errors, collect_until_exit_needs_pids)
+{
+	char *evts[] = { "cpu-clock" };
+	struct PmuAttr a = { .evtList = evts, .numEvt = 1 };
+	int pd = PmuOpen(COUNTING, &a);
+
+	cr_assert_gt(pd, 0);
+	cr_assert_eq(PmuCollect(pd, -1, 100), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_TIME);
+	PmuClose(pd);
+}
+
+/* ---- the command ---- */
+
+Test(stat_cli, json_counts_of_a_command)
+{
+	char cmd[512], *out;
+	cJSON *doc, *ev;
+	int status, seen = 0;
+
+	snprintf(cmd, sizeof(cmd),
+		 "%s/bin/kperf-bpf stat -e page-faults,task-clock,cycles --format json -- "
+		 "%s/workloads/pages --pages 3000",
+		 tu_build(), tu_build());
+	out = tu_run(cmd, &status);
+	cr_assert_eq(status, 0);
+	doc = cJSON_Parse(out);
+	cr_assert_not_null(doc, "%s", out);
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItem(doc, "events"))
+	{
+		const char *name = cJSON_GetObjectItem(ev, "event")->valuestring;
+
+		if (!strcmp(name, "page-faults")) {
+			cr_assert_geq(cJSON_GetObjectItem(ev, "count")->valuedouble, 3000);
+			seen++;
+		}
+		if (!strcmp(name, "task-clock")) {
+			cr_assert_gt(cJSON_GetObjectItem(ev, "count")->valuedouble, 0);
+			seen++;
+		}
+	}
+	cr_assert_eq(seen, 2);
+	cJSON_Delete(doc);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s/bin/kperf-bpf stat -e nosuch -- true 2>&1", tu_build());
+	out = tu_run(cmd, &status);
+	cr_assert_eq(status, 1);
+	cr_assert(strstr(out, "unknown event 'nosuch'"), "%s", out);
+	free(out);
+}

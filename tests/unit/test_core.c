@@ -1,0 +1,191 @@
+/*
+ * test_core.c - the shared core: cpu lists, handles, the returned-array registry,
+ * per-thread errors, edit distance.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <stdlib.h>
+
+#include "core/core.h"
+#include "kperf/pcerrc.h"
+
+Test(cpulist, ranges_sorted_deduplicated)
+{
+	int *cpus, n = kp_parse_cpu_list("3,0-2,2,7-8\n", &cpus);
+
+	cr_assert_eq(n, 6);
+	cr_assert_eq(cpus[0], 0);
+	cr_assert_eq(cpus[2], 2);
+	cr_assert_eq(cpus[3], 3);
+	cr_assert_eq(cpus[5], 8);
+	free(cpus);
+}
+
+Test(cpulist, bad_input_refused)
+{
+	const char *bad[] = { "a", "1-", "3-1", "1,x", "-1", "1-2-3", "99999999" };
+	size_t i;
+	int *cpus;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(kp_parse_cpu_list(bad[i], &cpus), -EINVAL, "accepted '%s'", bad[i]);
+		cr_assert_null(cpus);
+	}
+}
+
+Test(cpulist, out_of_range_cpu_has_its_code)
+{
+	int bad[] = { 0, 4096 };
+
+	kp_clear();
+	cr_assert_lt(kp_check_cpus(bad, 2), 0);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_CPULIST);
+	cr_assert(strstr(Perror(), "cpu 4096 is out of range"), "%s", Perror());
+}
+
+static int destroyed;
+
+static void destroy(void *obj)
+{
+	destroyed += *(int *)obj;
+}
+
+static const struct kp_handle_ops ops = { .destroy = destroy };
+
+Test(handles, lowest_free_handle_reused_and_kinds_checked)
+{
+	int a = 1, b = 10, c = 100;
+	int ha, hb, hc;
+
+	destroyed = 0;
+	ha = kp_handle_add(KP_HANDLE_TRACE, &a, &ops);
+	hb = kp_handle_add(KP_HANDLE_TRACE, &b, &ops);
+	cr_assert_gt(ha, 0);
+	cr_assert_eq(hb, ha + 1);
+	kp_clear();
+	cr_assert_null(kp_handle_get(ha, KP_HANDLE_PMU));
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_PD);
+	cr_assert_eq(kp_handle_close(ha, KP_HANDLE_TRACE), 0);
+	cr_assert_eq(destroyed, 1);
+	hc = kp_handle_add(KP_HANDLE_TRACE, &c, &ops);
+	cr_assert_eq(hc, ha);
+	kp_handle_close(hb, KP_HANDLE_TRACE);
+	kp_handle_close(hc, KP_HANDLE_TRACE);
+	cr_assert_eq(destroyed, 111);
+	kp_clear();
+	cr_assert_lt(kp_handle_close(hc, KP_HANDLE_TRACE), 0);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_PD);
+}
+
+Test(handles, borrowed_object_outlives_close)
+{
+	int a = 5, h;
+	void *obj;
+
+	destroyed = 0;
+	h = kp_handle_add(KP_HANDLE_PMU, &a, &ops);
+	obj = kp_handle_get(h, KP_HANDLE_PMU);
+	cr_assert_eq(obj, &a);
+	kp_handle_close(h, KP_HANDLE_PMU);
+	cr_assert_eq(destroyed, 0, "destroyed while borrowed");
+	cr_assert_null(kp_handle_get(h, KP_HANDLE_PMU));
+	kp_handle_put(obj);
+	cr_assert_eq(destroyed, 5);
+}
+
+static int released;
+
+static void release(void *p)
+{
+	released++;
+	free(p);
+}
+
+Test(registry, double_free_and_foreign_pointers_ignored)
+{
+	void *p = malloc(16);
+	int local;
+
+	released = 0;
+	cr_assert_eq(kp_registry_add(p, release), 0);
+	cr_assert(kp_registry_has(p));
+	cr_assert(kp_registry_release(p));
+	cr_assert_not(kp_registry_release(p));
+	cr_assert_not(kp_registry_release(&local));
+	cr_assert_not(kp_registry_release(NULL));
+	cr_assert_eq(released, 1);
+}
+
+Test(registry, many_cycles_keep_working)
+{
+	int i;
+
+	released = 0;
+	for (i = 0; i < 100000; i++) {
+		void *p = malloc(8);
+
+		cr_assert_eq(kp_registry_add(p, release), 0);
+		cr_assert(kp_registry_release(p));
+	}
+	cr_assert_eq(released, 100000);
+}
+
+static void *other_thread(void *arg)
+{
+	(void)arg;
+	kp_clear();
+	kp_fail(LIBPERF_ERR_INVALID_PID, -ESRCH, "thread error");
+	return (void *)(long)Perrorno();
+}
+
+Test(errors, per_thread)
+{
+	pthread_t t;
+	void *ret;
+
+	kp_clear();
+	kp_fail(LIBPERF_ERR_INVALID_CPULIST, -EINVAL, "main error %d", 7);
+	pthread_create(&t, NULL, other_thread, NULL);
+	pthread_join(t, &ret);
+	cr_assert_eq((long)ret, LIBPERF_ERR_INVALID_PID);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_CPULIST);
+	cr_assert_str_eq(Perror(), "main error 7");
+	kp_clear();
+	cr_assert_eq(Perrorno(), SUCCESS);
+	cr_assert_str_eq(Perror(), "success");
+}
+
+Test(errors, public_fail_fills_a_message)
+{
+	kp_clear();
+	cr_assert_eq(kp_public_fail(-ENOMEM), -1);
+	cr_assert_eq(Perrorno(), COMMON_ERR_NOMEM);
+	kp_clear();
+	kp_public_fail(-EPERM);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_NO_PERMISSION);
+}
+
+Test(util, edit_distance)
+{
+	cr_assert_eq(kp_edit_distance("getppid", "getpid"), 1);
+	cr_assert_eq(kp_edit_distance("", "abc"), 3);
+	cr_assert_eq(kp_edit_distance("openat", "openat"), 0);
+}
+
+#include "pmu/pmu.h"
+
+Test(counting, multiplexed_counts_are_scaled)
+{
+	double pct;
+
+	cr_assert_eq(kp_count_scale(1000, 100, 100, &pct), 1000);
+	cr_assert_float_eq(pct, 1.0, 1e-9);
+	cr_assert_eq(kp_count_scale(1000, 400, 100, &pct), 4000, "ran a quarter of the time");
+	cr_assert_float_eq(pct, 0.25, 1e-9);
+	cr_assert_eq(kp_count_scale(7, 0, 0, &pct), 0);
+	cr_assert_float_eq(pct, -1.0, 1e-9);
+	cr_assert_eq(kp_count_scale(0, 500, 0, &pct), 0, "never scheduled");
+	cr_assert_float_eq(pct, 0.0, 1e-9);
+}
