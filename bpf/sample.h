@@ -5,14 +5,14 @@
 #ifndef KPERF_BPF_SAMPLE_H
 #define KPERF_BPF_SAMPLE_H
 
-#define KP_MAX_STACK 127     /* frames per stack (the kernel's perf_event_max_stack) */
-#define KP_MAX_EVENTS 64     /* events of one task (attach cookies index kp_evt_cfg) */
-#define KP_MAX_DATA_LOC 8    /* __data_loc fields followed when copying a raw record */
-#define KP_MAX_RAW 8192      /* bytes of one raw tracepoint record */
+#define KP_MAX_STACK 127 /* frames per stack (the kernel's perf_event_max_stack) */
+#define KP_MAX_EVENTS 64 /* events of one task (attach cookies index kp_evt_cfg) */
+#define KP_MAX_DATA_LOC 8 /* __data_loc fields followed when copying a raw record */
+#define KP_MAX_RAW 8192 /* bytes of one raw tracepoint record */
 #define KP_SAMPLE_COMM 16
 
 enum kp_sample_counter {
-	KP_SCNT_MAP_FULL = 0,  /* sample not counted: the aggregation map is full */
+	KP_SCNT_MAP_FULL = 0, /* sample not counted: the aggregation map is full */
 	KP_SCNT_RB_DROPPED = 1, /* record lost: the ring buffer was full */
 	KP_SCNT_STACK_LOST = 2, /* stack not captured (stack map bucket taken, or no memory) */
 	KP_SCNT_MAX
@@ -23,15 +23,15 @@ struct kp_sample_key {
 	__u32 tgid;
 	__u32 tid;
 	__u32 cpu;
-	__u32 evt;      /* index of the event in the task */
-	__s32 kstack;   /* stack map id, -1 when none */
+	__u32 evt; /* index of the event in the task */
+	__s32 kstack; /* stack map id, -1 when none */
 	__s32 ustack;
-	__u64 ip;       /* the sampled address when no stacks are collected */
+	__u64 ip; /* the sampled address when no stacks are collected */
 };
 
 struct kp_sample_val {
-	__u64 count;    /* samples */
-	__u64 period;   /* sum of their periods */
+	__u64 count; /* samples */
+	__u64 period; /* sum of their periods */
 	char comm[KP_SAMPLE_COMM];
 };
 
@@ -54,22 +54,22 @@ struct kp_sample_rec {
 
 /* per event, indexed by the attach cookie */
 struct kp_evt_cfg {
-	__u32 fixed_size;                  /* tracepoints: end of the fixed fields */
-	__u32 nloc;                        /* __data_loc fields to follow */
-	__u16 loc_off[KP_MAX_DATA_LOC];    /* their offsets */
-	__u8 loc_rel[KP_MAX_DATA_LOC];     /* 1: __rel_loc (offset relative to the field end) */
+	__u32 fixed_size; /* tracepoints: end of the fixed fields */
+	__u32 nloc; /* __data_loc fields to follow */
+	__u16 loc_off[KP_MAX_DATA_LOC]; /* their offsets */
+	__u8 loc_rel[KP_MAX_DATA_LOC]; /* 1: __rel_loc (offset relative to the field end) */
 };
 
 #define KP_SAMPLE_CPU_WORDS 128 /* tracepoint cpu filter: cpus 0..8191 */
 
 struct kp_sample_config {
-	__u8 kernel_stack;  /* collect kernel stacks */
-	__u8 user_stack;    /* collect user stacks */
-	__u8 timeline;      /* samples go to the ring buffer instead of the hash */
-	__u8 filter_pid;    /* tracepoints: only the processes of `targets` */
-	__u8 filter_cpu;    /* tracepoints: only the cpus of cpu_mask */
+	__u8 kernel_stack; /* collect kernel stacks */
+	__u8 user_stack; /* collect user stacks */
+	__u8 timeline; /* samples go to the ring buffer instead of the hash */
+	__u8 filter_pid; /* tracepoints: only the processes of `targets` */
+	__u8 filter_cpu; /* tracepoints: only the cpus of cpu_mask */
 	__u8 pad[3];
-	__u32 self_tgid;    /* tracepoints: never the collector itself */
+	__u32 self_tgid; /* tracepoints: never the collector itself */
 	__u32 pad2;
 	__u64 wakeup_bytes;
 	__u64 cpu_mask[KP_SAMPLE_CPU_WORDS];

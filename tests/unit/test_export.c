@@ -12,21 +12,35 @@
 #include "export/export.h"
 #include "gen/profile.pb-c.h"
 
-static struct Symbol sym_main = { .addr = 0x401000, .module = "/usr/bin/wl",
-				  .symbolName = "main", .mangleName = "main",
-				  .fileName = "wl.c", .lineNum = 10 };
-static struct Symbol sym_work = { .addr = 0x401100, .module = "/usr/bin/wl",
-				  .symbolName = "work", .mangleName = "work",
-				  .fileName = "wl.c", .lineNum = 20 };
-static struct Symbol sym_hot = { .addr = 0x401200, .module = "/usr/bin/wl",
-				 .symbolName = "hot_loop", .mangleName = "hot_loop",
-				 .fileName = "wl.c", .lineNum = 31 };
+static struct Symbol sym_main = { .addr = 0x401000,
+				  .module = "/usr/bin/wl",
+				  .symbolName = "main",
+				  .mangleName = "main",
+				  .fileName = "wl.c",
+				  .lineNum = 10 };
+static struct Symbol sym_work = { .addr = 0x401100,
+				  .module = "/usr/bin/wl",
+				  .symbolName = "work",
+				  .mangleName = "work",
+				  .fileName = "wl.c",
+				  .lineNum = 20 };
+static struct Symbol sym_hot = { .addr = 0x401200,
+				 .module = "/usr/bin/wl",
+				 .symbolName = "hot_loop",
+				 .mangleName = "hot_loop",
+				 .fileName = "wl.c",
+				 .lineNum = 31 };
 static struct Symbol sym_kern = { .addr = 0xffffffff81000000UL,
-				  .module = "[kernel.kallsyms]", .symbolName = "do_syscall_64",
-				  .mangleName = "do_syscall_64", .fileName = "" };
-static struct Symbol sym_unknown = { .addr = 0x7f0000001234UL, .codeMapAddr = 0x1234,
-				     .module = "/lib/libx.so", .symbolName = "[unknown]",
-				     .mangleName = "", .fileName = "" };
+				  .module = "[kernel.kallsyms]",
+				  .symbolName = "do_syscall_64",
+				  .mangleName = "do_syscall_64",
+				  .fileName = "" };
+static struct Symbol sym_unknown = { .addr = 0x7f0000001234UL,
+				     .codeMapAddr = 0x1234,
+				     .module = "/lib/libx.so",
+				     .symbolName = "[unknown]",
+				     .mangleName = "",
+				     .fileName = "" };
 
 static struct Stack a3 = { .symbol = &sym_main }, a2 = { .symbol = &sym_work, .next = &a3 },
 		    a1 = { .symbol = &sym_hot, .next = &a2 };
@@ -38,15 +52,40 @@ static struct Stack r3 = { .symbol = &sym_main }, r2 = { .symbol = &sym_work, .n
 static struct Stack u1 = { .symbol = &sym_unknown };
 
 static struct PmuData recs[] = {
-	{ .stack = &a1, .evt = "cpu-clock", .pid = 7, .tid = 7, .comm = "wl", .count = 90,
+	{ .stack = &a1,
+	  .evt = "cpu-clock",
+	  .pid = 7,
+	  .tid = 7,
+	  .comm = "wl",
+	  .count = 90,
 	  .period = 90000000 },
-	{ .stack = &b1, .evt = "cpu-clock", .pid = 7, .tid = 8, .comm = "wl", .count = 10,
+	{ .stack = &b1,
+	  .evt = "cpu-clock",
+	  .pid = 7,
+	  .tid = 8,
+	  .comm = "wl",
+	  .count = 10,
 	  .period = 10000000 },
-	{ .stack = &c1, .evt = "cpu-clock", .pid = 7, .tid = 7, .comm = "wl", .count = 5,
+	{ .stack = &c1,
+	  .evt = "cpu-clock",
+	  .pid = 7,
+	  .tid = 7,
+	  .comm = "wl",
+	  .count = 5,
 	  .period = 5000000 },
-	{ .stack = &r1, .evt = "cpu-clock", .pid = 7, .tid = 7, .comm = "wl", .count = 4,
+	{ .stack = &r1,
+	  .evt = "cpu-clock",
+	  .pid = 7,
+	  .tid = 7,
+	  .comm = "wl",
+	  .count = 4,
 	  .period = 4000000 },
-	{ .stack = &u1, .evt = "cpu-clock", .pid = 7, .tid = 7, .comm = "wl", .count = 1,
+	{ .stack = &u1,
+	  .evt = "cpu-clock",
+	  .pid = 7,
+	  .tid = 7,
+	  .comm = "wl",
+	  .count = 1,
 	  .period = 1000000 },
 };
 #define NRECS 5
@@ -162,7 +201,9 @@ Test(export, go_tool_pprof_reads_it)
 		cr_skip_test("go is not installed (apt-get install golang-go)");
 	close(fd);
 	cr_assert_eq(kp_export_pprof(path, recs, NRECS, &m), 0);
-	snprintf(cmd, sizeof(cmd), "HOME=/tmp GOCACHE=/tmp/kperf-gocache go tool pprof -top -nodecount=10 %s 2>&1", path);
+	snprintf(cmd, sizeof(cmd),
+		 "HOME=/tmp GOCACHE=/tmp/kperf-gocache go tool pprof -top -nodecount=10 %s 2>&1",
+		 path);
 	f = popen(cmd, "r");
 	n = fread(out, 1, sizeof(out) - 1, f);
 	out[n] = '\0';

@@ -87,11 +87,11 @@ int kp_export_folded(FILE *f, const struct PmuData *d, int n)
 struct pprof {
 	Perftools__Profiles__Profile prof;
 	struct kp_map strings; /* string -> index + 1 */
-	struct kp_map funcs;   /* "name\1file" -> id */
-	struct kp_map maps;    /* module -> id */
-	struct kp_map locs;    /* "addr\1func\1line" -> id */
+	struct kp_map funcs; /* "name\1file" -> id */
+	struct kp_map maps; /* module -> id */
+	struct kp_map locs; /* "addr\1func\1line" -> id */
 	size_t cap_str, cap_fn, cap_map, cap_loc, cap_sample;
-	char **owned;          /* keys we allocated */
+	char **owned; /* keys we allocated */
 	size_t nowned, cap_owned;
 	bool oom;
 };
@@ -125,9 +125,8 @@ static int64_t str_index(struct pprof *p, const char *s)
 	if (!created)
 		return (int64_t)(uintptr_t)slot->val - 1;
 	copy = own(p, s);
-	if (!copy ||
-	    kp_grow((void **)&p->prof.string_table, &p->cap_str, p->prof.n_string_table + 1,
-		    sizeof(char *))) {
+	if (!copy || kp_grow((void **)&p->prof.string_table, &p->cap_str,
+			     p->prof.n_string_table + 1, sizeof(char *))) {
 		p->oom = true;
 		slot->key = ""; /* keep the map consistent; the export fails anyway */
 		return 0;
@@ -419,7 +418,8 @@ int kp_export_pprof(const char *path, const struct PmuData *d, int n,
 	}
 out:
 	if (p.oom) {
-		err = kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory building the pprof profile");
+		err = kp_fail(COMMON_ERR_NOMEM, -ENOMEM,
+			      "out of memory building the pprof profile");
 		goto done;
 	}
 	len = perftools__profiles__profile__get_packed_size(&p.prof);
@@ -447,8 +447,7 @@ done:
 
 /* ---- JSON ---- */
 
-int kp_export_profile_json(FILE *f, const struct PmuData *d, int n,
-			   const struct kp_profile_meta *m)
+int kp_export_profile_json(FILE *f, const struct PmuData *d, int n, const struct kp_profile_meta *m)
 {
 	cJSON *root = cJSON_CreateObject(), *samples;
 	char *text;
@@ -625,9 +624,9 @@ void kp_report_hottest(FILE *f, const struct kp_hot_list *l, int top)
 
 		if (!h->self && i >= 5)
 			break;
-		fprintf(f, "   %6.2f%% %6.2f%% %9" PRIu64 "  %-40s ", 100.0 * (double)h->self /
-			(double)l->samples, 100.0 * (double)h->total / (double)l->samples, h->self,
-			h->name);
+		fprintf(f, "   %6.2f%% %6.2f%% %9" PRIu64 "  %-40s ",
+			100.0 * (double)h->self / (double)l->samples,
+			100.0 * (double)h->total / (double)l->samples, h->self, h->name);
 		if (*h->file)
 			fprintf(f, "%s:%u\n", h->file, h->line);
 		else

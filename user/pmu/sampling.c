@@ -8,13 +8,19 @@
  * runs on every hit of the tracepoint and filters processes and cpus itself. Samples are aggregated in the kernel; a drain flips the
  * map generation and moves the map no longer written into `agg`, keyed the same way. A
  * read turns `agg` and the ring buffer's records into PmuData, resolving each distinct
- * stack once.
+ * stack once. While the task is enabled a drain thread runs every second (and whenever a
+ * quarter of the ring buffer is full), so a caller that sleeps for minutes between
+ * PmuEnable and PmuRead does not overflow the kernel's maps.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +41,7 @@
 #define DEFAULT_RINGBUF_KB 8192
 #define MAX_RINGBUF_KB (1U << 20)
 #define FLIP_GRACE_NS 2000000 /* far longer than one run of kp_sample */
+#define DRAIN_MS 1000
 
 struct kp_sevent {
 	int fd;
@@ -50,6 +57,7 @@ struct agg_entry {
 };
 
 struct kp_sampling {
+	pthread_mutex_t lock; /* everything below: the drain thread and the API calls */
 	struct sample_bpf *skel;
 	struct kp_sevent *ev;
 	size_t nev, capev;
@@ -69,7 +77,15 @@ struct kp_sampling {
 	size_t nseen, capseen;
 	bool has_tp, has_sample;
 	uint64_t dropped_warned;
+
+	pthread_t drainer;
+	bool drainer_on;
+	atomic_bool stop;
+	int wake_fd, epoll_fd;
 };
+
+static int start_drainer(struct kp_pmu *p);
+static void stop_drainer(struct kp_sampling *s);
 
 /* ---- symbols ---- */
 
@@ -209,9 +225,9 @@ static int load(struct kp_pmu *p)
 	bpf_map__set_max_entries(skel->maps.targets, p->npids > 0 ? 65536 : 1);
 	err = sample_bpf__load(skel);
 	if (err)
-		return kp_fail(err == -EPERM ? LIBPERF_ERR_NO_PERMISSION : LIBPERF_ERR_BPF_LOAD, err,
-			       "the sampling BPF program failed to load: %s %s", strerror(-err),
-			       kp_bpf_log_tail());
+		return kp_fail(err == -EPERM ? LIBPERF_ERR_NO_PERMISSION : LIBPERF_ERR_BPF_LOAD,
+			       err, "the sampling BPF program failed to load: %s %s",
+			       strerror(-err), kp_bpf_log_tail());
 	s->counts_fd[0] = bpf_map__fd(skel->maps.counts0);
 	s->counts_fd[1] = bpf_map__fd(skel->maps.counts1);
 	s->stacks_fd = bpf_map__fd(skel->maps.stacks);
@@ -251,6 +267,7 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu)
 
 	attr.disabled = 1;
 	attr.inherit = tid > 0;
+	attr.enable_on_exec = tid > 0 && p->attr.enableOnExec;
 	attr.exclude_user |= p->attr.excludeUser;
 	attr.exclude_kernel |= p->attr.excludeKernel;
 	if (p->events[evt].kind == KP_EV_TRACEPOINT) {
@@ -275,9 +292,10 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu)
 		if (err == -ESRCH)
 			return err;
 		if (err == -EMFILE || err == -ENFILE)
-			return kp_fail(LIBPERF_ERR_TOO_MANY_FD, err,
-				       "too many open files for %zu sampling events: raise ulimit -n",
-				       s->nev);
+			return kp_fail(
+				LIBPERF_ERR_TOO_MANY_FD, err,
+				"too many open files for %zu sampling events: raise ulimit -n",
+				s->nev);
 		if (err == -EINVAL && attr.freq)
 			return kp_fail(LIBPERF_ERR_INVALID_SAMPLE_RATE, err,
 				       "the kernel refused sampling '%s' at %llu Hz (see "
@@ -318,8 +336,8 @@ static int open_process(struct kp_pmu *p, pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	d = opendir(path);
 	if (!d)
-		return kp_fail(LIBPERF_ERR_INVALID_PID, -ESRCH, "process %d does not exist (any more)",
-			       (int)pid);
+		return kp_fail(LIBPERF_ERR_INVALID_PID, -ESRCH,
+			       "process %d does not exist (any more)", (int)pid);
 	while ((de = readdir(d)) && !err) {
 		pid_t tid = (pid_t)atoi(de->d_name);
 		int terr = 0;
@@ -355,6 +373,8 @@ int kp_sampling_open(struct kp_pmu *p)
 	p->sampling = calloc(1, sizeof(*p->sampling));
 	if (!p->sampling)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	pthread_mutex_init(&p->sampling->lock, NULL);
+	p->sampling->wake_fd = p->sampling->epoll_fd = -1;
 	for (evt = 0; evt < p->nevents; evt++)
 		if (p->events[evt].uncore)
 			return kp_fail(LIBPERF_ERR_INVALID_EVTLIST, -EINVAL,
@@ -429,13 +449,19 @@ int kp_sampling_enable(struct kp_pmu *p)
 				       p->events[s->ev[i].evt].name, strerror(-err));
 		}
 	}
-	err = ioctl_all(p, PERF_EVENT_IOC_ENABLE);
+	/* with enableOnExec the kernel enables the sampling events at the exec */
+	err = p->attr.enableOnExec && p->npids ? 0 : ioctl_all(p, PERF_EVENT_IOC_ENABLE);
 	if (err) {
 		detach_tracepoints(s);
 		return kp_fail(LIBPERF_ERR_FAILED_PMU_ENABLE, err, "cannot enable sampling: %s",
 			       strerror(-err));
 	}
-	return 0;
+	err = start_drainer(p);
+	if (err) {
+		ioctl_all(p, PERF_EVENT_IOC_DISABLE);
+		detach_tracepoints(s);
+	}
+	return err;
 }
 
 int kp_sampling_disable(struct kp_pmu *p)
@@ -443,6 +469,7 @@ int kp_sampling_disable(struct kp_pmu *p)
 	int err = ioctl_all(p, PERF_EVENT_IOC_DISABLE);
 
 	detach_tracepoints(p->sampling);
+	stop_drainer(p->sampling);
 	if (err)
 		return kp_fail(LIBPERF_ERR_FAILED_PMU_DISABLE, err, "cannot disable sampling: %s",
 			       strerror(-err));
@@ -539,7 +566,8 @@ static int drain_map(struct kp_pmu *p, int fd)
 	return 0;
 }
 
-int kp_sampling_drain(struct kp_pmu *p)
+/* with s->lock held */
+static int drain_locked(struct kp_pmu *p)
 {
 	struct kp_sampling *s = p->sampling;
 	struct timespec grace = { 0, FLIP_GRACE_NS };
@@ -563,6 +591,78 @@ int kp_sampling_drain(struct kp_pmu *p)
 			note_process(p, (int)s->recs[i]->tgid);
 	}
 	return err;
+}
+
+int kp_sampling_drain(struct kp_pmu *p)
+{
+	int err;
+
+	pthread_mutex_lock(&p->sampling->lock);
+	err = drain_locked(p);
+	pthread_mutex_unlock(&p->sampling->lock);
+	return err;
+}
+
+static void *drainer_main(void *arg)
+{
+	struct kp_pmu *p = arg;
+	struct kp_sampling *s = p->sampling;
+	struct epoll_event ev[2];
+
+	while (!atomic_load(&s->stop)) {
+		epoll_wait(s->epoll_fd, ev, 2, DRAIN_MS);
+		if (atomic_load(&s->stop))
+			break;
+		kp_sampling_drain(p);
+	}
+	return NULL;
+}
+
+static int start_drainer(struct kp_pmu *p)
+{
+	struct kp_sampling *s = p->sampling;
+	struct epoll_event ev = { .events = EPOLLIN };
+	int err;
+
+	if (s->drainer_on)
+		return 0;
+	if (s->epoll_fd < 0) {
+		s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+		if (s->wake_fd < 0 || s->epoll_fd < 0)
+			return kp_fail(UNKNOWN_ERROR, -errno, "cannot create the drain thread: %s",
+				       strerror(errno));
+		ev.data.fd = s->wake_fd;
+		epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->wake_fd, &ev);
+		if (s->rb) {
+			ev.data.fd = ring_buffer__epoll_fd(s->rb);
+			epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
+		}
+	}
+	atomic_store(&s->stop, false);
+	err = pthread_create(&s->drainer, NULL, drainer_main, p);
+	if (err)
+		return kp_fail(UNKNOWN_ERROR, -err, "cannot start the drain thread: %s",
+			       strerror(err));
+	s->drainer_on = true;
+	return 0;
+}
+
+static void stop_drainer(struct kp_sampling *s)
+{
+	uint64_t one = 1;
+
+	if (!s->drainer_on)
+		return;
+	atomic_store(&s->stop, true);
+	if (write(s->wake_fd, &one, sizeof(one)) < 0) {
+		/* it stops at its next timeout anyway */
+	}
+	pthread_join(s->drainer, NULL);
+	s->drainer_on = false;
+	if (read(s->wake_fd, &one, sizeof(one)) < 0) {
+		/* nothing written: fine */
+	}
 }
 
 /* ---- read ---- */
@@ -666,25 +766,31 @@ int kp_sampling_read(struct kp_pmu *p, struct PmuData **out)
 	size_t i;
 	int err;
 
-	err = kp_sampling_drain(p);
-	if (err)
-		return err;
-	b = kp_data_builder_new();
-	if (!b)
-		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	pthread_mutex_lock(&s->lock);
+	err = drain_locked(p);
+	b = err ? NULL : kp_data_builder_new();
+	if (!b) {
+		pthread_mutex_unlock(&s->lock);
+		return err ? err : kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	}
 	for (i = 0; i < s->nagg && !err; i++)
 		err = add_record(p, b, &s->agg[i].key, &s->agg[i].val, now, NULL, 0);
 	for (i = 0; i < s->nrecs && !err; i++) {
 		const struct kp_sample_rec *r = s->recs[i];
-		struct kp_sample_key k = { .tgid = r->tgid, .tid = r->tid, .cpu = r->cpu,
-					   .evt = r->evt, .kstack = r->kstack,
-					   .ustack = r->ustack, .ip = r->ip };
+		struct kp_sample_key k = { .tgid = r->tgid,
+					   .tid = r->tid,
+					   .cpu = r->cpu,
+					   .evt = r->evt,
+					   .kstack = r->kstack,
+					   .ustack = r->ustack,
+					   .ip = r->ip };
 		struct kp_sample_val v = { .count = 1, .period = r->period };
 
 		memcpy(v.comm, r->comm, sizeof(v.comm));
 		err = add_record(p, b, &k, &v, (int64_t)r->ts, r + 1, r->raw_size);
 	}
 	if (err) {
+		pthread_mutex_unlock(&s->lock);
 		kp_data_builder_free(b);
 		return err;
 	}
@@ -695,6 +801,7 @@ int kp_sampling_read(struct kp_pmu *p, struct PmuData **out)
 		free(s->recs[i]);
 	s->nrecs = 0;
 	warn_losses(p);
+	pthread_mutex_unlock(&s->lock);
 	return kp_data_builder_finish(b, out);
 }
 
@@ -705,6 +812,7 @@ void kp_sampling_close(struct kp_pmu *p)
 
 	if (!s)
 		return;
+	stop_drainer(s);
 	for (i = 0; i < s->nev; i++) {
 		bpf_link__destroy(s->ev[i].link);
 		close(s->ev[i].fd);
@@ -723,6 +831,11 @@ void kp_sampling_close(struct kp_pmu *p)
 	free(s->agg_index);
 	free(s->ev);
 	free(s->seen);
+	if (s->wake_fd >= 0)
+		close(s->wake_fd);
+	if (s->epoll_fd >= 0)
+		close(s->epoll_fd);
+	pthread_mutex_destroy(&s->lock);
 	free(s);
 	p->sampling = NULL;
 }
