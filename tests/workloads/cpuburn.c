@@ -27,8 +27,10 @@ __attribute__((noinline)) unsigned long hot_loop(unsigned long n)
 	volatile unsigned long x = 0;
 	unsigned long i;
 
-	for (i = 0; i < n; i++)
-		x += i * i; /* the hottest line of this program */
+	/* one line, so that every sample of the loop has the same source line */
+	/* clang-format off */
+	for (i = 0; i < n; i++) x += i * i; /* HOT_LINE */
+	/* clang-format on */
 	return x;
 }
 

@@ -11,6 +11,7 @@
 
 int cmd_trace(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
+int cmd_record(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 
 /* ---- launch.c ---- */

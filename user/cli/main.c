@@ -17,6 +17,7 @@ struct command {
 static const struct command commands[] = {
 	{ "trace", cmd_trace, "syscall counts, errors and latency per process" },
 	{ "stat", cmd_stat, "count events (perf stat)" },
+	{ "record", cmd_record, "sample stacks and print the hottest functions (perf record)" },
 	{ "list", cmd_list, "events, tracepoints and syscalls of this machine" },
 };
 

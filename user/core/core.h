@@ -28,6 +28,8 @@ int kp_fail(int code, int neg_errno, const char *fmt, ...) KP_PRINTF(3, 4);
 void kp_warn(int code, const char *fmt, ...) KP_PRINTF(2, 3);
 /* Forget error and warning: every public entry point starts with it. */
 void kp_clear(void);
+/* Forget the error only (a failure that was handled); warnings stay. */
+void kp_clear_error(void);
 /* Is an error recorded for this thread since kp_clear()? */
 bool kp_failed(void);
 /* Public boundary: make sure an error is recorded for <neg_errno> and return -1. */

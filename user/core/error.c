@@ -48,6 +48,12 @@ void kp_clear(void)
 	warn_msg[0] = '\0';
 }
 
+void kp_clear_error(void)
+{
+	err_code = SUCCESS;
+	err_msg[0] = '\0';
+}
+
 bool kp_failed(void)
 {
 	return err_code != SUCCESS;

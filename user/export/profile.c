@@ -558,15 +558,66 @@ static struct kp_hot_fn *hot_entry(struct kp_hot_list *l, struct kp_map *idx, si
 	return &l->fns[l->n++];
 }
 
+/* self samples of (function, line): the hottest line of each function wins */
+struct line_count {
+	size_t fn;
+	const char *file;
+	unsigned line;
+	uint64_t count;
+};
+
+static int count_line(struct kp_map *lines, struct line_count **v, size_t *n, size_t *cap,
+		      size_t fn, const struct Symbol *s, uint64_t count)
+{
+	char key[64];
+	struct kp_map_slot *slot;
+	bool created;
+	char *k;
+
+	if (!s->lineNum || !s->fileName || !*s->fileName)
+		return 0;
+	snprintf(key, sizeof(key), "%zu:%u:%p", fn, s->lineNum, (const void *)s->fileName);
+	slot = kp_map_slot(lines, key, &created);
+	if (!slot)
+		return -ENOMEM;
+	if (created) {
+		k = strdup(key);
+		if (!k || kp_grow((void **)v, cap, *n + 1, sizeof(**v))) {
+			free(k);
+			slot->key = "";
+			return -ENOMEM;
+		}
+		slot->key = k;
+		slot->val = (void *)(uintptr_t)(*n + 1);
+		(*v)[(*n)++] = (struct line_count){ fn, s->fileName, s->lineNum, 0 };
+	}
+	(*v)[(uintptr_t)slot->val - 1].count += count;
+	return 0;
+}
+
+static void free_line_keys(struct kp_map *lines)
+{
+	size_t i;
+
+	for (i = 0; i < lines->cap; i++)
+		if (lines->slots[i].key && *(const char *)lines->slots[i].key)
+			free((void *)lines->slots[i].key);
+	kp_map_free(lines);
+}
+
 int kp_hot_functions(const struct PmuData *d, int n, struct kp_hot_list *out)
 {
-	size_t cap = 0, caplab = 0, capmark = 0;
+	size_t cap = 0, caplab = 0, capmark = 0, nlines = 0, caplines = 0, j;
 	struct kp_map idx; /* "label\1module" -> index + 1 */
+	struct kp_map lines; /* "fn:line:file" -> index + 1 in linev */
+	struct line_count *linev = NULL;
 	long *mark = NULL; /* per function: the last record whose total it got */
+	uint64_t *best = NULL; /* per function: self samples of its hottest line */
 	int i;
 
 	memset(out, 0, sizeof(*out));
 	kp_map_init(&idx, true);
+	kp_map_init(&lines, true);
 	for (i = 0; i < n; i++) {
 		const struct Stack *st;
 		bool leaf = true;
@@ -584,10 +635,9 @@ int kp_hot_functions(const struct PmuData *d, int n, struct kp_hot_list *out)
 			k = (size_t)(h - out->fns);
 			if (leaf) {
 				h->self += d[i].count;
-				if (!*h->file && st->symbol->fileName && *st->symbol->fileName) {
-					h->file = st->symbol->fileName;
-					h->line = st->symbol->lineNum;
-				}
+				if (count_line(&lines, &linev, &nlines, &caplines, k, st->symbol,
+					       d[i].count))
+					goto nomem;
 				leaf = false;
 			}
 			if (mark[k] != i) {
@@ -596,12 +646,30 @@ int kp_hot_functions(const struct PmuData *d, int n, struct kp_hot_list *out)
 			}
 		}
 	}
+	/* the hottest line of each function (its self samples), before sorting moves them */
+	best = calloc(out->n ? out->n : 1, sizeof(*best));
+	if (!best)
+		goto nomem;
+	for (j = 0; j < nlines; j++) {
+		struct kp_hot_fn *h = &out->fns[linev[j].fn];
+
+		if (linev[j].count > best[linev[j].fn]) {
+			best[linev[j].fn] = linev[j].count;
+			h->file = linev[j].file;
+			h->line = linev[j].line;
+		}
+	}
+	free(best);
 	free(mark);
+	free(linev);
+	free_line_keys(&lines);
 	kp_map_free(&idx);
 	qsort(out->fns, out->n, sizeof(*out->fns), cmp_hot);
 	return 0;
 nomem:
 	free(mark);
+	free(linev);
+	free_line_keys(&lines);
 	kp_map_free(&idx);
 	kp_hot_list_free(out);
 	return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
@@ -622,8 +690,6 @@ void kp_report_hottest(FILE *f, const struct kp_hot_list *l, int top)
 		const struct kp_hot_fn *h = &l->fns[i];
 		const char *mod = strrchr(h->module, '/');
 
-		if (!h->self && i >= 5)
-			break;
 		fprintf(f, "   %6.2f%% %6.2f%% %9" PRIu64 "  %-40s ",
 			100.0 * (double)h->self / (double)l->samples,
 			100.0 * (double)h->total / (double)l->samples, h->self, h->name);

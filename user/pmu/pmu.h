@@ -61,6 +61,20 @@ int kp_sampling_drain(struct kp_pmu *p);
 int kp_sampling_read(struct kp_pmu *p, struct PmuData **out);
 void kp_sampling_close(struct kp_pmu *p);
 
+/* ---- sideband.c: mmaps, execs and forks for the symbol resolver ---- */
+
+struct kp_sideband;
+
+/* Per-cpu dummy events (disabled until kp_sideband_enable) following the processes <pids>
+ * and their descendants, or every process when npids is 0. */
+int kp_sideband_open(const int *cpus, int ncpus, const int *pids, int npids,
+		     struct kp_sideband **out);
+int kp_sideband_enable(struct kp_sideband *sb, bool on);
+/* Feed the waiting records to the resolver. */
+void kp_sideband_drain(struct kp_sideband *sb);
+uint64_t kp_sideband_lost(const struct kp_sideband *sb);
+void kp_sideband_close(struct kp_sideband *sb);
+
 /* ---- data.c: building PmuData arrays ---- */
 
 /*

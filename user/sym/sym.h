@@ -267,6 +267,11 @@ struct sym_map {
 	struct sym_file *file; /* NULL until loaded, or when it cannot be */
 };
 
+/* Fill <m> for a mapping of <path> (its kind: file, vdso, anonymous, special; whether the
+ * file was deleted); -ENOMEM. Every source of mappings goes through it. */
+int sym_map_fill(struct sym_map *m, uint64_t start, uint64_t end, uint64_t pgoff, const char *path,
+		 dev_t dev, uint64_t ino, bool exec);
+
 struct sym_jit_sym {
 	uint64_t start, end;
 	const char *name;

@@ -52,8 +52,8 @@ static bool same_mapping(const struct sym_map *a, const struct sym_map *b)
 	       a->path == b->path && a->ino == b->ino && a->dev == b->dev;
 }
 
-static int fill_map(struct sym_map *m, uint64_t start, uint64_t end, uint64_t pgoff,
-		    const char *path, dev_t dev, uint64_t ino, bool exec)
+int sym_map_fill(struct sym_map *m, uint64_t start, uint64_t end, uint64_t pgoff, const char *path,
+		 dev_t dev, uint64_t ino, bool exec)
 {
 	size_t len = strlen(path), sl = strlen(DELETED_SUFFIX);
 
@@ -285,8 +285,8 @@ static int parse_maps(char *buf, struct sym_map **out, size_t *nout)
 			free(v);
 			return -ENOMEM;
 		}
-		if (fill_map(&v[n], start, end, pgoff, path, makedev(maj, min), ino,
-			     perms[2] == 'x')) {
+		if (sym_map_fill(&v[n], start, end, pgoff, path, makedev(maj, min), ino,
+				 perms[2] == 'x')) {
 			free(v);
 			return -ENOMEM;
 		}

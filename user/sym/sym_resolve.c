@@ -600,18 +600,10 @@ int kp_sym_add_mapping_id(pid_t pid, uint64_t start, uint64_t end, uint64_t pgof
 		/* told about a process that already exited: open files by their paths */
 		p->gone = !sym_proc_alive(pid);
 	}
-	memset(&m, 0, sizeof(m));
-	m.start = start;
-	m.end = end;
-	m.pgoff = pgoff;
-	m.dev = makedev(maj, min);
-	m.ino = ino;
-	m.exec = true; /* MMAP2 without mmap_data only reports executable mappings */
-	m.path = sym_intern(path);
-	if (!m.path) {
-		err = -ENOMEM;
+	/* MMAP2 without mmap_data only reports executable mappings */
+	err = sym_map_fill(&m, start, end, pgoff, path, makedev(maj, min), ino, true);
+	if (err)
 		goto out;
-	}
 	err = sym_proc_add_map(p, &m, true, p->dwarf ? KP_SYM_DWARF : 0);
 	if (!err) {
 		/* an MMAP2 record says the process was alive at that time */

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sample.bpf.c - sampling, aggregated in the kernel.
+ *
+ * kp_sample runs on every overflow of a sampling perf event (cpu-clock, cycles, ...). It
+ * captures the kernel and user stack ids and counts (tgid, tid, cpu, event, stacks) in a
+ * hash map, so userspace reads one entry per distinct stack instead of one per sample.
+ * There are two such maps: userspace flips `gen` and drains the one no longer written.
+ * With a timeline, each sample goes through the ring buffer instead, with its timestamp.
+ *
+ * kp_tp_record runs on every hit of a tracepoint (a BPF program attached to a tracepoint
+ * runs for all its hits, whatever perf event it came through: so it filters processes and
+ * cpus itself) and copies the raw record (fixed part and __data_loc payloads) into the
+ * ring buffer. Records that cannot be reserved and samples that cannot be counted are
+ * counted themselves. kp_tp_fork / kp_tp_exit keep the process filter up to date.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "sample.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile struct kp_sample_config cfg = {};
+
+/* which aggregation map is written (generation & 1); flipped by userspace */
+__u32 gen = 0;
+
+struct counts_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536); /* resized by userspace */
+	__type(key, struct kp_sample_key);
+	__type(value, struct kp_sample_val);
+};
+
+struct counts_map counts0 SEC(".maps");
+struct counts_map counts1 SEC(".maps");
+
+/* tracepoint process filter: tgid -> 1 */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384); /* resized by userspace */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, KP_MAX_STACK * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20); /* resized by userspace */
+} records SEC(".maps");
+
+/* room to assemble a raw record before it is copied out (too big for the stack) */
+struct scratch {
+	struct kp_sample_rec hdr;
+	__u8 raw[KP_MAX_RAW];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch_buf SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, KP_SCNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &idx);
+
+	if (c)
+		*c += 1;
+}
+
+static __always_inline __s32 stack_id(void *ctx, __u64 flags)
+{
+	long id = bpf_get_stackid(ctx, &stacks, flags);
+
+	if (id < 0) {
+		/* -EFAULT: no user stack (a kernel thread): nothing lost */
+		if (id != -14)
+			count(KP_SCNT_STACK_LOST);
+		return -1;
+	}
+	return (__s32)id;
+}
+
+static __always_inline void fill_common(void *ctx, __u32 evt, __u64 *tgid_tid, __u32 *cpu,
+					__s32 *kstack, __s32 *ustack)
+{
+	*tgid_tid = bpf_get_current_pid_tgid();
+	*cpu = bpf_get_smp_processor_id();
+	*kstack = cfg.kernel_stack ? stack_id(ctx, 0) : -1;
+	*ustack = cfg.user_stack ? stack_id(ctx, BPF_F_USER_STACK) : -1;
+	(void)evt;
+}
+
+static __always_inline __u64 wakeup_flags(void)
+{
+	return bpf_ringbuf_query(&records, BPF_RB_AVAIL_DATA) >= cfg.wakeup_bytes ?
+		       BPF_RB_FORCE_WAKEUP :
+		       BPF_RB_NO_WAKEUP;
+}
+
+SEC("perf_event")
+int kp_sample(struct bpf_perf_event_data *ctx)
+{
+	struct kp_sample_key key = {};
+	struct kp_sample_val *val, init = {};
+	__u64 id, period = ctx->sample_period;
+	void *map;
+
+	key.evt = (__u32)bpf_get_attach_cookie(ctx);
+	fill_common(ctx, key.evt, &id, &key.cpu, &key.kstack, &key.ustack);
+	key.tgid = id >> 32;
+	key.tid = (__u32)id;
+	if (key.kstack < 0 && key.ustack < 0)
+		key.ip = PT_REGS_IP(&ctx->regs);
+
+	if (cfg.timeline) {
+		struct kp_sample_rec *r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+
+		if (!r) {
+			count(KP_SCNT_RB_DROPPED);
+			return 0;
+		}
+		r->ts = bpf_ktime_get_ns();
+		r->period = period;
+		r->ip = key.ip;
+		r->tgid = key.tgid;
+		r->tid = key.tid;
+		r->cpu = key.cpu;
+		r->evt = key.evt;
+		r->kstack = key.kstack;
+		r->ustack = key.ustack;
+		r->raw_size = 0;
+		r->pad = 0;
+		bpf_get_current_comm(r->comm, sizeof(r->comm));
+		bpf_ringbuf_submit(r, wakeup_flags());
+		return 0;
+	}
+
+	map = (gen & 1) ? (void *)&counts1 : (void *)&counts0;
+	val = bpf_map_lookup_elem(map, &key);
+	if (!val) {
+		bpf_get_current_comm(init.comm, sizeof(init.comm));
+		init.count = 1;
+		init.period = period;
+		if (bpf_map_update_elem(map, &key, &init, BPF_NOEXIST) == 0)
+			return 0;
+		val = bpf_map_lookup_elem(map, &key); /* another CPU created it meanwhile */
+		if (!val) {
+			count(KP_SCNT_MAP_FULL);
+			return 0;
+		}
+	}
+	__sync_fetch_and_add(&val->count, 1);
+	__sync_fetch_and_add(&val->period, period);
+	return 0;
+}
+
+/* the end of the record: its fixed part, or the furthest __data_loc payload */
+static __always_inline __u32 raw_size(void *ctx, const volatile struct kp_evt_cfg *e)
+{
+	__u32 size = e->fixed_size, i;
+
+	for (i = 0; i < KP_MAX_DATA_LOC; i++) {
+		__u32 loc = 0, end;
+
+		if (i >= e->nloc)
+			break;
+		if (bpf_probe_read_kernel(&loc, sizeof(loc), ctx + (e->loc_off[i] & 0xffff)))
+			continue;
+		end = (loc & 0xffff) + (loc >> 16);
+		if (e->loc_rel[i])
+			end += e->loc_off[i] + 4;
+		if (end > size)
+			size = end;
+	}
+	return size;
+}
+
+static __always_inline bool tp_wanted(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	/* the collector's own hits are kept (as perf and libkperf do): it reads at most a few
+	 * times a second, so it cannot feed back into what it records */
+	if (cfg.filter_cpu) {
+		__u32 cpu = bpf_get_smp_processor_id();
+
+		if (cpu >= KP_SAMPLE_CPU_WORDS * 64 ||
+		    !(cfg.cpu_mask[cpu >> 6] & (1ULL << (cpu & 63))))
+			return false;
+	}
+	if (cfg.filter_pid && !bpf_map_lookup_elem(&targets, &tgid))
+		return false;
+	return true;
+}
+
+SEC("tracepoint")
+int kp_tp_record(void *ctx)
+{
+	__u32 zero = 0, evt = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 size; /* 64-bit: a 32-bit bound is checked on a copy the verifier does not link */
+	const volatile struct kp_evt_cfg *e;
+	struct scratch *s;
+	__u64 id;
+
+	if (!tp_wanted())
+		return 0;
+	if (evt >= KP_MAX_EVENTS)
+		return 0;
+	/* keep the bound visible to the verifier on the register used for the index */
+	barrier_var(evt);
+	evt &= KP_MAX_EVENTS - 1;
+	e = &cfg.evt[evt];
+	s = bpf_map_lookup_elem(&scratch_buf, &zero);
+	if (!s)
+		return 0;
+	size = raw_size(ctx, e);
+	fill_common(ctx, evt, &id, &s->hdr.cpu, &s->hdr.kstack, &s->hdr.ustack);
+	s->hdr.ts = bpf_ktime_get_ns();
+	s->hdr.period = 1;
+	s->hdr.ip = 0;
+	s->hdr.tgid = id >> 32;
+	s->hdr.tid = (__u32)id;
+	s->hdr.evt = evt;
+	s->hdr.pad = 0;
+	bpf_get_current_comm(s->hdr.comm, sizeof(s->hdr.comm));
+	barrier_var(size);
+	if (size > KP_MAX_RAW)
+		size = KP_MAX_RAW; /* a longer record is cut; its __data_loc checks catch it */
+	if (bpf_probe_read_kernel(s->raw, size, ctx))
+		size = 0;
+	/* the kernel lends the record's first 8 bytes (its common header) to BPF as a pt_regs
+	 * pointer and fills the header only afterwards, for perf: rebuild what it holds */
+	if (size >= 8) {
+		*(__u16 *)&s->raw[0] = (__u16)e->tp_id;
+		s->raw[2] = 0; /* common_flags */
+		s->raw[3] = 0; /* common_preempt_count */
+		*(__s32 *)&s->raw[4] = (__s32)(__u32)id;
+	}
+	s->hdr.raw_size = size;
+	if (bpf_ringbuf_output(&records, s, sizeof(s->hdr) + size, wakeup_flags()))
+		count(KP_SCNT_RB_DROPPED);
+	return 0;
+}
+
+/* processes forked by a target are targets too (threads share the tgid already) */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(kp_tp_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	if (ptgid != ctgid && bpf_map_lookup_elem(&targets, &ptgid))
+		bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(kp_tp_exit, struct task_struct *p)
+{
+	__u32 tgid;
+
+	if (BPF_CORE_READ(p, signal, live.counter) != 0)
+		return 0;
+	tgid = BPF_CORE_READ(p, tgid);
+	bpf_map_delete_elem(&targets, &tgid);
+	return 0;
+}

@@ -1,0 +1,78 @@
+/*
+ * sample.h - what sample.bpf.c shares with its owner (user/pmu/sampling.c).
+ * Fixed-width types only.
+ */
+#ifndef KPERF_BPF_SAMPLE_H
+#define KPERF_BPF_SAMPLE_H
+
+#define KP_MAX_STACK 127 /* frames per stack (the kernel's perf_event_max_stack) */
+#define KP_MAX_EVENTS 64 /* events of one task (attach cookies index kp_evt_cfg) */
+#define KP_MAX_DATA_LOC 8 /* __data_loc fields followed when copying a raw record */
+#define KP_MAX_RAW 8192 /* bytes of one raw tracepoint record */
+#define KP_SAMPLE_COMM 16
+
+enum kp_sample_counter {
+	KP_SCNT_MAP_FULL = 0, /* sample not counted: the aggregation map is full */
+	KP_SCNT_RB_DROPPED = 1, /* record lost: the ring buffer was full */
+	KP_SCNT_STACK_LOST = 2, /* stack not captured (stack map bucket taken, or no memory) */
+	KP_SCNT_MAX
+};
+
+/* aggregation key: one distinct (process, thread, cpu, event, stacks) */
+struct kp_sample_key {
+	__u32 tgid;
+	__u32 tid;
+	__u32 cpu;
+	__u32 evt; /* index of the event in the task */
+	__s32 kstack; /* stack map id, -1 when none */
+	__s32 ustack;
+	__u64 ip; /* the sampled address when no stacks are collected */
+};
+
+struct kp_sample_val {
+	__u64 count; /* samples */
+	__u64 period; /* sum of their periods */
+	char comm[KP_SAMPLE_COMM];
+};
+
+/* a record in the ring buffer: a timeline sample, or a tracepoint hit with its raw data */
+struct kp_sample_rec {
+	__u64 ts;
+	__u64 period;
+	__u64 ip;
+	__u32 tgid;
+	__u32 tid;
+	__u32 cpu;
+	__u32 evt;
+	__s32 kstack;
+	__s32 ustack;
+	__u32 raw_size; /* bytes of raw record following this header */
+	__u32 pad;
+	char comm[KP_SAMPLE_COMM];
+	/* __u8 raw[raw_size] */
+};
+
+/* per event, indexed by the attach cookie */
+struct kp_evt_cfg {
+	__u32 tp_id; /* tracepoints: the event id (common_type) */
+	__u32 fixed_size; /* tracepoints: end of the fixed fields */
+	__u32 nloc; /* __data_loc fields to follow */
+	__u16 loc_off[KP_MAX_DATA_LOC]; /* their offsets */
+	__u8 loc_rel[KP_MAX_DATA_LOC]; /* 1: __rel_loc (offset relative to the field end) */
+};
+
+#define KP_SAMPLE_CPU_WORDS 128 /* tracepoint cpu filter: cpus 0..8191 */
+
+struct kp_sample_config {
+	__u8 kernel_stack; /* collect kernel stacks */
+	__u8 user_stack; /* collect user stacks */
+	__u8 timeline; /* samples go to the ring buffer instead of the hash */
+	__u8 filter_pid; /* tracepoints: only the processes of `targets` */
+	__u8 filter_cpu; /* tracepoints: only the cpus of cpu_mask */
+	__u8 pad[3];
+	__u64 wakeup_bytes;
+	__u64 cpu_mask[KP_SAMPLE_CPU_WORDS];
+	struct kp_evt_cfg evt[KP_MAX_EVENTS];
+};
+
+#endif

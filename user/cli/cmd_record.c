@@ -1,0 +1,377 @@
+/*
+ * cmd_record.c - `kperf-bpf record`: a CPU profile, aggregated by stack in the kernel.
+ *
+ *   kperf-bpf record [-e EVENT] [-F HZ | -c PERIOD] [-g] [-p PID,... | -a | -C CPUS]
+ *                    [-d SECONDS] [--dwarf | --no-symbols] [--top N] [-o FILE]
+ *                    [--format folded|pprof|json|dump] [-- COMMAND ARGS...]
+ * It prints the hottest functions with their share when it ends, and writes the profile
+ * in the chosen format (to FILE, or to stdout, the summary then going to stderr).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "core/core.h"
+#include "export/export.h"
+#include "kperf/pmu.h"
+
+enum out_format { OUT_NONE, OUT_FOLDED, OUT_PPROF, OUT_JSON, OUT_DUMP };
+
+struct record_opts {
+	char *event;
+	unsigned freq, period;
+	bool callstack;
+	int *pids;
+	int npids;
+	int *cpus;
+	int ncpus;
+	bool all;
+	long duration_ms;
+	enum SymbolMode symbols;
+	int top;
+	const char *output;
+	enum out_format format;
+	char **command;
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: kperf-bpf record [options] [-- COMMAND [ARGS...]]\n"
+	      "\n"
+	      "Sample a command, processes, CPUs or the whole system and print the hottest\n"
+	      "functions; samples are counted per distinct stack in the kernel.\n"
+	      "\n"
+	      "  -e, --event EVENT       sampled event (default cpu-clock)\n"
+	      "  -F, --freq HZ           samples per second (default 999)\n"
+	      "  -c, --count PERIOD      a sample every PERIOD events instead of -F\n"
+	      "  -g, --call-graph        whole kernel and user stacks (default: top frame only)\n"
+	      "  -p, --pid PID,...       these processes (all threads, and their children)\n"
+	      "  -a, --all-cpus          every process (the default without -p or a command)\n"
+	      "  -C, --cpu CPUS          only these cpus\n"
+	      "  -d, --duration SECONDS  stop after this long\n"
+	      "      --dwarf             source file and line of each frame (DWARF)\n"
+	      "      --no-symbols        no symbol resolution (addresses only in pprof/json)\n"
+	      "      --top N             functions in the summary (default 20)\n"
+	      "  -o, --output FILE       write the profile to FILE\n"
+	      "      --format FMT        folded, pprof (gzipped profile.proto), json or dump\n"
+	      "                          (default: pprof for a FILE ending in .pb.gz, else folded)\n"
+	      "  -h, --help              this text\n",
+	      f);
+}
+
+static enum out_format parse_format(const char *s)
+{
+	if (!strcmp(s, "folded"))
+		return OUT_FOLDED;
+	if (!strcmp(s, "pprof"))
+		return OUT_PPROF;
+	if (!strcmp(s, "json"))
+		return OUT_JSON;
+	if (!strcmp(s, "dump"))
+		return OUT_DUMP;
+	return OUT_NONE;
+}
+
+static int parse(int argc, char **argv, struct record_opts *o)
+{
+	enum { OPT_DWARF = 256, OPT_NOSYM, OPT_TOP, OPT_FORMAT };
+	static const struct option longopts[] = {
+		{ "event", required_argument, NULL, 'e' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "call-graph", no_argument, NULL, 'g' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "cpu", required_argument, NULL, 'C' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "dwarf", no_argument, NULL, OPT_DWARF },
+		{ "no-symbols", no_argument, NULL, OPT_NOSYM },
+		{ "top", required_argument, NULL, OPT_TOP },
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	long v;
+	int c;
+
+	o->event = "cpu-clock";
+	o->freq = 999;
+	o->symbols = RESOLVE_ELF;
+	o->top = 20;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+e:F:c:gp:aC:d:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			o->event = optarg;
+			break;
+		case 'F':
+		case 'c':
+			v = strtol(optarg, &end, 10);
+			if (*end || v <= 0 || v > 0x7fffffff) {
+				fprintf(stderr, "kperf-bpf record: -%c wants a positive number\n",
+					c);
+				return -1;
+			}
+			if (c == 'F') {
+				o->freq = (unsigned)v;
+				o->period = 0;
+			} else {
+				o->period = (unsigned)v;
+				o->freq = 0;
+			}
+			break;
+		case 'g':
+			o->callstack = true;
+			break;
+		case 'p':
+			o->npids = kp_cli_parse_int_list(optarg, &o->pids);
+			if (o->npids <= 0) {
+				fprintf(stderr, "kperf-bpf record: -p wants pids like 1234,5678\n");
+				return -1;
+			}
+			break;
+		case 'a':
+			o->all = true;
+			break;
+		case 'C':
+			o->ncpus = kp_parse_cpu_list(optarg, &o->cpus);
+			if (o->ncpus <= 0) {
+				fprintf(stderr, "kperf-bpf record: -C wants cpus like 0-3,6\n");
+				return -1;
+			}
+			break;
+		case 'd':
+			o->duration_ms = kp_cli_parse_seconds(optarg);
+			if (o->duration_ms <= 0) {
+				fprintf(stderr, "kperf-bpf record: -d wants seconds > 0\n");
+				return -1;
+			}
+			break;
+		case OPT_DWARF:
+			o->symbols = RESOLVE_ELF_DWARF;
+			break;
+		case OPT_NOSYM:
+			o->symbols = NO_SYMBOL_RESOLVE;
+			break;
+		case OPT_TOP:
+			o->top = atoi(optarg);
+			if (o->top <= 0) {
+				fprintf(stderr, "kperf-bpf record: --top wants a number > 0\n");
+				return -1;
+			}
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case OPT_FORMAT:
+			o->format = parse_format(optarg);
+			if (o->format == OUT_NONE) {
+				fprintf(stderr,
+					"kperf-bpf record: --format is folded, pprof, json or "
+					"dump, not '%s'\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind < argc)
+		o->command = argv + optind;
+	if ((o->command != NULL) + (o->npids > 0) + o->all > 1) {
+		fprintf(stderr, "kperf-bpf record: give one of -p, -a or a command\n");
+		return -1;
+	}
+	if (o->output && o->format == OUT_NONE) {
+		size_t len = strlen(o->output);
+
+		o->format = len > 6 && !strcmp(o->output + len - 6, ".pb.gz") ? OUT_PPROF :
+										OUT_FOLDED;
+	}
+	if (o->format == OUT_PPROF && !o->output) {
+		fprintf(stderr, "kperf-bpf record: pprof is binary: give -o FILE\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int write_profile(const struct record_opts *o, struct PmuData *d, int n,
+			 const struct kp_profile_meta *m)
+{
+	FILE *f = stdout;
+	int err = 0;
+
+	switch (o->format) {
+	case OUT_NONE:
+		return 0;
+	case OUT_PPROF:
+		return kp_export_pprof(o->output, d, n, m) ? -1 : 0;
+	case OUT_DUMP:
+		if (!o->output) {
+			fprintf(stderr, "kperf-bpf record: dump writes a file: give -o FILE\n");
+			return -1;
+		}
+		unlink(o->output); /* PmuDumpData appends */
+		return PmuDumpData(d, (unsigned)n, (char *)o->output,
+				   o->symbols == RESOLVE_ELF_DWARF) ?
+			       -1 :
+			       0;
+	default:
+		break;
+	}
+	if (o->output && !(f = fopen(o->output, "w"))) {
+		fprintf(stderr, "kperf-bpf record: cannot write %s: %s\n", o->output,
+			strerror(errno));
+		return -1;
+	}
+	if (o->format == OUT_FOLDED)
+		kp_export_folded(f, d, n);
+	else
+		err = kp_export_profile_json(f, d, n, m);
+	if (f != stdout && fclose(f)) {
+		fprintf(stderr, "kperf-bpf record: cannot write %s: %s\n", o->output,
+			strerror(errno));
+		err = -1;
+	}
+	return err ? -1 : 0;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_opts o = { 0 };
+	struct kp_launch launch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
+	struct PmuAttr attr = { 0 };
+	struct kp_profile_meta meta = { 0 };
+	struct kp_hot_list hot = { 0 };
+	struct PmuData *d = NULL;
+	bool launched = false;
+	char *evts[1];
+	int pd = -1, rc = 1, n, i, status = 0, child_pid, err;
+	double start_ms;
+	struct timespec wall;
+
+	if (parse(argc, argv, &o))
+		goto done;
+	kp_cli_catch_signals();
+	evts[0] = o.event;
+	attr.evtList = evts;
+	attr.numEvt = 1;
+	attr.useFreq = o.freq > 0;
+	if (o.freq)
+		attr.freq = o.freq;
+	else
+		attr.period = o.period;
+	attr.callStack = o.callstack;
+	attr.symbolMode = o.symbols;
+	attr.cpuList = o.cpus;
+	attr.numCpu = (unsigned)o.ncpus;
+	if (o.command) {
+		err = kp_launch_prepare(o.command, &launch);
+		if (err) {
+			fprintf(stderr, "kperf-bpf record: cannot start %s: %s\n", o.command[0],
+				strerror(-err));
+			goto done;
+		}
+		child_pid = launch.pid;
+		attr.pidList = &child_pid;
+		attr.numPid = 1;
+		attr.enableOnExec = 1;
+	} else {
+		attr.pidList = o.pids;
+		attr.numPid = (unsigned)o.npids;
+	}
+	pd = PmuOpen(SAMPLING, &attr);
+	if (pd < 0) {
+		fprintf(stderr, "kperf-bpf record: %s\n", Perror());
+		goto done;
+	}
+	if (PmuEnable(pd)) {
+		fprintf(stderr, "kperf-bpf record: %s\n", Perror());
+		goto done;
+	}
+	clock_gettime(CLOCK_REALTIME, &wall);
+	meta.start_ns = (uint64_t)wall.tv_sec * 1000000000ULL + (uint64_t)wall.tv_nsec;
+	start_ms = kp_cli_elapsed_ms();
+	if (o.command) {
+		err = kp_launch_go(&launch);
+		if (err) {
+			fprintf(stderr, "kperf-bpf record: cannot run %s: %s\n", o.command[0],
+				strerror(-err));
+			rc = 127;
+			launch.pid = -1;
+			goto done;
+		}
+		launched = true;
+	}
+	for (;;) {
+		struct timespec tick = { 0, 50 * 1000000L };
+
+		nanosleep(&tick, NULL);
+		if (kp_cli_interrupted())
+			break;
+		if (o.duration_ms && kp_cli_elapsed_ms() - start_ms >= (double)o.duration_ms)
+			break;
+		if (launched && waitpid(launch.pid, &status, WNOHANG) == launch.pid) {
+			launched = false;
+			break;
+		}
+		if (o.npids) {
+			bool alive = false;
+
+			for (i = 0; i < o.npids; i++)
+				alive |= kp_pid_alive(o.pids[i]);
+			if (!alive)
+				break;
+		}
+	}
+	PmuDisable(pd);
+	meta.duration_s = (kp_cli_elapsed_ms() - start_ms) / 1e3;
+	meta.event = o.event;
+	n = PmuRead(pd, &d);
+	if (n < 0) {
+		fprintf(stderr, "kperf-bpf record: %s\n", Perror());
+		goto done;
+	}
+	if (GetWarn()) {
+		fflush(stdout);
+		fprintf(stderr, "kperf-bpf record: warning: %s\n", GetWarnMsg());
+	}
+	if (write_profile(&o, d, n, &meta)) {
+		if (Perrorno())
+			fprintf(stderr, "kperf-bpf record: %s\n", Perror());
+		goto done;
+	}
+	if (kp_hot_functions(d, n, &hot) == 0) {
+		FILE *rep = o.format != OUT_NONE && !o.output ? stderr : stdout;
+
+		kp_report_hottest(rep, &hot, o.top);
+		fprintf(rep, "\n %s, %.2f s%s%s\n", o.event, meta.duration_s,
+			o.output ? ", profile written to " : "", o.output ? o.output : "");
+		kp_hot_list_free(&hot);
+	}
+	rc = 0;
+	if (o.command && !launched)
+		rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+done:
+	if (o.command && pd < 0 && launch.pid > 0)
+		kp_launch_abort(&launch);
+	PmuDataFree(d);
+	if (pd >= 0)
+		PmuClose(pd);
+	free(o.pids);
+	free(o.cpus);
+	return rc;
+}

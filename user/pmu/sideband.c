@@ -1,0 +1,274 @@
+/*
+ * sideband.c - what the symbol resolver needs to know while samples are taken: the
+ * executable mappings, execs and forks of processes (PERF_RECORD_MMAP2, COMM with
+ * COMM_EXEC, FORK), as perf record collects them.
+ *
+ * Without it, a process that execs after it was first seen, loads a library, or exits
+ * before its samples are read would resolve to [unknown]. One dummy software event per
+ * CPU, system-wide, delivers those records into a small perf ring buffer each; a drain
+ * feeds them to the resolver (only for the target processes and their descendants when
+ * there are targets). Lost records are counted.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+
+#include "core/core.h"
+#include "events/events.h"
+#include "kperf/pcerrc.h"
+#include "pmu.h"
+#include "sym/sym.h"
+
+#define SB_PAGES 64 /* 256 KiB of records per cpu */
+
+struct sb_cpu {
+	int fd;
+	void *base; /* the metadata page, then the data pages */
+	size_t data_size;
+};
+
+struct kp_sideband {
+	struct sb_cpu *cpu;
+	int ncpu;
+	struct kp_map procs; /* tgid -> 1: the processes of interest (NULL keys impossible) */
+	bool all; /* no targets: every process */
+	uint64_t lost;
+	char *scratch; /* a record that wraps around the ring */
+	size_t scratch_cap;
+};
+
+static bool wanted(struct kp_sideband *sb, uint32_t pid)
+{
+	return sb->all || kp_map_get(&sb->procs, (void *)(uintptr_t)pid);
+}
+
+static void want(struct kp_sideband *sb, uint32_t pid)
+{
+	struct kp_map_slot *s = kp_map_slot(&sb->procs, (void *)(uintptr_t)pid, NULL);
+
+	if (s)
+		s->val = (void *)1;
+}
+
+int kp_sideband_open(const int *cpus, int ncpus, const int *pids, int npids,
+		     struct kp_sideband **out)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.disabled = 1,
+		.mmap = 1,
+		.mmap2 = 1,
+		.comm = 1,
+		.comm_exec = 1,
+		.task = 1,
+		.exclude_kernel = 1,
+		.watermark = 1,
+		.wakeup_watermark = SB_PAGES * 4096 / 4,
+	};
+	size_t page = (size_t)getpagesize();
+	struct kp_sideband *sb = calloc(1, sizeof(*sb));
+	int i, err = 0;
+
+	*out = NULL;
+	if (!sb)
+		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	kp_map_init(&sb->procs, false);
+	sb->all = npids == 0;
+	for (i = 0; i < npids; i++)
+		want(sb, (uint32_t)pids[i]);
+	sb->cpu = calloc((size_t)ncpus, sizeof(*sb->cpu));
+	if (!sb->cpu) {
+		kp_sideband_close(sb);
+		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	}
+	for (i = 0; i < ncpus; i++)
+		sb->cpu[i].fd = -1;
+	sb->ncpu = ncpus;
+	for (i = 0; i < ncpus && !err; i++) {
+		struct sb_cpu *c = &sb->cpu[i];
+
+		c->fd = kp_perf_event_open(&attr, -1, cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
+		if (c->fd < 0) {
+			err = kp_fail(errno == EACCES || errno == EPERM ?
+					      LIBPERF_ERR_NO_PERMISSION :
+					      LIBPERF_ERR_INVALID_EVENT,
+				      -errno,
+				      "cannot follow mmaps on cpu %d for symbol resolution: %s",
+				      cpus[i], strerror(errno));
+			break;
+		}
+		c->data_size = SB_PAGES * page;
+		c->base = mmap(NULL, page + c->data_size, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd,
+			       0);
+		if (c->base == MAP_FAILED) {
+			c->base = NULL;
+			err = kp_fail(LIBPERF_ERR_FAIL_MMAP, -errno,
+				      "cannot map the side-band buffer of cpu %d: %s", cpus[i],
+				      strerror(errno));
+		}
+	}
+	if (err) {
+		kp_sideband_close(sb);
+		return err;
+	}
+	*out = sb;
+	return 0;
+}
+
+int kp_sideband_enable(struct kp_sideband *sb, bool on)
+{
+	int i;
+
+	for (i = 0; sb && i < sb->ncpu; i++)
+		if (ioctl(sb->cpu[i].fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0))
+			return -errno;
+	return 0;
+}
+
+/* the record layouts this file reads (after struct perf_event_header) */
+struct sb_mmap2 {
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	uint32_t maj, min;
+	uint64_t ino, ino_generation;
+	uint32_t prot, flags;
+	char filename[];
+};
+
+struct sb_comm {
+	uint32_t pid, tid;
+	char comm[];
+};
+
+struct sb_fork {
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+};
+
+struct sb_lost {
+	uint64_t id, lost;
+};
+
+static void handle(struct kp_sideband *sb, const struct perf_event_header *h)
+{
+	const void *body = h + 1;
+	size_t len = h->size - sizeof(*h);
+
+	switch (h->type) {
+	case PERF_RECORD_MMAP2: {
+		const struct sb_mmap2 *m = body;
+
+		if (len <= sizeof(*m) || !wanted(sb, m->pid))
+			break;
+		if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
+			kp_sym_add_mapping(m->pid, m->addr, m->addr + m->len, m->pgoff,
+					   m->filename);
+		else
+			kp_sym_add_mapping_id(m->pid, m->addr, m->addr + m->len, m->pgoff,
+					      m->filename, m->maj, m->min, m->ino);
+		break;
+	}
+	case PERF_RECORD_COMM: {
+		const struct sb_comm *c = body;
+
+		if (len >= sizeof(*c) && (h->misc & PERF_RECORD_MISC_COMM_EXEC) &&
+		    c->pid == c->tid && wanted(sb, c->pid))
+			kp_sym_exec(c->pid);
+		break;
+	}
+	case PERF_RECORD_FORK: {
+		const struct sb_fork *f = body;
+
+		if (len < sizeof(*f) || f->pid == f->ppid || !wanted(sb, f->ppid))
+			break;
+		if (!sb->all)
+			want(sb, f->pid); /* the children of targets are targets */
+		kp_sym_fork(f->ppid, f->pid);
+		break;
+	}
+	case PERF_RECORD_LOST:
+		if (len >= sizeof(struct sb_lost))
+			sb->lost += ((const struct sb_lost *)body)->lost;
+		break;
+	default:
+		break;
+	}
+}
+
+static void drain_cpu(struct kp_sideband *sb, struct sb_cpu *c)
+{
+	struct perf_event_mmap_page *meta = c->base;
+	char *data = (char *)c->base + getpagesize();
+	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = meta->data_tail;
+
+	while (tail < head) {
+		struct perf_event_header hdr;
+		size_t off = tail % c->data_size, first;
+		const struct perf_event_header *h;
+
+		/* the header itself may wrap */
+		first = c->data_size - off;
+		if (first >= sizeof(hdr)) {
+			memcpy(&hdr, data + off, sizeof(hdr));
+		} else {
+			memcpy(&hdr, data + off, first);
+			memcpy((char *)&hdr + first, data, sizeof(hdr) - first);
+		}
+		if (hdr.size < sizeof(hdr) || hdr.size > head - tail)
+			break; /* corrupt: stop here rather than read garbage */
+		if (first >= hdr.size) {
+			h = (const void *)(data + off);
+		} else {
+			if (kp_grow((void **)&sb->scratch, &sb->scratch_cap, hdr.size, 1)) {
+				tail += hdr.size;
+				continue;
+			}
+			memcpy(sb->scratch, data + off, first);
+			memcpy(sb->scratch + first, data, hdr.size - first);
+			h = (const void *)sb->scratch;
+		}
+		handle(sb, h);
+		tail += hdr.size;
+	}
+	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+void kp_sideband_drain(struct kp_sideband *sb)
+{
+	int i;
+
+	for (i = 0; sb && i < sb->ncpu; i++)
+		if (sb->cpu[i].base)
+			drain_cpu(sb, &sb->cpu[i]);
+}
+
+uint64_t kp_sideband_lost(const struct kp_sideband *sb)
+{
+	return sb ? sb->lost : 0;
+}
+
+void kp_sideband_close(struct kp_sideband *sb)
+{
+	size_t page = (size_t)getpagesize();
+	int i;
+
+	if (!sb)
+		return;
+	for (i = 0; i < sb->ncpu; i++) {
+		if (sb->cpu[i].base)
+			munmap(sb->cpu[i].base, page + sb->cpu[i].data_size);
+		if (sb->cpu[i].fd >= 0)
+			close(sb->cpu[i].fd);
+	}
+	free(sb->cpu);
+	free(sb->scratch);
+	kp_map_free(&sb->procs);
+	free(sb);
+}
