@@ -95,6 +95,11 @@ static inline struct tu_proc tu_spawn_v(char *const argv[], int capture_stdout)
 			dup2(out[1], 1);
 			close(out[0]);
 			close(out[1]);
+		} else {
+			int devnull = open("/dev/null", O_WRONLY);
+
+			if (devnull >= 0)
+				dup2(devnull, 1);
 		}
 		execv(path, argv);
 		_exit(127);

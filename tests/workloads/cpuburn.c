@@ -1,9 +1,10 @@
 /*
- * cpuburn - burns CPU in hot_loop() for a given CPU time, then prints the CPU time this
- * process used (CLOCK_PROCESS_CPUTIME_ID, ns) as "cpu_ns=N". For counting tests
- * (task-clock must agree with it) and sampling tests (hot_loop must be the hottest).
+ * cpuburn - burns CPU in hot_loop() (or, with --lib, in wl_lib_work() of libwl.so: this
+ * workload uses_lib) for a given CPU time, then prints the CPU time this process used
+ * (CLOCK_PROCESS_CPUTIME_ID, ns) as "cpu_ns=N". For counting tests (task-clock must agree
+ * with it) and sampling tests (hot_loop, or wl_lib_work, must be the hottest).
  *
- *   cpuburn [--ms N] [--threads T] [--wait]
+ *   cpuburn [--ms N] [--threads T] [--lib] [--wait]
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -12,7 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "libwl.h"
+
 static long burn_ms = 500;
+static int in_lib;
 
 static unsigned long long thread_cpu_ns(void)
 {
@@ -39,8 +43,12 @@ static void *burn(void *arg)
 	unsigned long long start = thread_cpu_ns();
 
 	(void)arg;
-	while (thread_cpu_ns() - start < (unsigned long long)burn_ms * 1000000ULL)
-		hot_loop(200000);
+	while (thread_cpu_ns() - start < (unsigned long long)burn_ms * 1000000ULL) {
+		if (in_lib)
+			wl_lib_work(200000);
+		else
+			hot_loop(200000);
+	}
 	return NULL;
 }
 
@@ -58,6 +66,8 @@ int main(int argc, char **argv)
 			threads = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--wait"))
 			wait_go = 1;
+		else if (!strcmp(argv[i], "--lib"))
+			in_lib = 1;
 	}
 	if (threads < 1 || threads > 64)
 		return 2;

@@ -30,6 +30,7 @@
 #include "core/core.h"
 #include "kperf/pcerrc.h"
 #include "sym/sym.h"
+#include "topo/topo.h"
 #include "tracefs/tracefs.h"
 #include "pmu.h"
 #include "sample.h"
@@ -757,6 +758,7 @@ static int add_record(struct kp_pmu *p, struct kp_data_builder *b, const struct 
 	uint64_t ips[2 * KP_MAX_STACK];
 	struct SampleRawData rd = { (char *)raw };
 	struct PmuData d = { 0 };
+	struct CpuTopology topo;
 	char comm[KP_SAMPLE_COMM + 1];
 	int n;
 
@@ -772,6 +774,10 @@ static int add_record(struct kp_pmu *p, struct kp_data_builder *b, const struct 
 	d.period = v->period;
 	d.count = v->count;
 	d.countPercent = -1;
+	if (kp_topo_cpu(d.cpu, &topo) == 0)
+		d.cpuTopo = &topo;
+	else
+		kp_clear_error();
 	if (raw_len)
 		d.rawData = &rd;
 	if (resolving(p)) {
