@@ -90,8 +90,9 @@ static void done(struct profile *p)
 Test(sampling, hot_loop_is_hottest_with_its_line)
 {
 	char *argv[] = { "cpuburn", "--ms", "400", "--wait", NULL };
-	struct PmuAttr a = { .useFreq = 1, .freq = 999, .callStack = 1,
-			     .symbolMode = RESOLVE_ELF_DWARF };
+	struct PmuAttr a = {
+		.useFreq = 1, .freq = 999, .callStack = 1, .symbolMode = RESOLVE_ELF_DWARF
+	};
 	struct profile p = sample(argv, &a);
 	const struct kp_hot_fn *top = &p.hot.fns[0];
 	unsigned line = marker_line("cpuburn.c", "HOT_LINE");
@@ -141,8 +142,9 @@ Test(sampling, elf_only_has_names_but_no_lines)
 Test(sampling, no_symbol_resolve_has_no_stack)
 {
 	char *argv[] = { "cpuburn", "--ms", "100", "--wait", NULL };
-	struct PmuAttr a = { .useFreq = 1, .freq = 999, .callStack = 1,
-			     .symbolMode = NO_SYMBOL_RESOLVE };
+	struct PmuAttr a = {
+		.useFreq = 1, .freq = 999, .callStack = 1, .symbolMode = NO_SYMBOL_RESOLVE
+	};
 	struct profile p = sample(argv, &a);
 	int i;
 
@@ -155,15 +157,14 @@ Test(sampling, no_symbol_resolve_has_no_stack)
 Test(sampling, function_in_a_shared_library)
 {
 	char *argv[] = { "cpuburn", "--lib", "--ms", "300", "--wait", NULL };
-	struct PmuAttr a = { .useFreq = 1, .freq = 999, .callStack = 1,
-			     .symbolMode = RESOLVE_ELF_DWARF };
+	struct PmuAttr a = {
+		.useFreq = 1, .freq = 999, .callStack = 1, .symbolMode = RESOLVE_ELF_DWARF
+	};
 	struct profile p = sample(argv, &a);
 
 	cr_assert_str_eq(p.hot.fns[0].name, "wl_lib_work");
-	cr_assert(ends_with(p.hot.fns[0].module, "/workloads/libwl.so"), "%s",
-		  p.hot.fns[0].module);
-	cr_assert(ends_with(p.hot.fns[0].file, "tests/workloads/libwl.c"), "%s",
-		  p.hot.fns[0].file);
+	cr_assert(ends_with(p.hot.fns[0].module, "/workloads/libwl.so"), "%s", p.hot.fns[0].module);
+	cr_assert(ends_with(p.hot.fns[0].file, "tests/workloads/libwl.c"), "%s", p.hot.fns[0].file);
 	done(&p);
 }
 
@@ -227,10 +228,9 @@ static bool has_frame(const struct PmuData *d, int n, const char *name, bool *ke
 
 Test(sampling, kernel_frames_of_a_syscall_heavy_workload)
 {
-	char *argv[] = { "syscalls", "--getppid", "400000", "--writes", "0", "--fails", "0",
-			 "--wait", NULL };
-	struct PmuAttr a = { .useFreq = 1, .freq = 999, .callStack = 1,
-			     .symbolMode = RESOLVE_ELF };
+	char *argv[] = { "syscalls", "--getppid", "400000", "--writes", "0",
+			 "--fails",  "0",	  "--wait", NULL };
+	struct PmuAttr a = { .useFreq = 1, .freq = 999, .callStack = 1, .symbolMode = RESOLVE_ELF };
 	struct profile p = sample(argv, &a);
 	bool kernel = false, mixed = false;
 	int i;
@@ -261,10 +261,13 @@ Test(sampling, kernel_frames_of_a_syscall_heavy_workload)
 
 Test(sampling, exclude_kernel_and_exclude_user)
 {
-	char *argv[] = { "syscalls", "--getppid", "200000", "--writes", "0", "--fails", "0",
-			 "--wait", NULL };
-	struct PmuAttr a = { .useFreq = 1, .freq = 999, .callStack = 1,
-			     .symbolMode = RESOLVE_ELF, .excludeKernel = 1 };
+	char *argv[] = { "syscalls", "--getppid", "200000", "--writes", "0",
+			 "--fails",  "0",	  "--wait", NULL };
+	struct PmuAttr a = { .useFreq = 1,
+			     .freq = 999,
+			     .callStack = 1,
+			     .symbolMode = RESOLVE_ELF,
+			     .excludeKernel = 1 };
 	struct profile p = sample(argv, &a);
 	const struct Stack *st;
 	int i;
@@ -273,8 +276,11 @@ Test(sampling, exclude_kernel_and_exclude_user)
 		for (st = p.d[i].stack; st; st = st->next)
 			cr_assert_lt(st->symbol->addr, 0xffff800000000000UL, "a kernel frame");
 	done(&p);
-	a = (struct PmuAttr){ .useFreq = 1, .freq = 999, .callStack = 1,
-			      .symbolMode = RESOLVE_ELF, .excludeUser = 1 };
+	a = (struct PmuAttr){ .useFreq = 1,
+			      .freq = 999,
+			      .callStack = 1,
+			      .symbolMode = RESOLVE_ELF,
+			      .excludeUser = 1 };
 	p = sample(argv, &a);
 	cr_assert_gt(p.n, 0);
 	for (i = 0; i < p.n; i++)
@@ -286,8 +292,7 @@ Test(sampling, exclude_kernel_and_exclude_user)
 Test(sampling, timeline_has_one_record_per_sample_in_time_order)
 {
 	char *argv[] = { "cpuburn", "--ms", "300", "--wait", NULL };
-	struct PmuAttr a = { .useFreq = 1, .freq = 999, .timeline = 1,
-			     .symbolMode = RESOLVE_ELF };
+	struct PmuAttr a = { .useFreq = 1, .freq = 999, .timeline = 1, .symbolMode = RESOLVE_ELF };
 	struct profile p = sample(argv, &a);
 	int i;
 
