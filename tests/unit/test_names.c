@@ -250,14 +250,15 @@ Test(report, json_carries_the_summary)
 
 Test(report, csv_rows)
 {
-	struct kp_trace_meta m = { 0 };
+	struct kp_trace_meta m = { .duration_s = 2.5 };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	kp_report_syscalls(f, KP_FORMAT_CSV, two_rows, 2, &m, false);
 	fclose(f);
-	cr_assert_str_eq(buf, "summary,42,,\"wl\",,getppid,110,,,,4,0,400,80,130,100,106,130\n"
-			      "summary,42,,\"wl\",,openat,257,,,,2,2,100,40,60,50,48,60\n");
+	cr_assert_str_eq(buf,
+			 "summary,42,,\"wl\",,getppid,110,,,,4,0,400,80,130,100,106,130,2.500\n"
+			 "summary,42,,\"wl\",,openat,257,,,,2,2,100,40,60,50,48,60,2.500\n");
 	free(buf);
 }

@@ -261,10 +261,6 @@ static void print_summary(FILE *out, int pd, const struct trace_opts *o, bool in
 	}
 	fill_meta(pd, &m, start_ms, attach_ms);
 	m.interval = interval;
-	if (o->format == KP_FORMAT_CSV && !o->events && !interval)
-		fputs("kind,pid,tid,comm,cpu,syscall,nr,start_ns,ret,dur_ns,calls,errors,total_ns,"
-		      "min_ns,max_ns,avg_ns,p50_ns,p99_ns\n",
-		      out);
 	if (o->format == KP_FORMAT_JSON && (interval || !o->events))
 		fputc('{', out);
 	kp_report_syscalls(out, o->format, s, n, &m, o->hist);
@@ -384,6 +380,8 @@ int cmd_trace(int argc, char **argv)
 	}
 	if (o.events)
 		kp_report_events_begin(out, o.format);
+	else if (o.format == KP_FORMAT_CSV)
+		kp_report_csv_header(out); /* once, before the first interval */
 
 	for (;;) {
 		struct timespec tick = { 0, TICK_MS * 1000000L };

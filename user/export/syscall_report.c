@@ -10,7 +10,9 @@
  *                        "hist": [ { "from_ns", "to_ns", "count" } ] } ] } ] }
  * With --events, the document starts with "events": [ {...}, ... ] and the fields above
  * follow, so a long trace streams instead of waiting in memory.
- * CSV: one header, then rows whose first column says what they are ("event", "summary").
+ * CSV: one header, then rows whose first column says what they are: "event", "summary" (the
+ * final summary) or "interval" (a periodic one, -i); summary and interval rows end with the
+ * seconds of tracing they cover (elapsed_s), which tells one interval from the next.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -21,7 +23,7 @@
 
 #define CSV_HEADER                                                                           \
 	"kind,pid,tid,comm,cpu,syscall,nr,start_ns,ret,dur_ns,calls,errors,total_ns,min_ns," \
-	"max_ns,avg_ns,p50_ns,p99_ns\n"
+	"max_ns,avg_ns,p50_ns,p99_ns,elapsed_s\n"
 
 int kp_format_parse(const char *s)
 {
@@ -291,20 +293,26 @@ void kp_report_syscalls(FILE *f, enum kp_format fmt, const struct PmuTraceSummar
 		for (i = 0; i < n; i++) {
 			const struct PmuTraceSummary *r = &s[i];
 
-			fprintf(f, "summary,%d,,", (int)r->pid);
+			fprintf(f, "%s,%d,,", meta->interval ? "interval" : "summary", (int)r->pid);
 			csv_str(f, r->comm);
 			fprintf(f,
 				",,%s,%d,,,,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-				",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+				",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f\n",
 				r->funcs, r->nr, r->calls, r->errors, r->totalNs, r->minNs,
 				r->maxNs, avg_ns(r),
 				kp_hist_quantile(r->hist, KPERF_HIST_SLOTS, r->calls, 0.5, r->minNs,
 						 r->maxNs),
 				kp_hist_quantile(r->hist, KPERF_HIST_SLOTS, r->calls, 0.99,
-						 r->minNs, r->maxNs));
+						 r->minNs, r->maxNs),
+				meta->duration_s);
 		}
 		break;
 	}
+}
+
+void kp_report_csv_header(FILE *f)
+{
+	fputs(CSV_HEADER, f);
 }
 
 void kp_report_events_begin(FILE *f, enum kp_format fmt)
@@ -312,7 +320,7 @@ void kp_report_events_begin(FILE *f, enum kp_format fmt)
 	if (fmt == KP_FORMAT_JSON)
 		fputs("{\"events\":[", f);
 	else if (fmt == KP_FORMAT_CSV)
-		fputs(CSV_HEADER, f);
+		kp_report_csv_header(f);
 }
 
 void kp_report_events_end(FILE *f, enum kp_format fmt)
@@ -354,7 +362,7 @@ void kp_report_event(FILE *f, enum kp_format fmt, const struct PmuTraceData *d, 
 	case KP_FORMAT_CSV:
 		fprintf(f, "event,%d,%d,", (int)d->pid, d->tid);
 		csv_str(f, d->comm);
-		fprintf(f, ",%d,%s,%d,%" PRId64 ",%" PRId64 ",%.0f,,,,,,,,\n", d->cpu, d->funcs,
+		fprintf(f, ",%d,%s,%d,%" PRId64 ",%" PRId64 ",%.0f,,,,,,,,,\n", d->cpu, d->funcs,
 			d->nr, d->startTs, d->ret, d->elapsedTime * 1e6);
 		break;
 	}
