@@ -28,6 +28,9 @@ int kp_launch_prepare(char **argv, struct kp_launch *l);
 int kp_launch_go(struct kp_launch *l);
 /* Kill and reap a child that never got released. */
 void kp_launch_abort(struct kp_launch *l);
+/* End a released command that still runs when the collection is interrupted: SIGTERM, then
+ * wait for it. 0 with its wait status, or -1 when a second signal stopped the wait. */
+int kp_launch_stop(struct kp_launch *l, int *status);
 
 /* ---- common.c ---- */
 

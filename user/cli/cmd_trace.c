@@ -400,8 +400,12 @@ int cmd_trace(int argc, char **argv)
 			last_status = now;
 			status_line(pd, start_ms);
 		}
-		if (kp_cli_interrupted())
+		if (kp_cli_interrupted()) {
+			/* still tracing: the command's last calls are in the summary */
+			if (launched && kp_launch_stop(&launch, &child_status) == 0)
+				launched = false;
 			break;
+		}
 		if (o.duration_ms && now - start_ms >= (double)o.duration_ms)
 			break;
 		if (launched && waitpid(launch.pid, &child_status, WNOHANG) == launch.pid) {
@@ -433,7 +437,8 @@ int cmd_trace(int argc, char **argv)
 			launch.pid);
 	}
 done:
-	if (launch.pid > 0 && !launched && o.command && pd < 0)
+	/* a command never released (open or enable failed) */
+	if (launch.pid > 0 && launch.go_fd >= 0)
 		kp_launch_abort(&launch);
 	if (pd >= 0)
 		PmuTraceClose(pd);
