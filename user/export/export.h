@@ -33,7 +33,7 @@ struct kp_trace_meta {
 
 /*
  * Estimate the <q> quantile (0..1) of a log2 latency histogram: find the slot that holds
- * it and interpolate linearly inside [2^i, 2^(i+1)), clamped to [min, max].
+ * it and interpolate linearly inside [2^i, 2^(i+1)) narrowed to [min, max].
  */
 uint64_t kp_hist_quantile(const uint64_t *hist, int slots, uint64_t calls, double q, uint64_t min,
 			  uint64_t max);
