@@ -92,8 +92,13 @@ static double measure_kperf(unsigned freq, int *pd_out, struct PmuData **data, i
 	struct child c = spawn();
 	char *evts[] = { "cpu-clock" };
 	int pids[] = { c.pid };
-	struct PmuAttr a = { .evtList = evts, .numEvt = 1, .pidList = pids, .numPid = 1,
-			     .useFreq = 1, .freq = freq, .callStack = 1,
+	struct PmuAttr a = { .evtList = evts,
+			     .numEvt = 1,
+			     .pidList = pids,
+			     .numPid = 1,
+			     .useFreq = 1,
+			     .freq = freq,
+			     .callStack = 1,
 			     .symbolMode = RESOLVE_ELF };
 	double ms;
 	int pd = PmuOpen(SAMPLING, &a);
@@ -126,8 +131,8 @@ static double measure_perf(unsigned freq, const char *out)
 	fflush(NULL);
 	perf = fork();
 	if (perf == 0) {
-		char *argv[] = { "perf", "record", "-q", "-g", "-F", f, "-p", pid, "-o",
-				 (char *)out, NULL };
+		char *argv[] = { "perf", "record", "-q", "-g",	      "-F", f,
+				 "-p",	 pid,	   "-o", (char *)out, NULL };
 
 		if (!freopen("/dev/null", "w", stderr))
 			_exit(126);
@@ -212,7 +217,8 @@ int main(int argc, char **argv)
 	if (have_perf) {
 		measure_perf(999, "/tmp/kperf-bench-perf.data");
 		t0 = now_ms();
-		if (system("perf report --stdio -i /tmp/kperf-bench-perf.data >/dev/null 2>&1") == 0)
+		if (system("perf report --stdio -i /tmp/kperf-bench-perf.data >/dev/null 2>&1") ==
+		    0)
 			perf_report = now_ms() - t0;
 		unlink("/tmp/kperf-bench-perf.data");
 		unlink("/tmp/kperf-bench-perf.data.old");

@@ -5,6 +5,7 @@
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <cjson/cJSON.h>
 
 #include "kperf/pmu.h"
@@ -374,4 +375,53 @@ Test(stat_cli, json_counts_of_a_command)
 	cr_assert_eq(status, 1);
 	cr_assert(strstr(out, "unknown event 'nosuch'"), "%s", out);
 	free(out);
+}
+
+Test(counting, a_cgroup_counts_only_its_processes)
+{
+	char cg[256], procs[300], *name;
+	char *in_argv[] = { "cpuburn", "--ms", "300", "--wait", NULL };
+	char *evts[] = { "task-clock" }, *cgs[1];
+	struct PmuAttr a = { .evtList = evts, .numEvt = 1, .cgroupNameList = cgs, .numCgroup = 1 };
+	struct tu_proc in, out;
+	struct PmuData *d;
+	unsigned long long in_ns;
+	uint64_t tc;
+	FILE *f;
+	int pd, n;
+
+	snprintf(cg, sizeof(cg), "/sys/fs/cgroup/unified/kperf-count-%d", getpid());
+	if (access("/sys/fs/cgroup/unified", F_OK))
+		snprintf(cg, sizeof(cg), "/sys/fs/cgroup/kperf-count-%d", getpid());
+	if (mkdir(cg, 0755))
+		cr_skip_test("cannot create a cgroup v2 directory: %s", strerror(errno));
+	name = strrchr(cg, '/') + 1; /* relative to the cgroup2 mount */
+	cgs[0] = name;
+	in = tu_spawn_v(in_argv, 1);
+	out = tu_spawn("cpuburn", "--ms", "300", "--wait", NULL);
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
+	f = fopen(procs, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "%d\n", in.pid);
+	fclose(f);
+	pd = PmuOpen(COUNTING, &a);
+	cr_assert_gt(pd, 0, "%s", Perror());
+	PmuEnable(pd);
+	tu_go(&in);
+	tu_go(&out);
+	in_ns = read_cpu_ns(&in);
+	tu_wait(&in);
+	tu_wait(&out);
+	PmuDisable(pd);
+	n = PmuRead(pd, &d);
+	tc = sum_event(d, n, "task-clock");
+	cr_assert_str_eq(d[0].cgroupName, name);
+	cr_assert_eq(d[0].pid, -1);
+	cr_assert(tc > in_ns * 0.9 && tc < in_ns * 1.1,
+		  "cgroup task-clock %lu ns vs %llu ns of CPU inside it (the other process "
+		  "burned as much outside)",
+		  tc, in_ns);
+	PmuDataFree(d);
+	PmuClose(pd);
+	rmdir(cg);
 }
