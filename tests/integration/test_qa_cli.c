@@ -201,28 +201,40 @@ Test(qa_trace_cli, csv_intervals_then_the_summary)
 		 tu_path("workloads/tracepoints"));
 	out = trace(args, false, NULL);
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *comma = strrchr(line, ',');
+		char *hist = strrchr(line, ','), *elapsed, *pair;
+		uint64_t in_hist = 0;
 
 		if (!strncmp(line, "filename=", 9))
 			continue; /* the workload's own stdout */
 		row++;
 		if (!strncmp(line, "kind,", 5)) {
 			cr_assert_eq(row, 1, "the header is the first line");
-			cr_assert(strstr(line, ",p99_ns,elapsed_s"), "%s", line);
+			cr_assert(strstr(line, ",p99_ns,elapsed_s,hist"), "%s", line);
 			header++;
 			continue;
 		}
 		cr_assert(!strncmp(line, "interval,", 9) || !strncmp(line, "summary,", 8), "%s",
 			  line);
 		cr_assert(strstr(line, ",\"tracepoints\",,clock_nanosleep,230,"), "%s", line);
-		/* elapsed_s grows from one interval to the next */
-		cr_assert_geq(atof(comma + 1), last, "%s", line);
-		last = atof(comma + 1);
+		/* ...,elapsed_s,hist: elapsed_s grows from one interval to the next */
+		cr_assert_not_null(hist);
+		*hist++ = '\0';
+		elapsed = strrchr(line, ',');
+		cr_assert_not_null(elapsed);
+		cr_assert_geq(atof(elapsed + 1), last, "%s", line);
+		last = atof(elapsed + 1);
+		/* FROM_NS:COUNT;...: sleeps of at least 1 ms, in the slots from 2^19 ns up */
+		for (pair = hist; pair && *pair;
+		     pair = strchr(pair, ';') ? strchr(pair, ';') + 1 : NULL) {
+			cr_assert_geq(strtoull(pair, NULL, 10), 1ULL << 19, "%s", hist);
+			in_hist += strtoull(strchr(pair, ':') + 1, NULL, 10);
+		}
 		if (line[0] == 'i') {
 			interval++;
 		} else {
 			summary++;
 			cr_assert(strstr(line, ",600,0,"), "600 calls, 0 errors: %s", line);
+			cr_assert_eq(in_hist, 600, "histogram %s", hist);
 		}
 	}
 	cr_assert_eq(header, 1);

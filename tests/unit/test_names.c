@@ -276,7 +276,8 @@ Test(report, csv_rows)
 	kp_report_syscalls(f, KP_FORMAT_CSV, two_rows, 2, &m, false);
 	fclose(f);
 	cr_assert_str_eq(buf,
-			 "summary,42,,\"wl\",,getppid,110,,,,4,0,400,80,130,100,112,129,2.500\n"
-			 "summary,42,,\"wl\",,openat,257,,,,2,2,100,40,60,50,50,59,2.500\n");
+			 "summary,42,,\"wl\",,getppid,110,,,,4,0,400,80,130,100,112,129,2.500,"
+			 "64:3;128:1\n"
+			 "summary,42,,\"wl\",,openat,257,,,,2,2,100,40,60,50,50,59,2.500,32:2\n");
 	free(buf);
 }

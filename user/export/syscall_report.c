@@ -12,7 +12,9 @@
  * follow, so a long trace streams instead of waiting in memory.
  * CSV: one header, then rows whose first column says what they are: "event", "summary" (the
  * final summary) or "interval" (a periodic one, -i); summary and interval rows end with the
- * seconds of tracing they cover (elapsed_s), which tells one interval from the next.
+ * seconds of tracing they cover (elapsed_s), which tells one interval from the next, and
+ * the latency histogram as one field: FROM_NS:COUNT pairs separated by ';', the "hist" of
+ * the JSON.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -23,7 +25,7 @@
 
 #define CSV_HEADER                                                                           \
 	"kind,pid,tid,comm,cpu,syscall,nr,start_ns,ret,dur_ns,calls,errors,total_ns,min_ns," \
-	"max_ns,avg_ns,p50_ns,p99_ns,elapsed_s\n"
+	"max_ns,avg_ns,p50_ns,p99_ns,elapsed_s,hist\n"
 
 int kp_format_parse(const char *s)
 {
@@ -277,6 +279,23 @@ static void csv_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* the histogram as one CSV field, like JSON's "hist": FROM_NS:COUNT of each slot that has
+ * calls, separated by ';' (slot i holds [FROM_NS, 2 * FROM_NS), FROM_NS = 2^i, 0 for i = 0) */
+static void csv_hist(FILE *f, const uint64_t *hist)
+{
+	bool first = true;
+	int i;
+
+	for (i = 0; i < KPERF_HIST_SLOTS; i++) {
+		if (!hist[i])
+			continue;
+		fprintf(f, "%s%" PRIu64 ":%" PRIu64, first ? "" : ";", i ? (uint64_t)1 << i : 0,
+			hist[i]);
+		first = false;
+	}
+	fputc('\n', f);
+}
+
 void kp_report_syscalls(FILE *f, enum kp_format fmt, const struct PmuTraceSummary *s, int n,
 			const struct kp_trace_meta *meta, bool hist)
 {
@@ -306,7 +325,7 @@ void kp_report_syscalls(FILE *f, enum kp_format fmt, const struct PmuTraceSummar
 			csv_str(f, r->comm);
 			fprintf(f,
 				",,%s,%d,,,,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-				",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f\n",
+				",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,",
 				r->funcs, r->nr, r->calls, r->errors, r->totalNs, r->minNs,
 				r->maxNs, avg_ns(r),
 				kp_hist_quantile(r->hist, KPERF_HIST_SLOTS, r->calls, 0.5, r->minNs,
@@ -314,6 +333,7 @@ void kp_report_syscalls(FILE *f, enum kp_format fmt, const struct PmuTraceSummar
 				kp_hist_quantile(r->hist, KPERF_HIST_SLOTS, r->calls, 0.99,
 						 r->minNs, r->maxNs),
 				meta->duration_s);
+			csv_hist(f, r->hist);
 		}
 		break;
 	}
@@ -371,7 +391,7 @@ void kp_report_event(FILE *f, enum kp_format fmt, const struct PmuTraceData *d, 
 	case KP_FORMAT_CSV:
 		fprintf(f, "event,%d,%d,", (int)d->pid, d->tid);
 		csv_str(f, d->comm);
-		fprintf(f, ",%d,%s,%d,%" PRId64 ",%" PRId64 ",%.0f,,,,,,,,,\n", d->cpu, d->funcs,
+		fprintf(f, ",%d,%s,%d,%" PRId64 ",%" PRId64 ",%.0f,,,,,,,,,,\n", d->cpu, d->funcs,
 			d->nr, d->startTs, d->ret, d->elapsedTime * 1e6);
 		break;
 	}
