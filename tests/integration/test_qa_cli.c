@@ -6,6 +6,7 @@
  * a launched command runs, and every bad argument with its message and exit status.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <cjson/cJSON.h>
@@ -346,4 +347,49 @@ Test(qa_trace_cli, sigint_ends_the_launched_command_and_reports)
 	text = tu_run("pgrep -xf '/bin/sleep 30' | wc -l", NULL);
 	cr_assert_eq(atoi(text), 0, "the command was left running");
 	free(text);
+}
+
+/* -p with a thread id traces that thread's process, and as long as the process lives */
+Test(qa_trace_cli, a_thread_id_stands_for_its_process)
+{
+	char *argv[] = { "syscalls",   "--wait",   "--threads", "2",	   "--getppid",
+			 "2000000",    "--writes", "0",		"--fails", "0",
+			 "--sleep-ms", "1000",	   NULL };
+	struct tu_proc w = tu_spawn_v(argv, 0);
+	char path[64], args[256], *out;
+	struct dirent *e;
+	int tid = 0, pid, i, st;
+	DIR *d;
+	cJSON *doc;
+
+	cr_assert_gt(w.pid, 0);
+	tu_go(&w);
+	/* a worker thread: it exits after its getppid loop, the process sleeps on */
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)w.pid);
+	for (i = 0; i < 500 && !tid; i++, tu_sleep_ms(10)) {
+		d = opendir(path);
+		cr_assert_not_null(d);
+		while ((e = readdir(d)))
+			if (atoi(e->d_name) > 0 && atoi(e->d_name) != w.pid)
+				tid = atoi(e->d_name);
+		closedir(d);
+	}
+	cr_assert_gt(tid, 0, "no worker thread");
+	snprintf(args, sizeof(args), "-p %d -e clock_nanosleep --format json -d 60", tid);
+	pid = w.pid;
+	out = trace(args, false, &st);
+	cr_assert_eq(tu_wait(&w), 0);
+	cr_assert_eq(st, 0);
+	doc = cJSON_Parse(out);
+	cr_assert_not_null(doc, "%s", out);
+	/* the main thread's sleep after the workers exited: traced, and waited for */
+	cr_assert_eq(json_field(doc, "clock_nanosleep", "calls"), 1, "%s", out);
+	cr_assert_geq(json_field(doc, "clock_nanosleep", "total_ns"), 1e9);
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "processes")), 1);
+	cr_assert_eq(cJSON_GetObjectItem(
+			     cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "processes"), 0), "pid")
+			     ->valueint,
+		     pid);
+	cJSON_Delete(doc);
+	free(out);
 }

@@ -316,6 +316,7 @@ int cmd_stat(int argc, char **argv)
 		fprintf(stderr, "kperf-bpf stat: %s\n", Perror());
 		goto done;
 	}
+	kp_cli_pids_to_processes(o.pids, o.npids);
 	if (PmuEnable(pd)) {
 		fprintf(stderr, "kperf-bpf stat: %s\n", Perror());
 		goto done;

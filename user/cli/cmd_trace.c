@@ -359,6 +359,7 @@ int cmd_trace(int argc, char **argv)
 		fprintf(stderr, "kperf-bpf trace: %s\n", Perror());
 		goto done;
 	}
+	kp_cli_pids_to_processes(o.pids, o.npids);
 	if (GetWarn())
 		fprintf(stderr, "kperf-bpf trace: warning: %s\n", GetWarnMsg());
 	if (PmuTraceEnable(pd)) {
