@@ -141,7 +141,9 @@ struct PmuTraceAttr {
 	/* Syscall names ("read", "openat"); NULL: every syscall. */
 	const char **funcs;
 	unsigned numFuncs;
-	/* Processes (all threads, including those created later). NULL: every process. */
+	/* Processes (all threads, including those created later). NULL: every process but the
+	 * caller's own (its reads of the records would feed the trace; name its pid to trace
+	 * it). */
 	int *pidList;
 	unsigned numPid;
 	/* CPUs. NULL: every CPU. */

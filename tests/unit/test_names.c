@@ -192,9 +192,27 @@ Test(report, quantiles_interpolate_in_log2_slots)
 	hist[6] = 90; /* [64, 128) ns */
 	hist[10] = 10; /* [1024, 2048) ns */
 	cr_assert_eq(kp_hist_quantile(hist, KPERF_HIST_SLOTS, 100, 0.5, 64, 2000), 99);
-	cr_assert_eq(kp_hist_quantile(hist, KPERF_HIST_SLOTS, 100, 0.95, 64, 2000), 1536);
+	/* [1024, 2048) narrowed to [1024, 2000] by the max: halfway is 1512 */
+	cr_assert_eq(kp_hist_quantile(hist, KPERF_HIST_SLOTS, 100, 0.95, 64, 2000), 1512);
 	cr_assert_eq(kp_hist_quantile(hist, KPERF_HIST_SLOTS, 100, 1.0, 64, 2000), 2000);
 	cr_assert_eq(kp_hist_quantile(hist, KPERF_HIST_SLOTS, 0, 0.5, 0, 0), 0);
+}
+
+/* 20 sleeps of 1.09-1.15 ms, all in the slot [2^20, 2^21) ns: the median is not the max */
+Test(report, quantiles_of_one_slot_stay_between_min_and_max)
+{
+	uint64_t hist[KPERF_HIST_SLOTS] = { 0 }, p50, p99;
+
+	hist[20] = 20;
+	p50 = kp_hist_quantile(hist, KPERF_HIST_SLOTS, 20, 0.5, 1092501, 1154589);
+	p99 = kp_hist_quantile(hist, KPERF_HIST_SLOTS, 20, 0.99, 1092501, 1154589);
+	cr_assert_eq(p50, 1092501 + (1154589 - 1092501) / 2);
+	cr_assert_eq(p99, 1153968, "%lu", p99);
+	/* one call: every quantile is that call */
+	memset(hist, 0, sizeof(hist));
+	hist[12] = 1;
+	cr_assert_eq(kp_hist_quantile(hist, KPERF_HIST_SLOTS, 1, 0.5, 5000, 5000), 5000);
+	cr_assert_eq(kp_hist_quantile(hist, KPERF_HIST_SLOTS, 1, 0.99, 5000, 5000), 5000);
 }
 
 static struct PmuTraceSummary two_rows[2] = {
@@ -250,14 +268,16 @@ Test(report, json_carries_the_summary)
 
 Test(report, csv_rows)
 {
-	struct kp_trace_meta m = { 0 };
+	struct kp_trace_meta m = { .duration_s = 2.5 };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	kp_report_syscalls(f, KP_FORMAT_CSV, two_rows, 2, &m, false);
 	fclose(f);
-	cr_assert_str_eq(buf, "summary,42,,\"wl\",,getppid,110,,,,4,0,400,80,130,100,106,130\n"
-			      "summary,42,,\"wl\",,openat,257,,,,2,2,100,40,60,50,48,60\n");
+	cr_assert_str_eq(buf,
+			 "summary,42,,\"wl\",,getppid,110,,,,4,0,400,80,130,100,112,129,2.500,"
+			 "64:3;128:1\n"
+			 "summary,42,,\"wl\",,openat,257,,,,2,2,100,40,60,50,50,59,2.500,32:2\n");
 	free(buf);
 }

@@ -28,6 +28,9 @@ int kp_launch_prepare(char **argv, struct kp_launch *l);
 int kp_launch_go(struct kp_launch *l);
 /* Kill and reap a child that never got released. */
 void kp_launch_abort(struct kp_launch *l);
+/* End a released command that still runs when the collection is interrupted: SIGTERM, then
+ * wait for it. 0 with its wait status, or -1 when a second signal stopped the wait. */
+int kp_launch_stop(struct kp_launch *l, int *status);
 
 /* ---- common.c ---- */
 
@@ -38,6 +41,8 @@ bool kp_cli_interrupted(void);
 long kp_cli_parse_seconds(const char *s);
 /* an event list: like kp_cli_split, but a comma inside pmu/term=1,term=2/ does not split */
 int kp_cli_split_events(const char *s, char ***out);
+/* Replace thread ids by the ids of their processes (after the open: it reports bad ids). */
+void kp_cli_pids_to_processes(int *pids, int n);
 /* "1,2,3" -> ints; returns the count or -1 */
 int kp_cli_parse_int_list(const char *s, int **out);
 /* "a,b,c" -> strings (malloc'd, pointing into a copy of s); returns the count or -1 */

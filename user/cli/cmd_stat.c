@@ -316,6 +316,7 @@ int cmd_stat(int argc, char **argv)
 		fprintf(stderr, "kperf-bpf stat: %s\n", Perror());
 		goto done;
 	}
+	kp_cli_pids_to_processes(o.pids, o.npids);
 	if (PmuEnable(pd)) {
 		fprintf(stderr, "kperf-bpf stat: %s\n", Perror());
 		goto done;
@@ -349,8 +350,12 @@ int cmd_stat(int argc, char **argv)
 				PmuDataFree(d);
 			}
 		}
-		if (kp_cli_interrupted())
+		if (kp_cli_interrupted()) {
+			/* still counting: the command's exit is in the counts */
+			if (launched && kp_launch_stop(&launch, &status) == 0)
+				launched = false;
 			break;
+		}
 		if (o.duration_ms && now - start_ms >= (double)o.duration_ms)
 			break;
 		if (launched && waitpid(launch.pid, &status, WNOHANG) == launch.pid) {

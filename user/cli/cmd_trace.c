@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 
 #define TICK_MS 100
 #define STATUS_MS 250
+#define MAX_MIN_DURATION_MS 1e10 /* about 115 days */
 
 struct trace_opts {
 	int *pids;
@@ -56,7 +58,8 @@ static void usage(FILE *f)
 	      "  -e, --syscalls NAME,...  only these syscalls\n"
 	      "      --cgroup PATH        only tasks in this cgroup v2 directory (and below)\n"
 	      "  -d, --duration SECONDS   stop after this long\n"
-	      "  -i, --interval SECONDS   print the summary every SECONDS (cumulative)\n"
+	      "  -i, --interval SECONDS   print the summary every SECONDS (cumulative; not with\n"
+	      "                           --events)\n"
 	      "      --hist               add a log2 latency histogram per syscall\n"
 	      "      --events             print every call (time, comm/tid, syscall, return, duration)\n"
 	      "      --min-duration MS    with --events: only calls at least this long\n"
@@ -89,6 +92,7 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	unsigned long kb;
 	char *end;
 	int c;
 
@@ -125,6 +129,12 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 			}
 			break;
 		case OPT_CGROUP:
+			/* an empty path would mean "no cgroup": every process of the machine */
+			if (!*optarg) {
+				fprintf(stderr,
+					"kperf-bpf trace: --cgroup wants a cgroup v2 directory\n");
+				return -1;
+			}
 			o->cgroup = optarg;
 			break;
 		case 'd':
@@ -151,10 +161,13 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 			break;
 		case OPT_MIN_DUR:
 			o->min_duration_ms = strtod(optarg, &end);
-			if (*end || end == optarg || !(o->min_duration_ms >= 0)) {
+			/* bounded: the ns value must fit minDurationNs (inf would not) */
+			if (*end || end == optarg || !(o->min_duration_ms >= 0) ||
+			    o->min_duration_ms > MAX_MIN_DURATION_MS) {
 				fprintf(stderr,
-					"kperf-bpf trace: --min-duration wants ms >= 0, not '%s'\n",
-					optarg);
+					"kperf-bpf trace: --min-duration wants ms from 0 to %.0f, "
+					"not '%s'\n",
+					MAX_MIN_DURATION_MS, optarg);
 				return -1;
 			}
 			break;
@@ -171,12 +184,18 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 			}
 			break;
 		case OPT_RINGBUF:
-			o->ringbuf_kb = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !o->ringbuf_kb) {
+			errno = 0;
+			kb = strtoul(optarg, &end, 10);
+			/* strtoul takes "-1" and values that do not fit: refuse both */
+			if (*end || end == optarg || optarg[0] == '-' || errno || !kb ||
+			    kb > UINT_MAX) {
 				fprintf(stderr,
-					"kperf-bpf trace: --ringbuf-kb wants a size in KiB\n");
+					"kperf-bpf trace: --ringbuf-kb wants a size in KiB, not "
+					"'%s'\n",
+					optarg);
 				return -1;
 			}
+			o->ringbuf_kb = (unsigned)kb;
 			break;
 		case 'h':
 			usage(stdout);
@@ -190,6 +209,12 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 		o->command = argv + optind;
 	if (o->command && o->npids) {
 		fprintf(stderr, "kperf-bpf trace: give either -p or a command, not both\n");
+		return -1;
+	}
+	/* the events stream (a JSON array, CSV rows) has no place for a summary in between */
+	if (o->interval_ms && o->events) {
+		fprintf(stderr, "kperf-bpf trace: -i (a periodic summary) does not combine with "
+				"--events; the summary follows the events at the end\n");
 		return -1;
 	}
 	if (o->min_duration_ms > 0 && !o->events) {
@@ -236,10 +261,6 @@ static void print_summary(FILE *out, int pd, const struct trace_opts *o, bool in
 	}
 	fill_meta(pd, &m, start_ms, attach_ms);
 	m.interval = interval;
-	if (o->format == KP_FORMAT_CSV && !o->events && !interval)
-		fputs("kind,pid,tid,comm,cpu,syscall,nr,start_ns,ret,dur_ns,calls,errors,total_ns,"
-		      "min_ns,max_ns,avg_ns,p50_ns,p99_ns\n",
-		      out);
 	if (o->format == KP_FORMAT_JSON && (interval || !o->events))
 		fputc('{', out);
 	kp_report_syscalls(out, o->format, s, n, &m, o->hist);
@@ -338,6 +359,7 @@ int cmd_trace(int argc, char **argv)
 		fprintf(stderr, "kperf-bpf trace: %s\n", Perror());
 		goto done;
 	}
+	kp_cli_pids_to_processes(o.pids, o.npids);
 	if (GetWarn())
 		fprintf(stderr, "kperf-bpf trace: warning: %s\n", GetWarnMsg());
 	if (PmuTraceEnable(pd)) {
@@ -359,6 +381,8 @@ int cmd_trace(int argc, char **argv)
 	}
 	if (o.events)
 		kp_report_events_begin(out, o.format);
+	else if (o.format == KP_FORMAT_CSV)
+		kp_report_csv_header(out); /* once, before the first interval */
 
 	for (;;) {
 		struct timespec tick = { 0, TICK_MS * 1000000L };
@@ -377,8 +401,12 @@ int cmd_trace(int argc, char **argv)
 			last_status = now;
 			status_line(pd, start_ms);
 		}
-		if (kp_cli_interrupted())
+		if (kp_cli_interrupted()) {
+			/* still tracing: the command's last calls are in the summary */
+			if (launched && kp_launch_stop(&launch, &child_status) == 0)
+				launched = false;
 			break;
+		}
 		if (o.duration_ms && now - start_ms >= (double)o.duration_ms)
 			break;
 		if (launched && waitpid(launch.pid, &child_status, WNOHANG) == launch.pid) {
@@ -410,7 +438,8 @@ int cmd_trace(int argc, char **argv)
 			launch.pid);
 	}
 done:
-	if (launch.pid > 0 && !launched && o.command && pd < 0)
+	/* a command never released (open or enable failed) */
+	if (launch.pid > 0 && launch.go_fd >= 0)
 		kp_launch_abort(&launch);
 	if (pd >= 0)
 		PmuTraceClose(pd);

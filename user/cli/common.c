@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "core/core.h"
 
 static volatile sig_atomic_t interrupted;
 static struct timespec t_start;
@@ -192,4 +193,17 @@ double kp_cli_elapsed_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return (double)(now.tv_sec - t_start.tv_sec) * 1e3 +
 	       (double)(now.tv_nsec - t_start.tv_nsec) / 1e6;
+}
+
+void kp_cli_pids_to_processes(int *pids, int n)
+{
+	int i, tgid;
+
+	/* a thread id stands for its whole process (the library collects the process): the
+	 * collection must last as long as the process, not that one thread */
+	for (i = 0; i < n; i++) {
+		tgid = kp_pid_tgid(pids[i]);
+		if (tgid > 0)
+			pids[i] = tgid;
+	}
 }

@@ -90,3 +90,12 @@ void kp_launch_abort(struct kp_launch *l)
 	l->go_fd = l->err_fd = -1;
 	l->pid = -1;
 }
+
+int kp_launch_stop(struct kp_launch *l, int *status)
+{
+	/* like perf: the command ends with the collection. A Ctrl-C on a terminal reached it
+	 * already; a SIGINT or SIGTERM sent to the tracer alone did not. The signal handlers
+	 * do not restart waitpid: a second Ctrl-C stops the waiting. */
+	kill(l->pid, SIGTERM);
+	return waitpid(l->pid, status, 0) == l->pid ? 0 : -1;
+}

@@ -33,7 +33,7 @@ struct kp_trace_meta {
 
 /*
  * Estimate the <q> quantile (0..1) of a log2 latency histogram: find the slot that holds
- * it and interpolate linearly inside [2^i, 2^(i+1)), clamped to [min, max].
+ * it and interpolate linearly inside [2^i, 2^(i+1)) narrowed to [min, max].
  */
 uint64_t kp_hist_quantile(const uint64_t *hist, int slots, uint64_t calls, double q, uint64_t min,
 			  uint64_t max);
@@ -46,6 +46,8 @@ void kp_report_syscalls(FILE *f, enum kp_format fmt, const struct PmuTraceSummar
  * leading comma when !first), or a CSV row. */
 void kp_report_event(FILE *f, enum kp_format fmt, const struct PmuTraceData *d, int64_t t0_ns,
 		     bool first);
+/* The CSV header line, once before any row (events, intervals and the summary share it). */
+void kp_report_csv_header(FILE *f);
 /* What goes before the first and after the last event in JSON and CSV. */
 void kp_report_events_begin(FILE *f, enum kp_format fmt);
 void kp_report_events_end(FILE *f, enum kp_format fmt);

@@ -664,7 +664,8 @@ int kp_hot_functions(const struct PmuData *d, int n, struct kp_hot_list *out)
 	free(linev);
 	free_line_keys(&lines);
 	kp_map_free(&idx);
-	qsort(out->fns, out->n, sizeof(*out->fns), cmp_hot);
+	if (out->n) /* qsort(NULL, 0) is undefined (UBSan): a profile without samples */
+		qsort(out->fns, out->n, sizeof(*out->fns), cmp_hot);
 	return 0;
 nomem:
 	free(mark);

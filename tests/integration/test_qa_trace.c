@@ -1,0 +1,233 @@
+/*
+ * test_qa_trace.c - acceptance tests of the PmuTrace* API (issue 2) beyond test_trace.c:
+ * a summary map too small for the workload (the calls it could not hold are counted and
+ * warned about, per-call records stay exact), enable/disable/read in every order, the
+ * ring buffer size actually used, the per-thread error state, warnings that the next call
+ * clears, and the syscall list.
+ */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+
+#include "core/core.h"
+#include "kperf/pmu.h"
+#include "testutil.h"
+
+/* the syscalls workload started blocked, traced with <a> by pid until it exits */
+static int trace_run(struct PmuTraceAttr *a, char *const extra[])
+{
+	char *argv[16] = { "syscalls", "--wait" };
+	struct tu_proc w;
+	int pids[1], pd, i;
+
+	for (i = 0; extra && extra[i] && i < 12; i++)
+		argv[2 + i] = extra[i];
+	w = tu_spawn_v(argv, 0);
+	cr_assert_gt(w.pid, 0);
+	pids[0] = w.pid;
+	a->pidList = pids;
+	a->numPid = 1;
+	pd = PmuTraceOpen(TRACE_SYS_CALL, a);
+	cr_assert_gt(pd, 0, "PmuTraceOpen: %d %s", Perrorno(), Perror());
+	cr_assert_eq(PmuTraceEnable(pd), 0, "%s", Perror());
+	tu_go(&w);
+	cr_assert_eq(tu_wait(&w), 0);
+	cr_assert_eq(PmuTraceDisable(pd), 0);
+	a->pidList = NULL;
+	a->numPid = 0;
+	return pd;
+}
+
+static void finish(int pd)
+{
+	PmuTraceClose(pd);
+	cr_assert_eq(tu_bpf_fds(), 0, "BPF objects left open after PmuTraceClose");
+}
+
+Test(qa_trace, full_summary_map_is_counted_and_records_stay_exact)
+{
+	const char *funcs[] = { "getppid", "write", "openat" };
+	struct PmuTraceAttr a = { .funcs = funcs, .numFuncs = 3, .summaryEntries = 2 };
+	struct PmuTraceSummary *s;
+	struct PmuTraceData *d;
+	struct PmuTraceStats st;
+	int pd = trace_run(&a, NULL), n, i, getppid = 0, write = 0, openat = 0;
+
+	/* the workload calls getppid, then write, then openat: the map holds the first two */
+	n = PmuTraceReadSummary(pd, &s);
+	cr_assert_eq(n, 2, "%d summary rows: %s", n, Perror());
+	cr_assert_str_eq(s[0].funcs, "getppid");
+	cr_assert_eq(s[0].calls, 50000);
+	cr_assert_str_eq(s[1].funcs, "write");
+	cr_assert_eq(s[1].calls, 2000);
+	cr_assert_eq(GetWarn(), LIBPERF_WARN_SUMMARY_FULL, "%s", GetWarnMsg());
+	cr_assert(strstr(GetWarnMsg(), "300 calls were not counted"), "%s", GetWarnMsg());
+	cr_assert(strstr(GetWarnMsg(), "raise summaryEntries"), "%s", GetWarnMsg());
+	PmuTraceSummaryFree(s);
+	cr_assert_eq(PmuTraceGetStats(pd, &st), 0);
+	cr_assert_eq(st.summaryDropped, 300);
+	cr_assert_eq(st.dropped, 0);
+	cr_assert_eq(GetWarn(), SUCCESS, "a call without news clears the warning");
+
+	/* per-call records do not depend on the summary */
+	n = PmuTraceRead(pd, &d);
+	cr_assert_eq(n, 52300, "%d records", n);
+	for (i = 0; i < n; i++) {
+		getppid += !strcmp(d[i].funcs, "getppid");
+		write += !strcmp(d[i].funcs, "write") && d[i].ret == 1;
+		openat += !strcmp(d[i].funcs, "openat") && d[i].ret == -ENOENT;
+	}
+	cr_assert_eq(getppid, 50000);
+	cr_assert_eq(write, 2000);
+	cr_assert_eq(openat, 300);
+	PmuTraceDataFree(d);
+	finish(pd);
+}
+
+Test(qa_trace, enable_disable_read_in_every_order)
+{
+	const char *funcs[] = { "getppid" };
+	int pids[] = { getpid() };
+	struct PmuTraceAttr a = { .funcs = funcs, .numFuncs = 1, .pidList = pids, .numPid = 1 };
+	struct PmuTraceData *d = (void *)1;
+	int pd, i, ppid = getppid();
+
+	pd = PmuTraceOpen(TRACE_SYS_CALL, &a);
+	cr_assert_gt(pd, 0, "%s", Perror());
+	/* before enable: nothing, and no array */
+	for (i = 0; i < 10; i++)
+		syscall(SYS_getppid);
+	cr_assert_eq(PmuTraceRead(pd, &d), 0);
+	cr_assert_null(d);
+	cr_assert_eq(PmuTraceDisable(pd), 0, "disabling a task that is not enabled is a no-op");
+	/* enabled twice: one set of programs (records not doubled) */
+	cr_assert_eq(PmuTraceEnable(pd), 0, "%s", Perror());
+	cr_assert_eq(PmuTraceEnable(pd), 0, "%s", Perror());
+	for (i = 0; i < 7; i++)
+		syscall(SYS_getppid);
+	/* read while enabled */
+	cr_assert_eq(PmuTraceRead(pd, &d), 7);
+	for (i = 0; i < 7; i++) {
+		cr_assert_str_eq(d[i].funcs, "getppid");
+		cr_assert_eq(d[i].pid, getpid());
+		cr_assert_eq(d[i].ret, ppid); /* not getppid(): it would be traced */
+		cr_assert_eq(d[i].nr, SYS_getppid);
+	}
+	PmuTraceDataFree(d);
+	PmuTraceDataFree(d); /* twice: ignored */
+	PmuTraceDataFree(NULL);
+	cr_assert_eq(PmuTraceDisable(pd), 0);
+	cr_assert_eq(PmuTraceDisable(pd), 0);
+	for (i = 0; i < 5; i++)
+		syscall(SYS_getppid);
+	cr_assert_eq(PmuTraceRead(pd, &d), 0, "disabled: not traced");
+	/* enabled again: traced again, the summary keeps adding up */
+	cr_assert_eq(PmuTraceEnable(pd), 0, "%s", Perror());
+	for (i = 0; i < 3; i++)
+		syscall(SYS_getppid);
+	cr_assert_eq(PmuTraceDisable(pd), 0);
+	cr_assert_eq(PmuTraceRead(pd, &d), 3);
+	PmuTraceDataFree(d);
+	{
+		struct PmuTraceSummary *s;
+
+		cr_assert_eq(PmuTraceReadSummary(pd, &s), 1);
+		cr_assert_eq(s[0].calls, 10);
+		cr_assert_eq(s[0].pid, getpid());
+		PmuTraceSummaryFree(s);
+	}
+	finish(pd);
+}
+
+Test(qa_trace, ring_buffer_size_in_use)
+{
+	static const struct {
+		unsigned asked, used;
+	} cases[] = { { 0, 16384 }, { 1, 4 }, { 5, 8 }, { 64, 64 }, { 100, 128 } };
+	struct PmuTraceStats st;
+	unsigned i;
+
+	for (i = 0; i < KP_ARRAY_SIZE(cases); i++) {
+		struct PmuTraceAttr a = { .ringBufferKb = cases[i].asked };
+		int pd = PmuTraceOpen(TRACE_SYS_CALL, &a);
+
+		cr_assert_gt(pd, 0, "%s", Perror());
+		cr_assert_eq(PmuTraceGetStats(pd, &st), 0);
+		cr_assert_eq(st.ringBufferKb, cases[i].used, "asked %u KiB", cases[i].asked);
+		cr_assert_eq(st.records + st.dropped + st.summaryDropped, 0);
+		cr_assert_eq(st.fallback, 0);
+		finish(pd);
+	}
+	{
+		struct PmuTraceAttr a = { .summaryOnly = 1, .ringBufferKb = 64 };
+		int pd = PmuTraceOpen(TRACE_SYS_CALL, &a);
+
+		cr_assert_gt(pd, 0, "%s", Perror());
+		cr_assert_eq(PmuTraceGetStats(pd, &st), 0);
+		cr_assert_eq(st.ringBufferKb, 0, "summary only: no ring buffer");
+		finish(pd);
+	}
+}
+
+static void *fail_in_thread(void *arg)
+{
+	(void)arg;
+	cr_assert_eq(PmuTraceEnable(31337), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_PD);
+	return NULL;
+}
+
+Test(qa_trace, error_state_is_per_thread_and_cleared_by_success)
+{
+	const char *funcs[] = { "getppid" };
+	struct PmuTraceAttr a = { .funcs = funcs, .numFuncs = 1, .summaryOnly = 1 };
+	pthread_t t;
+	int pd;
+
+	cr_assert_eq(PmuSysCallNumber("no_such_call"), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_SYSCALL);
+	cr_assert(strstr(Perror(), "no_such_call"), "%s", Perror());
+	/* another thread's failure does not touch this thread's */
+	cr_assert_eq(pthread_create(&t, NULL, fail_in_thread, NULL), 0);
+	pthread_join(t, NULL);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_SYSCALL);
+	/* a success clears it */
+	pd = PmuTraceOpen(TRACE_SYS_CALL, &a);
+	cr_assert_gt(pd, 0, "%s", Perror());
+	cr_assert_eq(Perrorno(), SUCCESS);
+	cr_assert_str_eq(Perror(), "success");
+	cr_assert_eq(GetWarn(), SUCCESS);
+	cr_assert_str_eq(GetWarnMsg(), "");
+	finish(pd);
+	/* a NULL name, and a NULL entry in funcs */
+	cr_assert_eq(PmuSysCallNumber(NULL), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_SYSCALL);
+	{
+		const char *bad[] = { "getppid", NULL };
+		struct PmuTraceAttr b = { .funcs = bad, .numFuncs = 2 };
+
+		cr_assert_eq(PmuTraceOpen(TRACE_SYS_CALL, &b), -1);
+		cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_SYSCALL);
+	}
+	cr_assert_eq(tu_bpf_fds(), 0);
+}
+
+Test(qa_trace, syscall_list_is_what_tracefs_has)
+{
+	const char **names;
+	unsigned n = 0, i, found = 0;
+
+	names = PmuSysCallFuncList(&n);
+	cr_assert_not_null(names, "%s", Perror());
+	cr_assert_gt(n, 300);
+	cr_assert_eq(PmuSysCallFuncList(NULL), names, "the same array until freed");
+	for (i = 0; i < n; i++) {
+		cr_assert_geq(PmuSysCallNumber(names[i]), 0, "%s: %s", names[i], Perror());
+		if (!strcmp(names[i], "getppid") || !strcmp(names[i], "openat") ||
+		    !strcmp(names[i], "clone3"))
+			found++;
+	}
+	cr_assert_eq(found, 3);
+	PmuSysCallFuncListFree();
+	PmuSysCallFuncListFree();
+}
