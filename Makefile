@@ -142,7 +142,8 @@ $(CLI): $(CLI_OBJS) $(STLIB)
 
 # ---- tests ----
 
-TEST_CFLAGS := $(filter-out -fvisibility=hidden,$(CFLAGS)) -Wno-unused-parameter -Itests
+TEST_CFLAGS := $(filter-out -fvisibility=hidden,$(CFLAGS)) -Wno-unused-parameter -Itests \
+	       -DKPERF_SRCDIR='"$(abspath .)"'
 
 $(BUILD)/tests/unit: $(UNIT_SRCS) $(STLIB) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)

@@ -425,3 +425,28 @@ Test(counting, a_cgroup_counts_only_its_processes)
 	PmuClose(pd);
 	rmdir(cg);
 }
+
+Test(stat_cli, system_wide_while_a_command_runs)
+{
+	char cmd[512], *out;
+	double clock = -1, elapsed;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	cJSON *doc, *ev;
+	int status;
+
+	snprintf(cmd, sizeof(cmd),
+		 "%s/bin/kperf-bpf stat -a -e cpu-clock --format json -- sleep 0.5", tu_build());
+	out = tu_run(cmd, &status);
+	cr_assert_eq(status, 0, "%s", out);
+	doc = cJSON_Parse(out);
+	cr_assert_not_null(doc, "%s", out);
+	cr_assert(strstr(cJSON_GetObjectItem(doc, "target")->valuestring, "system wide while"));
+	elapsed = cJSON_GetObjectItem(doc, "elapsed_s")->valuedouble;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItem(doc, "events"))
+		clock = cJSON_GetObjectItem(ev, "count")->valuedouble;
+	/* every cpu's clock runs while the command sleeps: ncpu x elapsed */
+	cr_assert(clock > 0.9 * ncpu * elapsed * 1e9 && clock < 1.1 * ncpu * elapsed * 1e9,
+		  "cpu-clock %.0f ns over %.3f s on %ld cpus", clock, elapsed, ncpu);
+	cJSON_Delete(doc);
+	free(out);
+}

@@ -20,7 +20,7 @@ static unsigned marker_line(const char *file, const char *marker)
 	unsigned n = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/../tests/workloads/%s", tu_build(), file);
+	snprintf(path, sizeof(path), "%s/tests/workloads/%s", KPERF_SRCDIR, file);
 	f = fopen(path, "r");
 	cr_assert_not_null(f, "%s", path);
 	while (fgets(line, sizeof(line), f)) {
@@ -170,12 +170,11 @@ Test(sampling, function_in_a_shared_library)
 
 Test(sampling, cxx_method_is_demangled)
 {
-	char *argv[] = { "cxxburn", "--ms", "300", NULL };
+	char *argv[] = { "cxxburn", "--ms", "300", "--wait", NULL };
 	struct PmuAttr a = { .useFreq = 1, .freq = 999, .symbolMode = RESOLVE_ELF };
 	struct profile p;
 	const struct Symbol *s;
 
-	/* cxxburn has no --wait: it is sampled from its first instruction on */
 	p = sample(argv, &a);
 	cr_assert_str_eq(p.hot.fns[0].name, "kperf_test::Burner::spin(long)");
 	s = p.d[0].stack->symbol;

@@ -1,8 +1,10 @@
 // cxxburn - burns CPU in a C++ method, kperf_test::Burner::spin(long), for --ms
 // milliseconds of CPU time: its samples must resolve to the demangled name.
+//   cxxburn [--ms N] [--wait]   (--wait: start after one byte on stdin)
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <unistd.h>
 
 namespace kperf_test
 {
@@ -33,9 +35,17 @@ static long long cpu_ns()
 
 int main(int argc, char **argv)
 {
-	long ms = argc == 3 && !strcmp(argv[1], "--ms") ? atol(argv[2]) : 300;
+	long ms = 300;
 	kperf_test::Burner b;
+	char go;
 
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--ms") && i + 1 < argc)
+			ms = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--wait") && read(0, &go, 1) != 1)
+			return 3;
+	}
+	ms += cpu_ns() / 1000000; /* what start-up used does not count */
 	while (cpu_ns() < ms * 1000000LL)
 		b.spin(100000);
 	return 0;

@@ -320,8 +320,12 @@ int cmd_record(int argc, char **argv)
 		struct timespec tick = { 0, 50 * 1000000L };
 
 		nanosleep(&tick, NULL);
-		if (kp_cli_interrupted())
+		if (kp_cli_interrupted()) {
+			/* still sampling: the command's last moments are in the profile */
+			if (launched && kp_launch_stop(&launch, &status) == 0)
+				launched = false;
 			break;
+		}
 		if (o.duration_ms && kp_cli_elapsed_ms() - start_ms >= (double)o.duration_ms)
 			break;
 		if (launched && waitpid(launch.pid, &status, WNOHANG) == launch.pid) {

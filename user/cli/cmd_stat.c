@@ -52,7 +52,8 @@ static void usage(FILE *f)
 	      "                          instructions, branches, branch-misses)\n"
 	      "  -p, --pid PID,...       count these processes (all threads, and their children)\n"
 	      "  -C, --cpu CPUS          count on these cpus (e.g. 0-3)\n"
-	      "  -a, --all-cpus          system-wide (the default without -p, -C or a command)\n"
+	      "  -a, --all-cpus          system-wide (the default without -p, -C or a command;\n"
+	      "                          with a command: while it runs)\n"
 	      "  -I, --interval-print MS print the counts every MS milliseconds\n"
 	      "  -d, --duration SECONDS  stop after this long\n"
 	      "  -o, --output FILE       write the report to FILE\n"
@@ -152,8 +153,9 @@ static int parse(int argc, char **argv, struct stat_opts *o)
 	}
 	if (optind < argc)
 		o->command = argv + optind;
-	if ((o->command != NULL) + (o->npids > 0) + o->all > 1) {
-		fprintf(stderr, "kperf-bpf stat: give one of -p, -a or a command\n");
+	/* -a or -C with a command: count those CPUs for as long as the command runs (perf) */
+	if ((o->npids > 0) + o->all > 1 || (o->npids && o->command)) {
+		fprintf(stderr, "kperf-bpf stat: -p does not combine with -a or a command\n");
 		return -1;
 	}
 	return 0;
@@ -296,11 +298,18 @@ int cmd_stat(int argc, char **argv)
 				strerror(-err));
 			goto done;
 		}
-		child_pid = launch.pid;
-		attr.pidList = &child_pid;
-		attr.numPid = 1;
-		attr.enableOnExec = 1;
 		describe_command(o.command, target, sizeof(target));
+		if (o.all || o.ncpus) {
+			size_t len = strlen(target);
+
+			snprintf(target + len, sizeof(target) - len, " (%s while it ran)",
+				 o.ncpus ? "the given CPUs" : "system wide");
+		} else {
+			child_pid = launch.pid;
+			attr.pidList = &child_pid;
+			attr.numPid = 1;
+			attr.enableOnExec = 1;
+		}
 	} else if (o.npids) {
 		attr.pidList = o.pids;
 		attr.numPid = (unsigned)o.npids;

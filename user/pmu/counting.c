@@ -117,8 +117,9 @@ static int open_failed(struct kp_pmu *p, int ev, int err, pid_t tid, int cpu)
 	case EPERM:
 		return kp_fail(LIBPERF_ERR_NO_PERMISSION, err,
 			       "not allowed to count '%s' on %s %d: run as root or grant "
-			       "CAP_PERFMON (kernel.perf_event_paranoid)",
-			       name, tid > 0 ? "thread" : "cpu", tid > 0 ? tid : cpu);
+			       "CAP_PERFMON (kernel.perf_event_paranoid), or count user space only "
+			       "('%s:u')",
+			       name, tid > 0 ? "thread" : "cpu", tid > 0 ? tid : cpu, name);
 	case ENOENT:
 	case EOPNOTSUPP:
 	case ENODEV:
