@@ -2,14 +2,14 @@
  * sample_overhead - what CPU profiling costs a CPU-bound process, and how long it takes
  * from the end of a collection to a resolved report, as ratios measured in one run.
  *
- * The workload (build/workloads/cpuburn) burns a fixed amount of CPU in hot_loop(); its
+ * The workload (build/workloads/cpuburn --iters) does a fixed amount of work in hot_loop(); its
  * wall time untraced is compared with its wall time while sampled with call stacks at
  * 99 Hz and 999 Hz by kperf-bpf (PmuOpen SAMPLING) and by `perf record -g` (when
  * installed). Rounds are interleaved and medians compared. Then one profile is taken by
  * both tools and the time to a symbolised top-functions report is measured: PmuRead +
  * the hottest-functions summary, vs `perf report --stdio` on perf.data.
  *
- *   sample_overhead [--ms N] [--rounds R]
+ *   sample_overhead [--iters N] [--rounds R]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +32,7 @@ static const char *const names[NCONFIG] = {
 };
 
 static char workload[4096];
-static long burn_ms = 1000;
+static long iters = 6000; /* about a second here */
 
 static double now_ms(void)
 {
@@ -50,17 +50,17 @@ struct child {
 /* cpuburn, waiting for a byte on stdin */
 static struct child spawn(void)
 {
-	char ms[32];
+	char n[32];
 	int fds[2];
 	struct child c;
 
-	snprintf(ms, sizeof(ms), "%ld", burn_ms);
+	snprintf(n, sizeof(n), "%ld", iters);
 	if (pipe(fds))
 		exit(1);
 	fflush(NULL); /* the child must not print our buffered output again */
 	c.pid = fork();
 	if (c.pid == 0) {
-		char *argv[] = { workload, "--ms", ms, "--wait", NULL };
+		char *argv[] = { workload, "--iters", n, "--wait", NULL };
 
 		dup2(fds[0], 0);
 		close(fds[1]);
@@ -163,19 +163,19 @@ int main(int argc, char **argv)
 	FILE *devnull;
 
 	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--ms") && i + 1 < argc)
-			burn_ms = atol(argv[++i]);
+		if (!strcmp(argv[i], "--iters") && i + 1 < argc)
+			iters = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
 			rounds = atoi(argv[++i]);
 	}
-	if (rounds < 1 || rounds > 15 || burn_ms < 100) {
-		fprintf(stderr, "usage: sample_overhead [--ms N>=100] [--rounds 1..15]\n");
+	if (rounds < 1 || rounds > 15 || iters < 100) {
+		fprintf(stderr, "usage: sample_overhead [--iters N>=100] [--rounds 1..15]\n");
 		return 2;
 	}
 	snprintf(workload, sizeof(workload), "%s/workloads/cpuburn", build ? build : "build");
-	printf("CPU profiling overhead: cpuburn burning %ld ms of CPU, %d rounds, median wall "
-	       "time\n\n",
-	       burn_ms, rounds);
+	printf("CPU profiling overhead: cpuburn --iters %ld (fixed work), %d rounds, median "
+	       "wall time\n\n",
+	       iters, rounds);
 	for (r = 0; r < rounds; r++) {
 		res[UNTRACED][r] = ({
 			struct child ch = spawn();

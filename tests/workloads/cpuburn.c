@@ -4,7 +4,9 @@
  * (CLOCK_PROCESS_CPUTIME_ID, ns) as "cpu_ns=N". For counting tests (task-clock must agree
  * with it) and sampling tests (hot_loop, or wl_lib_work, must be the hottest).
  *
- *   cpuburn [--ms N] [--threads T] [--lib] [--wait]
+ *   cpuburn [--ms N | --iters N] [--threads T] [--lib] [--wait]
+ * --iters does a fixed amount of work instead (N calls of hot_loop(200000)): what a
+ * benchmark needs, since time spent in interrupts is charged to the task's CPU time.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 
 static long burn_ms = 500;
 static int in_lib;
+static long iters;
 
 static unsigned long long thread_cpu_ns(void)
 {
@@ -43,7 +46,9 @@ static void *burn(void *arg)
 	unsigned long long start = thread_cpu_ns();
 
 	(void)arg;
-	while (thread_cpu_ns() - start < (unsigned long long)burn_ms * 1000000ULL) {
+	for (long k = 0; k < iters; k++)
+		hot_loop(200000);
+	while (!iters && thread_cpu_ns() - start < (unsigned long long)burn_ms * 1000000ULL) {
 		if (in_lib)
 			wl_lib_work(200000);
 		else
@@ -68,6 +73,8 @@ int main(int argc, char **argv)
 			wait_go = 1;
 		else if (!strcmp(argv[i], "--lib"))
 			in_lib = 1;
+		else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
+			iters = atol(argv[++i]);
 	}
 	if (threads < 1 || threads > 64)
 		return 2;
