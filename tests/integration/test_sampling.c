@@ -121,6 +121,19 @@ Test(sampling, hot_loop_is_hottest_with_its_line)
 	done(&p);
 }
 
+Test(sampling, maps_drained_key_by_key_on_old_kernels)
+{
+	char *argv[] = { "cpuburn", "--ms", "300", "--threads", "2", "--wait", NULL };
+	struct PmuAttr a = { .useFreq = 1, .freq = 999, .callStack = 1, .symbolMode = RESOLVE_ELF };
+	struct profile p;
+
+	setenv("KPERF_BPF_NO_BATCH", "1", 1);
+	p = sample(argv, &a);
+	cr_assert_gt(p.hot.samples, 100, "%lu samples", p.hot.samples);
+	cr_assert_str_eq(p.hot.fns[0].name, "hot_loop");
+	done(&p);
+}
+
 Test(sampling, elf_only_has_names_but_no_lines)
 {
 	char *argv[] = { "cpuburn", "--ms", "200", "--wait", NULL };

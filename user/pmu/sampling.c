@@ -43,6 +43,9 @@
 #define MAX_RINGBUF_KB (1U << 20)
 #define FLIP_GRACE_NS 2000000 /* far longer than one run of kp_sample */
 #define DRAIN_MS 1000
+#ifndef ENOTSUPP
+#define ENOTSUPP 524 /* kernel-internal, but bpf() returns it for unsupported batch ops */
+#endif
 
 struct kp_sevent {
 	int fd;
@@ -587,29 +590,83 @@ static int agg_add(struct kp_sampling *s, const struct kp_sample_key *key,
 	return 1;
 }
 
-static int drain_map(struct kp_pmu *p, int fd)
+static int take(struct kp_pmu *p, const struct kp_sample_key *key, const struct kp_sample_val *val)
 {
-	struct kp_sampling *s = p->sampling;
-	struct kp_sample_key key, next, *prev = NULL;
-	struct kp_sample_val val;
-	int added;
+	int added = agg_add(p->sampling, key, val);
 
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+	if (added > 0)
+		note_process(p, (int)key->tgid);
+	return added < 0 ? added : 0;
+}
+
+/* kernels without batch operations (before 5.6): read every key, then delete them */
+static int drain_map_by_key(struct kp_pmu *p, int fd)
+{
+	struct kp_sample_key key, next, *prev = NULL, *keys = NULL;
+	struct kp_sample_val val;
+	size_t n = 0, cap = 0, i;
+	int err = 0;
+
+	while (!err && bpf_map_get_next_key(fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &val))
 			continue;
-		added = agg_add(s, &key, &val);
-		if (added < 0)
-			return added;
-		if (added)
-			note_process(p, (int)key.tgid);
+		err = take(p, &key, &val);
+		if (!err && kp_grow((void **)&keys, &cap, n + 1, sizeof(*keys)) == 0)
+			keys[n++] = key;
 	}
-	/* everything read: empty the map for its next generation */
-	while (bpf_map_get_next_key(fd, NULL, &next) == 0)
-		if (bpf_map_delete_elem(fd, &next))
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &keys[i]);
+	free(keys);
+	return err;
+}
+
+/* move the quiet generation's map into `agg`, emptying it, a batch at a time */
+static int drain_map(struct kp_pmu *p, int fd)
+{
+	enum { BATCH = 1024 };
+	struct kp_sample_key *keys = malloc(BATCH * sizeof(*keys));
+	struct kp_sample_val *vals = malloc(BATCH * sizeof(*vals));
+	__u64 token = 0;
+	bool first = true;
+	int err = 0;
+	__u32 i;
+
+	if (!keys || !vals) {
+		free(keys);
+		free(vals);
+		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	}
+	/* KPERF_BPF_NO_BATCH=1 takes the path of kernels without batch operations */
+	if (getenv("KPERF_BPF_NO_BATCH")) {
+		free(keys);
+		free(vals);
+		return drain_map_by_key(p, fd);
+	}
+	for (;;) {
+		__u32 count = BATCH;
+		int r = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &token, &token, keys,
+							vals, &count, NULL);
+
+		if (r && first && (errno == EINVAL || errno == ENOTSUPP || errno == EOPNOTSUPP)) {
+			err = drain_map_by_key(p, fd);
 			break;
-	return 0;
+		}
+		first = false;
+		for (i = 0; i < count && !err; i++)
+			err = take(p, &keys[i], &vals[i]);
+		if (err || (r && errno == ENOENT))
+			break; /* done: the last batch came with ENOENT */
+		if (r) {
+			err = kp_fail(UNKNOWN_ERROR, -errno, "cannot read the sample map: %s",
+				      strerror(errno));
+			break;
+		}
+	}
+	free(keys);
+	free(vals);
+	return err;
 }
 
 /* with s->lock held */

@@ -113,7 +113,7 @@ int kp_syscall_lookup(const char *name)
 		return nr;
 	if (nr >= 0)
 		return kp_fail(LIBPERF_ERR_INVALID_SYSCALL, -ENOENT,
-			       "syscall '%s' (number %d) is not implemented by this kernel "
+			       "syscall '%s' (number %d) does not exist in this kernel "
 			       "(no syscalls:sys_enter_%s tracepoint)",
 			       name, nr, tp_name(kp_syscall_table[nr]));
 	/* suggest the closest names */
