@@ -11,38 +11,7 @@
 
 #include "core/core.h"
 #include "kperf/pmu.h"
-#include "testutil.h"
-
-/* the syscalls workload started blocked, traced with <a> by pid until it exits */
-static int trace_run(struct PmuTraceAttr *a, char *const extra[])
-{
-	char *argv[16] = { "syscalls", "--wait" };
-	struct tu_proc w;
-	int pids[1], pd, i;
-
-	for (i = 0; extra && extra[i] && i < 12; i++)
-		argv[2 + i] = extra[i];
-	w = tu_spawn_v(argv, 0);
-	cr_assert_gt(w.pid, 0);
-	pids[0] = w.pid;
-	a->pidList = pids;
-	a->numPid = 1;
-	pd = PmuTraceOpen(TRACE_SYS_CALL, a);
-	cr_assert_gt(pd, 0, "PmuTraceOpen: %d %s", Perrorno(), Perror());
-	cr_assert_eq(PmuTraceEnable(pd), 0, "%s", Perror());
-	tu_go(&w);
-	cr_assert_eq(tu_wait(&w), 0);
-	cr_assert_eq(PmuTraceDisable(pd), 0);
-	a->pidList = NULL;
-	a->numPid = 0;
-	return pd;
-}
-
-static void finish(int pd)
-{
-	PmuTraceClose(pd);
-	cr_assert_eq(tu_bpf_fds(), 0, "BPF objects left open after PmuTraceClose");
-}
+#include "trace_testutil.h"
 
 Test(qa_trace, full_summary_map_is_counted_and_records_stay_exact)
 {
@@ -51,7 +20,7 @@ Test(qa_trace, full_summary_map_is_counted_and_records_stay_exact)
 	struct PmuTraceSummary *s;
 	struct PmuTraceData *d;
 	struct PmuTraceStats st;
-	int pd = trace_run(&a, NULL), n, i, getppid = 0, write = 0, openat = 0;
+	int pd = tt_trace_workload(&a, NULL, NULL), n, i, getppid = 0, write = 0, openat = 0;
 
 	/* the workload calls getppid, then write, then openat: the map holds the first two */
 	n = PmuTraceReadSummary(pd, &s);
@@ -81,7 +50,7 @@ Test(qa_trace, full_summary_map_is_counted_and_records_stay_exact)
 	cr_assert_eq(write, 2000);
 	cr_assert_eq(openat, 300);
 	PmuTraceDataFree(d);
-	finish(pd);
+	tt_finish(pd);
 }
 
 Test(qa_trace, enable_disable_read_in_every_order)
@@ -136,7 +105,7 @@ Test(qa_trace, enable_disable_read_in_every_order)
 		cr_assert_eq(s[0].pid, getpid());
 		PmuTraceSummaryFree(s);
 	}
-	finish(pd);
+	tt_finish(pd);
 }
 
 Test(qa_trace, ring_buffer_size_in_use)
@@ -156,7 +125,7 @@ Test(qa_trace, ring_buffer_size_in_use)
 		cr_assert_eq(st.ringBufferKb, cases[i].used, "asked %u KiB", cases[i].asked);
 		cr_assert_eq(st.records + st.dropped + st.summaryDropped, 0);
 		cr_assert_eq(st.fallback, 0);
-		finish(pd);
+		tt_finish(pd);
 	}
 	{
 		struct PmuTraceAttr a = { .summaryOnly = 1, .ringBufferKb = 64 };
@@ -165,7 +134,7 @@ Test(qa_trace, ring_buffer_size_in_use)
 		cr_assert_gt(pd, 0, "%s", Perror());
 		cr_assert_eq(PmuTraceGetStats(pd, &st), 0);
 		cr_assert_eq(st.ringBufferKb, 0, "summary only: no ring buffer");
-		finish(pd);
+		tt_finish(pd);
 	}
 }
 
@@ -198,7 +167,7 @@ Test(qa_trace, error_state_is_per_thread_and_cleared_by_success)
 	cr_assert_str_eq(Perror(), "success");
 	cr_assert_eq(GetWarn(), SUCCESS);
 	cr_assert_str_eq(GetWarnMsg(), "");
-	finish(pd);
+	tt_finish(pd);
 	/* a NULL name, and a NULL entry in funcs */
 	cr_assert_eq(PmuSysCallNumber(NULL), -1);
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_SYSCALL);

@@ -13,7 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "kperf/pmu.h"
-#include "testutil.h"
+#include "trace_testutil.h"
 
 struct counts {
 	uint64_t getppid, write, openat, openat_err, all, procs;
@@ -71,39 +71,6 @@ static void assert_workload(const struct counts *c, uint64_t workers)
 	cr_assert_eq(c->openat_err, 300 * workers, "openat errors %lu", c->openat_err);
 }
 
-/* trace the workload started with <args> by pid; returns the handle, the run finished */
-static int trace_workload(struct PmuTraceAttr *a, char *const args[], pid_t *pid_out)
-{
-	char *argv[16] = { "syscalls", "--wait" };
-	struct tu_proc w;
-	int pids[1], pd, i;
-
-	for (i = 0; args && args[i] && i < 13; i++)
-		argv[2 + i] = args[i];
-	w = tu_spawn_v(argv, 0);
-	cr_assert_gt(w.pid, 0);
-	pids[0] = w.pid;
-	a->pidList = pids;
-	a->numPid = 1;
-	pd = PmuTraceOpen(TRACE_SYS_CALL, a);
-	cr_assert_gt(pd, 0, "PmuTraceOpen: %d %s", Perrorno(), Perror());
-	cr_assert_eq(PmuTraceEnable(pd), 0, "%s", Perror());
-	tu_go(&w);
-	cr_assert_eq(tu_wait(&w), 0);
-	cr_assert_eq(PmuTraceDisable(pd), 0);
-	if (pid_out)
-		*pid_out = pids[0];
-	a->pidList = NULL;
-	a->numPid = 0;
-	return pd;
-}
-
-static void finish(int pd)
-{
-	PmuTraceClose(pd);
-	cr_assert_eq(tu_bpf_fds(), 0, "BPF objects left open after PmuTraceClose");
-}
-
 Test(trace, per_call_records_are_exact)
 {
 	struct PmuTraceAttr a = { 0 };
@@ -111,7 +78,7 @@ Test(trace, per_call_records_are_exact)
 	struct PmuTraceStats st;
 	struct counts c;
 	pid_t pid;
-	int pd = trace_workload(&a, NULL, &pid), n, i;
+	int pd = tt_trace_workload(&a, NULL, &pid), n, i;
 
 	n = PmuTraceRead(pd, &d);
 	cr_assert_gt(n, 52300, "%d records: %s", n, Perror());
@@ -144,7 +111,7 @@ Test(trace, per_call_records_are_exact)
 	cr_assert_eq(st.records, (uint64_t)n);
 	cr_assert_eq(st.dropped, 0);
 	cr_assert_eq(st.fallback, 0);
-	finish(pd);
+	tt_finish(pd);
 }
 
 Test(trace, summary_only_is_exact_and_has_no_records)
@@ -154,7 +121,7 @@ Test(trace, summary_only_is_exact_and_has_no_records)
 	struct PmuTraceData *d;
 	struct counts c;
 	pid_t pid;
-	int pd = trace_workload(&a, NULL, &pid), n, i;
+	int pd = tt_trace_workload(&a, NULL, &pid), n, i;
 	uint64_t hist_sum;
 
 	cr_assert_eq(PmuTraceRead(pd, &d), 0);
@@ -173,7 +140,7 @@ Test(trace, summary_only_is_exact_and_has_no_records)
 		cr_assert_str_eq(s[i].comm, "syscalls");
 	}
 	PmuTraceSummaryFree(s);
-	finish(pd);
+	tt_finish(pd);
 }
 
 Test(trace, threads_started_after_open_are_counted)
@@ -182,12 +149,12 @@ Test(trace, threads_started_after_open_are_counted)
 	char *args[] = { "--threads", "4", NULL };
 	struct counts c;
 	pid_t pid;
-	int pd = trace_workload(&a, args, &pid);
+	int pd = tt_trace_workload(&a, args, &pid);
 
 	c = summary_counts(pd, pid);
 	assert_workload(&c, 4);
 	cr_assert_eq(c.procs, 1, "threads are reported under their process");
-	finish(pd);
+	tt_finish(pd);
 }
 
 Test(trace, only_the_named_syscalls)
@@ -197,7 +164,7 @@ Test(trace, only_the_named_syscalls)
 	struct PmuTraceData *d;
 	struct counts c;
 	pid_t pid;
-	int pd = trace_workload(&a, NULL, &pid), n;
+	int pd = tt_trace_workload(&a, NULL, &pid), n;
 
 	c = summary_counts(pd, 0);
 	cr_assert_eq(c.getppid, 50000);
@@ -207,7 +174,7 @@ Test(trace, only_the_named_syscalls)
 	n = PmuTraceRead(pd, &d);
 	cr_assert_eq(n, 50300);
 	PmuTraceDataFree(d);
-	finish(pd);
+	tt_finish(pd);
 }
 
 Test(trace, min_duration_filters_records_not_the_summary)
@@ -216,12 +183,12 @@ Test(trace, min_duration_filters_records_not_the_summary)
 	struct PmuTraceData *d;
 	struct counts c;
 	pid_t pid;
-	int pd = trace_workload(&a, NULL, &pid);
+	int pd = tt_trace_workload(&a, NULL, &pid);
 
 	cr_assert_eq(PmuTraceRead(pd, &d), 0, "no call lasts 5 s");
 	c = summary_counts(pd, pid);
 	assert_workload(&c, 1);
-	finish(pd);
+	tt_finish(pd);
 }
 
 Test(trace, tiny_ring_buffer_drops_are_counted_and_summary_stays_exact)
@@ -232,7 +199,7 @@ Test(trace, tiny_ring_buffer_drops_are_counted_and_summary_stays_exact)
 	struct PmuTraceStats st;
 	struct counts sum;
 	pid_t pid;
-	int pd = trace_workload(&a, args, &pid), n;
+	int pd = tt_trace_workload(&a, args, &pid), n;
 
 	n = PmuTraceRead(pd, &d);
 	cr_assert_geq(n, 0);
@@ -246,7 +213,7 @@ Test(trace, tiny_ring_buffer_drops_are_counted_and_summary_stays_exact)
 	cr_assert_eq(st.ringBufferKb, 4);
 	cr_assert_gt(st.dropped, 0);
 	cr_assert_eq(st.records + st.dropped, sum.all, "every call is a record or a drop");
-	finish(pd);
+	tt_finish(pd);
 }
 
 Test(trace, process_that_exits_mid_trace)
@@ -271,7 +238,7 @@ Test(trace, process_that_exits_mid_trace)
 	cr_assert_eq(c.getppid, 1000);
 	cr_assert_eq(c.openat_err, 300);
 	PmuTraceDataFree(d);
-	finish(pd);
+	tt_finish(pd);
 }
 
 Test(trace, disabled_window_is_not_counted)
@@ -290,7 +257,7 @@ Test(trace, disabled_window_is_not_counted)
 	tu_wait(&w1);
 	c = summary_counts(pd, pids[0]);
 	cr_assert_eq(c.all, 0);
-	finish(pd);
+	tt_finish(pd);
 }
 
 Test(trace, every_process_when_no_pid_is_given)
@@ -312,7 +279,7 @@ Test(trace, every_process_when_no_pid_is_given)
 	assert_workload(&c, 1);
 	c = summary_counts(pd, getpid());
 	cr_assert_eq(c.all, 0, "the tracer's own syscalls are never traced");
-	finish(pd);
+	tt_finish(pd);
 }
 
 static void pin_to_cpu0(void)
@@ -348,7 +315,7 @@ Test(trace, cpu_filter)
 	cr_assert_eq(summary_counts(pd1, (int)a.numPid).getppid, 0);
 	cr_assert_eq(summary_counts(pd0, (int)a.numPid).getppid, 50000);
 	PmuTraceClose(pd1);
-	finish(pd0);
+	tt_finish(pd0);
 }
 
 Test(trace, cgroup_filter)
@@ -392,7 +359,7 @@ Test(trace, cgroup_filter)
 		cr_assert_eq(cout.all, 0, "a process outside the cgroup was traced");
 		cr_assert_eq(all.procs, 1);
 	}
-	finish(pd);
+	tt_finish(pd);
 	rmdir(cg);
 }
 
@@ -407,7 +374,7 @@ Test(trace, kernel_without_btf_uses_the_fallback)
 	int pd, n;
 
 	setenv("KPERF_BPF_BTF", "/nonexistent/vmlinux", 1);
-	pd = trace_workload(&a, args, &pid);
+	pd = tt_trace_workload(&a, args, &pid);
 	cr_assert_eq(PmuTraceGetStats(pd, &st), 0);
 	cr_assert_eq(st.fallback, 1);
 	n = PmuTraceRead(pd, &d);
@@ -416,7 +383,7 @@ Test(trace, kernel_without_btf_uses_the_fallback)
 	PmuTraceDataFree(d);
 	c = summary_counts(pd, pid);
 	assert_workload(&c, 2);
-	finish(pd);
+	tt_finish(pd);
 }
 
 Test(trace, fallback_warning_is_reported_at_open)
@@ -429,7 +396,7 @@ Test(trace, fallback_warning_is_reported_at_open)
 	cr_assert_gt(pd, 0, "%s", Perror());
 	cr_assert_eq(GetWarn(), LIBPERF_WARN_FALLBACK);
 	cr_assert(strstr(GetWarnMsg(), "no BTF"), "%s", GetWarnMsg());
-	finish(pd);
+	tt_finish(pd);
 }
 
 /* ---- errors ---- */
@@ -722,5 +689,5 @@ Test(trace, a_caller_that_names_its_own_pid_is_traced)
 	PmuTraceDisable(pd);
 	c = summary_counts(pd, getpid());
 	cr_assert_eq(c.getppid, 1234);
-	finish(pd);
+	tt_finish(pd);
 }

@@ -43,6 +43,16 @@ long kp_cli_parse_seconds(const char *s);
 int kp_cli_split_events(const char *s, char ***out);
 /* Replace thread ids by the ids of their processes (after the open: it reports bad ids). */
 void kp_cli_pids_to_processes(int *pids, int n);
+/*
+ * What ends a collection, checked once per tick: Ctrl-C or SIGTERM (a launched command is
+ * then stopped too), the duration, the launched command's exit, or the exit of every
+ * process of <pids>. *launched turns false once the command is reaped, its wait status in
+ * *status.
+ */
+bool kp_cli_collection_over(struct kp_launch *launch, bool *launched, int *status, const int *pids,
+			    int npids, double start_ms, long duration_ms);
+/* the exit code of a command from its wait status (128 + signal when killed) */
+int kp_cli_exit_code(int status);
 /* "1,2,3" -> ints; returns the count or -1 */
 int kp_cli_parse_int_list(const char *s, int **out);
 /* "a,b,c" -> strings (malloc'd, pointing into a copy of s); returns the count or -1 */

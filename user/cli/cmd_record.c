@@ -259,7 +259,7 @@ int cmd_record(int argc, char **argv)
 	struct PmuData *d = NULL;
 	bool launched = false;
 	char *evts[1];
-	int pd = -1, rc = 1, n, i, status = 0, child_pid, err;
+	int pd = -1, rc = 1, n, status = 0, child_pid, err;
 	double start_ms;
 	struct timespec wall;
 
@@ -290,6 +290,7 @@ int cmd_record(int argc, char **argv)
 		attr.numPid = 1;
 		attr.enableOnExec = 1;
 	} else {
+		kp_cli_pids_to_processes(o.pids, o.npids);
 		attr.pidList = o.pids;
 		attr.numPid = (unsigned)o.npids;
 	}
@@ -320,26 +321,9 @@ int cmd_record(int argc, char **argv)
 		struct timespec tick = { 0, 50 * 1000000L };
 
 		nanosleep(&tick, NULL);
-		if (kp_cli_interrupted()) {
-			/* still sampling: the command's last moments are in the profile */
-			if (launched && kp_launch_stop(&launch, &status) == 0)
-				launched = false;
+		if (kp_cli_collection_over(&launch, &launched, &status, o.pids, o.npids, start_ms,
+					   o.duration_ms))
 			break;
-		}
-		if (o.duration_ms && kp_cli_elapsed_ms() - start_ms >= (double)o.duration_ms)
-			break;
-		if (launched && waitpid(launch.pid, &status, WNOHANG) == launch.pid) {
-			launched = false;
-			break;
-		}
-		if (o.npids) {
-			bool alive = false;
-
-			for (i = 0; i < o.npids; i++)
-				alive |= kp_pid_alive(o.pids[i]);
-			if (!alive)
-				break;
-		}
 	}
 	PmuDisable(pd);
 	meta.duration_s = (kp_cli_elapsed_ms() - start_ms) / 1e3;
@@ -368,7 +352,7 @@ int cmd_record(int argc, char **argv)
 	}
 	rc = 0;
 	if (o.command && !launched)
-		rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		rc = kp_cli_exit_code(status);
 done:
 	if (o.command && pd < 0 && launch.pid > 0)
 		kp_launch_abort(&launch);

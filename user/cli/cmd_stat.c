@@ -359,26 +359,9 @@ int cmd_stat(int argc, char **argv)
 				PmuDataFree(d);
 			}
 		}
-		if (kp_cli_interrupted()) {
-			/* still counting: the command's exit is in the counts */
-			if (launched && kp_launch_stop(&launch, &status) == 0)
-				launched = false;
+		if (kp_cli_collection_over(&launch, &launched, &status, o.pids, o.npids, start_ms,
+					   o.duration_ms))
 			break;
-		}
-		if (o.duration_ms && now - start_ms >= (double)o.duration_ms)
-			break;
-		if (launched && waitpid(launch.pid, &status, WNOHANG) == launch.pid) {
-			launched = false;
-			break;
-		}
-		if (o.npids) {
-			bool alive = false;
-
-			for (i = 0; i < o.npids; i++)
-				alive |= kp_pid_alive(o.pids[i]);
-			if (!alive)
-				break;
-		}
 	}
 	PmuDisable(pd);
 	n = PmuRead(pd, &d);
@@ -395,7 +378,7 @@ int cmd_stat(int argc, char **argv)
 		kp_report_counts(out, o.format, totals, o.nevents, &meta);
 	rc = 0;
 	if (o.command && !launched)
-		rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		rc = kp_cli_exit_code(status);
 done:
 	if (o.command && pd < 0 && launch.pid > 0)
 		kp_launch_abort(&launch);

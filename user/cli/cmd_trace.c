@@ -270,16 +270,6 @@ static void print_summary(FILE *out, int pd, const struct trace_opts *o, bool in
 	PmuTraceSummaryFree(s);
 }
 
-static bool any_alive(const int *pids, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (kp_pid_alive(pids[i]))
-			return true;
-	return false;
-}
-
 static void status_line(int pd, double start_ms)
 {
 	struct PmuTraceSummary *s = NULL;
@@ -401,19 +391,8 @@ int cmd_trace(int argc, char **argv)
 			last_status = now;
 			status_line(pd, start_ms);
 		}
-		if (kp_cli_interrupted()) {
-			/* still tracing: the command's last calls are in the summary */
-			if (launched && kp_launch_stop(&launch, &child_status) == 0)
-				launched = false;
-			break;
-		}
-		if (o.duration_ms && now - start_ms >= (double)o.duration_ms)
-			break;
-		if (launched && waitpid(launch.pid, &child_status, WNOHANG) == launch.pid) {
-			launched = false;
-			break;
-		}
-		if (o.npids && !any_alive(o.pids, o.npids))
+		if (kp_cli_collection_over(&launch, &launched, &child_status, o.pids, o.npids,
+					   start_ms, o.duration_ms))
 			break;
 	}
 	PmuTraceDisable(pd);
@@ -429,10 +408,7 @@ int cmd_trace(int argc, char **argv)
 			(kp_cli_elapsed_ms() - start_ms) / 1e3);
 	rc = 0;
 	if (o.command && !launched) {
-		if (WIFEXITED(child_status))
-			rc = WEXITSTATUS(child_status);
-		else if (WIFSIGNALED(child_status))
-			rc = 128 + WTERMSIG(child_status);
+		rc = kp_cli_exit_code(child_status);
 	} else if (launched) {
 		fprintf(stderr, "kperf-bpf trace: %s (pid %d) is still running\n", o.command[0],
 			launch.pid);

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "cli.h"
@@ -206,4 +207,39 @@ void kp_cli_pids_to_processes(int *pids, int n)
 		if (tgid > 0)
 			pids[i] = tgid;
 	}
+}
+
+bool kp_cli_collection_over(struct kp_launch *launch, bool *launched, int *status, const int *pids,
+			    int npids, double start_ms, long duration_ms)
+{
+	int i;
+
+	if (kp_cli_interrupted()) {
+		/* still collecting: the command's last moments are in the data */
+		if (*launched && kp_launch_stop(launch, status) == 0)
+			*launched = false;
+		return true;
+	}
+	if (duration_ms && kp_cli_elapsed_ms() - start_ms >= (double)duration_ms)
+		return true;
+	if (*launched && waitpid(launch->pid, status, WNOHANG) == launch->pid) {
+		*launched = false;
+		return true;
+	}
+	if (npids) {
+		for (i = 0; i < npids; i++)
+			if (kp_pid_alive(pids[i]))
+				return false;
+		return true;
+	}
+	return false;
+}
+
+int kp_cli_exit_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
 }
