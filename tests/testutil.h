@@ -7,6 +7,7 @@
 #define KPERF_TESTUTIL_H
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -205,6 +206,63 @@ static inline int tu_bpf_fds(void)
 		n += strstr(link, "bpf") != NULL;
 	}
 	return n;
+}
+
+/* A child that waits for a byte and only then execs <argv> (so that the exec itself can be
+ * observed), optionally pinned to <pin_cpu> (-1: not pinned), its stdout in a pipe. */
+struct tu_child {
+	pid_t pid;
+	int go, out;
+};
+
+static inline struct tu_child tu_exec_later(char *const argv[], int pin_cpu)
+{
+	struct tu_child c = { -1, -1, -1 };
+	int go[2], out[2];
+	char b;
+
+	if (pipe(go) || pipe(out))
+		return c;
+	c.pid = fork();
+	if (c.pid == 0) {
+		if (pin_cpu >= 0) {
+			cpu_set_t set;
+
+			CPU_ZERO(&set);
+			CPU_SET(pin_cpu, &set);
+			sched_setaffinity(0, sizeof(set), &set);
+		}
+		dup2(out[1], 1);
+		close(go[1]);
+		close(out[0]);
+		if (read(go[0], &b, 1) != 1)
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(go[0]);
+	close(out[1]);
+	c.go = go[1];
+	c.out = out[0];
+	return c;
+}
+
+/* release the child, collect its stdout into <out>, reap it; returns its exit status */
+static inline int tu_exec_finish(struct tu_child *c, char *out, size_t size)
+{
+	ssize_t n, got = 0;
+	int st;
+
+	if (write(c->go, "g", 1) != 1)
+		return -1;
+	close(c->go);
+	while ((n = read(c->out, out + got, size - 1 - (size_t)got)) > 0)
+		got += n;
+	out[got] = '\0';
+	close(c->out);
+	if (waitpid(c->pid, &st, 0) != c->pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 /* run a shell command, capture its stdout (malloc'd) and exit status */

@@ -19,61 +19,6 @@
 #define OPEN_FLAGS (O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY)
 #define SLEEPS 20
 
-/* a child that waits for a byte, then execs argv (stdout into a pipe) */
-struct child {
-	pid_t pid;
-	int go, out;
-};
-
-static struct child start_child(char *const argv[], int pin_cpu)
-{
-	struct child c;
-	int go[2], out[2];
-	char b;
-
-	cr_assert_eq(pipe(go), 0);
-	cr_assert_eq(pipe(out), 0);
-	c.pid = fork();
-	cr_assert_geq(c.pid, 0);
-	if (c.pid == 0) {
-		if (pin_cpu >= 0) {
-			cpu_set_t set;
-
-			CPU_ZERO(&set);
-			CPU_SET(pin_cpu, &set);
-			sched_setaffinity(0, sizeof(set), &set);
-		}
-		dup2(out[1], 1);
-		close(go[1]);
-		close(out[0]);
-		if (read(go[0], &b, 1) != 1)
-			_exit(126);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(go[0]);
-	close(out[1]);
-	c.go = go[1];
-	c.out = out[0];
-	return c;
-}
-
-/* release the child, collect its stdout, reap it; returns its exit status */
-static int finish_child(struct child *c, char *out, size_t size)
-{
-	ssize_t n, got = 0;
-	int st;
-
-	cr_assert_eq(write(c->go, "g", 1), 1);
-	close(c->go);
-	while ((n = read(c->out, out + got, size - 1 - (size_t)got)) > 0)
-		got += n;
-	out[got] = '\0';
-	close(c->out);
-	cr_assert_eq(waitpid(c->pid, &st, 0), c->pid);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 struct run {
 	struct PmuData *d;
 	int n;
@@ -88,11 +33,11 @@ static struct run run_workload(char **evts, unsigned nevt, const char *sleeps, i
 	struct run r = { 0 };
 	char *argv[] = { r.path, "--sleeps", (char *)sleeps, NULL };
 	struct PmuAttr a = { .evtList = evts, .numEvt = nevt, .period = 1 };
-	struct child c;
+	struct tu_child c;
 	int pids[1], cpus[1], pd;
 
 	cr_assert_not_null(realpath(tu_path("workloads/tracepoints"), r.path));
-	c = start_child(argv, cpu);
+	c = tu_exec_later(argv, cpu);
 	r.pid = c.pid;
 	if (cpu >= 0) {
 		cpus[0] = cpu;
@@ -106,7 +51,7 @@ static struct run run_workload(char **evts, unsigned nevt, const char *sleeps, i
 	pd = PmuOpen(SAMPLING, &a);
 	cr_assert_gt(pd, 0, "PmuOpen: %d %s", Perrorno(), Perror());
 	cr_assert_eq(PmuEnable(pd), 0, "%s", Perror());
-	cr_assert_eq(finish_child(&c, r.out, sizeof(r.out)), 0, "workload: %s", r.out);
+	cr_assert_eq(tu_exec_finish(&c, r.out, sizeof(r.out)), 0, "workload: %s", r.out);
 	cr_assert_eq(PmuDisable(pd), 0, "%s", Perror());
 	r.n = PmuRead(pd, &r.d);
 	cr_assert_geq(r.n, 0, "PmuRead: %s", Perror());

@@ -139,59 +139,6 @@ static void ring_close(struct ring *r)
 
 /* ---- a child that waits for a byte, then execs the workload ---- */
 
-struct child {
-	pid_t pid;
-	int go, out;
-};
-
-static struct child start_child(char *const argv[], int pin_cpu)
-{
-	struct child c;
-	int go[2], out[2];
-	char b;
-
-	cr_assert_eq(pipe(go), 0);
-	cr_assert_eq(pipe(out), 0);
-	c.pid = fork();
-	cr_assert_geq(c.pid, 0);
-	if (c.pid == 0) {
-		if (pin_cpu >= 0) {
-			cpu_set_t set;
-
-			CPU_ZERO(&set);
-			CPU_SET(pin_cpu, &set);
-			sched_setaffinity(0, sizeof(set), &set);
-		}
-		dup2(out[1], 1);
-		close(go[1]);
-		close(out[0]);
-		if (read(go[0], &b, 1) != 1)
-			_exit(126);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(go[0]);
-	close(out[1]);
-	c.go = go[1];
-	c.out = out[0];
-	return c;
-}
-
-static int finish_child(struct child *c, char *out, size_t size)
-{
-	ssize_t n, got = 0;
-	int st;
-
-	cr_assert_eq(write(c->go, "g", 1), 1);
-	close(c->go);
-	while ((n = read(c->out, out + got, size - 1 - (size_t)got)) > 0)
-		got += n;
-	out[got] = '\0';
-	close(c->out);
-	cr_assert_eq(waitpid(c->pid, &st, 0), c->pid);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 static uint64_t get_u64(struct SampleRawData *raw, const char *field)
 {
 	uint64_t v = 0;
@@ -214,17 +161,17 @@ Test(tp_fields, exec_filename_and_openat_arguments)
 	char *argv[] = { path, "--sleeps", "0", NULL };
 	struct ring exec_ring, open_ring;
 	struct SampleRawField *f;
-	struct child c;
+	struct tu_child c;
 	unsigned long long want_ptr = 0;
 	int want_flags = 0, matches = 0;
 	size_t i;
 
 	cr_assert_not_null(realpath(tu_path("workloads/tracepoints"), path), "%s",
 			   tu_path("workloads/tracepoints"));
-	c = start_child(argv, -1);
+	c = tu_exec_later(argv, -1);
 	ring_open(&exec_ring, tp_id("sched", "sched_process_exec"), c.pid, -1, 16);
 	ring_open(&open_ring, tp_id("syscalls", "sys_enter_openat"), c.pid, -1, 64);
-	cr_assert_eq(finish_child(&c, out, sizeof(out)), 0, "workload: %s", out);
+	cr_assert_eq(tu_exec_finish(&c, out, sizeof(out)), 0, "workload: %s", out);
 	cr_assert_eq(sscanf(out, "filename=%llx flags=%d", &want_ptr, &want_flags), 2, "%s", out);
 	cr_assert_eq(want_flags, OPEN_FLAGS);
 	ring_drain(&exec_ring);
@@ -275,14 +222,14 @@ Test(tp_fields, sched_switch_prev_and_next)
 	char *argv[] = { path, "--sleeps", "20", NULL };
 	int cpu = 0, sleeps = 0, switched_in = 0;
 	struct ring r;
-	struct child c;
+	struct tu_child c;
 	size_t i;
 
 	cr_assert_not_null(realpath(tu_path("workloads/tracepoints"), path));
-	c = start_child(argv, cpu);
+	c = tu_exec_later(argv, cpu);
 	/* every switch on the cpu the child is pinned to */
 	ring_open(&r, tp_id("sched", "sched_switch"), -1, cpu, 512);
-	cr_assert_eq(finish_child(&c, out, sizeof(out)), 0, "workload: %s", out);
+	cr_assert_eq(tu_exec_finish(&c, out, sizeof(out)), 0, "workload: %s", out);
 	ioctl(r.fd, PERF_EVENT_IOC_DISABLE, 0);
 	ring_drain(&r);
 	cr_assert_eq(r.lost, 0);
