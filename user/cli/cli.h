@@ -39,6 +39,12 @@ void kp_cli_catch_signals(void);
 bool kp_cli_interrupted(void);
 /* "1.5" seconds -> ms; -1 when not a positive number */
 long kp_cli_parse_seconds(const char *s);
+/* Options several subcommands share, with one message style ("kperf-bpf CMD: -p wants
+ * pids like 1234,5678, not 'x'"). Each returns 0, or -1 after printing why; a repeated
+ * option replaces the earlier value. */
+int kp_cli_opt_pids(const char *cmd, const char *arg, int **pids, int *n);
+int kp_cli_opt_cpus(const char *cmd, const char *arg, int **cpus, int *n);
+int kp_cli_opt_seconds(const char *cmd, char opt, const char *arg, long *ms);
 /* an event list: like kp_cli_split, but a comma inside pmu/term=1,term=2/ does not split */
 int kp_cli_split_events(const char *s, char ***out);
 /* Replace thread ids by the ids of their processes (after the open: it reports bad ids). */

@@ -132,28 +132,19 @@ static int parse(int argc, char **argv, struct record_opts *o)
 			o->callstack = true;
 			break;
 		case 'p':
-			o->npids = kp_cli_parse_int_list(optarg, &o->pids);
-			if (o->npids <= 0) {
-				fprintf(stderr, "kperf-bpf record: -p wants pids like 1234,5678\n");
+			if (kp_cli_opt_pids("record", optarg, &o->pids, &o->npids))
 				return -1;
-			}
 			break;
 		case 'a':
 			o->all = true;
 			break;
 		case 'C':
-			o->ncpus = kp_parse_cpu_list(optarg, &o->cpus);
-			if (o->ncpus <= 0) {
-				fprintf(stderr, "kperf-bpf record: -C wants cpus like 0-3,6\n");
+			if (kp_cli_opt_cpus("record", optarg, &o->cpus, &o->ncpus))
 				return -1;
-			}
 			break;
 		case 'd':
-			o->duration_ms = kp_cli_parse_seconds(optarg);
-			if (o->duration_ms <= 0) {
-				fprintf(stderr, "kperf-bpf record: -d wants seconds > 0\n");
+			if (kp_cli_opt_seconds("record", 'd', optarg, &o->duration_ms))
 				return -1;
-			}
 			break;
 		case OPT_DWARF:
 			o->symbols = RESOLVE_ELF_DWARF;

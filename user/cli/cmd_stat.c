@@ -96,22 +96,12 @@ static int parse(int argc, char **argv, struct stat_opts *o)
 			}
 			break;
 		case 'p':
-			o->npids = kp_cli_parse_int_list(optarg, &o->pids);
-			if (o->npids <= 0) {
-				fprintf(stderr,
-					"kperf-bpf stat: -p wants pids like 1234,5678, not '%s'\n",
-					optarg);
+			if (kp_cli_opt_pids("stat", optarg, &o->pids, &o->npids))
 				return -1;
-			}
 			break;
 		case 'C':
-			o->ncpus = kp_parse_cpu_list(optarg, &o->cpus);
-			if (o->ncpus <= 0) {
-				fprintf(stderr,
-					"kperf-bpf stat: -C wants cpus like 0-3,6, not '%s'\n",
-					optarg);
+			if (kp_cli_opt_cpus("stat", optarg, &o->cpus, &o->ncpus))
 				return -1;
-			}
 			break;
 		case 'a':
 			o->all = true;
@@ -124,12 +114,8 @@ static int parse(int argc, char **argv, struct stat_opts *o)
 			}
 			break;
 		case 'd':
-			o->duration_ms = kp_cli_parse_seconds(optarg);
-			if (o->duration_ms <= 0) {
-				fprintf(stderr, "kperf-bpf stat: -d wants seconds > 0, not '%s'\n",
-					optarg);
+			if (kp_cli_opt_seconds("stat", 'd', optarg, &o->duration_ms))
 				return -1;
-			}
 			break;
 		case 'o':
 			o->output = optarg;

@@ -101,24 +101,12 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 	while ((c = getopt_long(argc, argv, "+p:C:e:d:i:o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			o->npids = kp_cli_parse_int_list(optarg, &o->pids);
-			if (o->npids <= 0) {
-				fprintf(stderr,
-					"kperf-bpf trace: -p wants pids like 1234,5678, not '%s'\n",
-					optarg);
+			if (kp_cli_opt_pids("trace", optarg, &o->pids, &o->npids))
 				return -1;
-			}
 			break;
 		case 'C':
-			o->ncpus = kp_cli_parse_int_list(optarg, &o->cpus);
-			if (o->ncpus <= 0) /* ranges: 0-3,6 */
-				o->ncpus = kp_parse_cpu_list(optarg, &o->cpus);
-			if (o->ncpus <= 0) {
-				fprintf(stderr,
-					"kperf-bpf trace: -C wants cpus like 0-3,6, not '%s'\n",
-					optarg);
+			if (kp_cli_opt_cpus("trace", optarg, &o->cpus, &o->ncpus))
 				return -1;
-			}
 			break;
 		case 'e':
 			o->nfuncs = kp_cli_split(optarg, &o->funcs);
@@ -138,12 +126,8 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 			o->cgroup = optarg;
 			break;
 		case 'd':
-			o->duration_ms = kp_cli_parse_seconds(optarg);
-			if (o->duration_ms <= 0) {
-				fprintf(stderr, "kperf-bpf trace: -d wants seconds > 0, not '%s'\n",
-					optarg);
+			if (kp_cli_opt_seconds("trace", 'd', optarg, &o->duration_ms))
 				return -1;
-			}
 			break;
 		case 'i':
 			o->interval_ms = kp_cli_parse_seconds(optarg);

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -150,6 +151,35 @@ int kp_cli_split_events(const char *s, char ***out)
 		*out = block;
 	}
 	return n;
+}
+
+int kp_cli_opt_pids(const char *cmd, const char *arg, int **pids, int *n)
+{
+	free(*pids);
+	*n = kp_cli_parse_int_list(arg, pids);
+	if (*n > 0)
+		return 0;
+	fprintf(stderr, "kperf-bpf %s: -p wants pids like 1234,5678, not '%s'\n", cmd, arg);
+	return -1;
+}
+
+int kp_cli_opt_cpus(const char *cmd, const char *arg, int **cpus, int *n)
+{
+	free(*cpus);
+	*n = kp_parse_cpu_list(arg, cpus);
+	if (*n > 0)
+		return 0;
+	fprintf(stderr, "kperf-bpf %s: -C wants cpus like 0-3,6, not '%s'\n", cmd, arg);
+	return -1;
+}
+
+int kp_cli_opt_seconds(const char *cmd, char opt, const char *arg, long *ms)
+{
+	*ms = kp_cli_parse_seconds(arg);
+	if (*ms > 0)
+		return 0;
+	fprintf(stderr, "kperf-bpf %s: -%c wants seconds > 0, not '%s'\n", cmd, opt, arg);
+	return -1;
 }
 
 int kp_cli_parse_int_list(const char *s, int **out)
