@@ -455,3 +455,25 @@ Test(record_cli, folded_and_dump_outputs)
 	cr_assert(strstr(out, "give -o FILE"), "%s", out);
 	free(out);
 }
+
+Test(record_cli, all_cpus_while_a_command_runs)
+{
+	char cmd[1024], *out, *line;
+	int status, burn = 0, other = 0;
+
+	snprintf(cmd, sizeof(cmd),
+		 "%s/bin/kperf-bpf record -a --format folded -- %s/workloads/cpuburn --ms 300 "
+		 "2>/dev/null",
+		 tu_build(), tu_build());
+	out = tu_run(cmd, &status);
+	cr_assert_eq(status, 0);
+	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+		if (!strncmp(line, "cpuburn;", 8))
+			burn += strstr(line, ";hot_loop ") != NULL;
+		else if (strchr(line, ';') || strchr(line, ' '))
+			other++;
+	}
+	cr_assert_gt(burn, 0, "the command's hot_loop");
+	cr_assert_gt(other, 0, "system wide: other tasks (at least the idle loop) too");
+	free(out);
+}

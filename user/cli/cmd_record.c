@@ -52,7 +52,8 @@ static void usage(FILE *f)
 	      "  -c, --count PERIOD      a sample every PERIOD events instead of -F\n"
 	      "  -g, --call-graph        whole kernel and user stacks (default: top frame only)\n"
 	      "  -p, --pid PID,...       these processes (all threads, and their children)\n"
-	      "  -a, --all-cpus          every process (the default without -p or a command)\n"
+	      "  -a, --all-cpus          every process (the default without -p or a command;\n"
+	      "                          with a command: while it runs)\n"
 	      "  -C, --cpu CPUS          only these cpus\n"
 	      "  -d, --duration SECONDS  stop after this long\n"
 	      "      --dwarf             source file and line of each frame (DWARF)\n"
@@ -182,8 +183,9 @@ static int parse(int argc, char **argv, struct record_opts *o)
 	}
 	if (optind < argc)
 		o->command = argv + optind;
-	if ((o->command != NULL) + (o->npids > 0) + o->all > 1) {
-		fprintf(stderr, "kperf-bpf record: give one of -p, -a or a command\n");
+	/* -a or -C with a command: sample those CPUs for as long as the command runs (perf) */
+	if ((o->npids > 0) + o->all > 1 || (o->npids && o->command)) {
+		fprintf(stderr, "kperf-bpf record: -p does not combine with -a or a command\n");
 		return -1;
 	}
 	if (o->output && o->format == OUT_NONE) {
@@ -276,10 +278,12 @@ int cmd_record(int argc, char **argv)
 				strerror(-err));
 			goto done;
 		}
-		child_pid = launch.pid;
-		attr.pidList = &child_pid;
-		attr.numPid = 1;
-		attr.enableOnExec = 1;
+		if (!o.all && !o.ncpus) {
+			child_pid = launch.pid;
+			attr.pidList = &child_pid;
+			attr.numPid = 1;
+			attr.enableOnExec = 1;
+		}
 	} else {
 		kp_cli_pids_to_processes(o.pids, o.npids);
 		attr.pidList = o.pids;
