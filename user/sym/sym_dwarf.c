@@ -4,6 +4,8 @@
  * .debug_aranges is optional (clang does not emit it), so the address ranges of every
  * compile unit are read once into a sorted table; a lookup is then a binary search for the
  * unit and libdw's own search in that unit's line table (parsed once per unit, by libdw).
+ * The line a function starts on (Symbol.firstLine) is the DW_AT_decl_line of the innermost
+ * function scope around the address, as libkperf's symbolizer reports it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -129,6 +131,30 @@ int sym_dwarf_line(struct sym_file *f, uint64_t vaddr, const char **file, unsign
 	*file = src;
 	*line = (unsigned)lineno;
 	return 0;
+}
+
+int sym_dwarf_decl_line(struct sym_file *f, uint64_t vaddr, unsigned *line)
+{
+	Dwarf_Die cudie, *scopes = NULL;
+	int n, i, l = 0;
+
+	*line = 0;
+	if (!f->dw || !find_cu(f, vaddr, &cudie))
+		return -ENOENT;
+	n = dwarf_getscopes(&cudie, vaddr, &scopes);
+	for (i = 0; i < n; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		/* innermost first: an inlined call's line comes from its abstract origin */
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+			if (dwarf_decl_line(&scopes[i], &l) || l < 0)
+				l = 0;
+			break;
+		}
+	}
+	free(scopes);
+	*line = (unsigned)l;
+	return l ? 0 : -ENOENT;
 }
 
 void sym_dwarf_close(struct sym_file *f)
