@@ -222,6 +222,7 @@ struct sym_file {
 	struct Dwarf *dw;
 	struct sym_cu_range *cus;
 	size_t ncus;
+	struct sym_hmap fn_tables; /* CU offset -> its function scopes (sym_dwarf_decl_line) */
 };
 
 /* where a file is, for a process: how to open it, and what identifies the mapping */
