@@ -18,6 +18,7 @@
 #include "core/core.h"
 #include "fixtures/fixture.h"
 #include "kperf/pcerrc.h"
+#include "kperf/pmu.h"
 #include "proc/proc.h"
 
 /* each criterion test runs in its own process: one arena per test, freed by pt_fini */

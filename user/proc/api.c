@@ -17,6 +17,7 @@
 
 #include "core/core.h"
 #include "kperf/pcerrc.h"
+#include "kperf/pmu.h"
 #include "proc.h"
 
 struct proc_result {
