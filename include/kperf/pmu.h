@@ -408,10 +408,13 @@ const char **PmuSysCallFuncList(unsigned *numFunc);
 
 /* Frequency of <core> in Hz, or -1. */
 int64_t PmuGetCpuFreq(unsigned core);
-/* Start sampling every core's frequency every <period> ms (a background thread). */
+/* Start sampling every core's frequency (cpufreq) every <period> ms, 1..10000, in a
+ * background thread; 0 if it runs already. -1: LIBPERF_ERR_INVALID_CPU_FREQ_PERIOD, or
+ * LIBPERF_ERR_CPUFREQ_NOT_CONFIG on a machine without cpufreq. */
 int PmuOpenCpuFreqSampling(unsigned period);
-/* Min, max and average frequency of every core since PmuOpenCpuFreqSampling; the array
- * belongs to the library until PmuCloseCpuFreqSampling. */
+/* Min, max and average frequency (Hz) of every core since the open or the previous read
+ * (without a sample since, or without a sampler: the current frequency, 0 if unknown); the
+ * array belongs to the library and stays valid until the next call. */
 struct PmuCpuFreqDetail *PmuReadCpuFreqDetail(unsigned *cpuNum);
 void PmuCloseCpuFreqSampling(void);
 
