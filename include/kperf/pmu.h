@@ -304,11 +304,15 @@ int PmuDisable(int pd);
 /* Enable, collect for <milliseconds> (-1: until every target process has exited or PmuStop),
  * draining the kernel's buffers every <interval> ms, then disable. */
 int PmuCollect(int pd, int milliseconds, unsigned interval);
-/* PmuCollect on several tasks at once. */
+/* PmuCollect on several tasks over one window: all are enabled, collected (drained every
+ * 100 ms) and disabled together. Ends early when every task was stopped (PmuStop), or with -1
+ * when no process of any task's pidList is left. Returns SUCCESS or the error code (not -1,
+ * as libkperf); len 0 collects nothing. */
 int PmuCollectV(int *pd, unsigned len, int milliseconds);
 /* End a PmuCollect running in another thread. */
 void PmuStop(int pd);
-/* End the analysis of <pd>: what the task keeps for resolving symbols is released. */
+/* End the analysis of <pd>: what the task keeps for resolving symbols is released, a PmuRead
+ * resolving in another thread stops resolving, and later reads return records without stacks. */
 void PmuExit(int pd);
 /* SAMPLING: the samples since the last PmuEnable or PmuRead, one PmuData per sample;
  * COUNTING: the counts since the last read. Returns the number of records (*pmuData NULL when

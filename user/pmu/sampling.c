@@ -97,7 +97,7 @@ static void stop_drainer(struct kp_sampling *s);
 
 static bool resolving(const struct kp_pmu *p)
 {
-	return p->attr.symbolMode != NO_SYMBOL_RESOLVE;
+	return p->attr.symbolMode != NO_SYMBOL_RESOLVE && !atomic_load(&p->exited);
 }
 
 /*
@@ -925,6 +925,21 @@ int kp_sampling_read(struct kp_pmu *p, struct PmuData **out)
 	warn_losses(p);
 	pthread_mutex_unlock(&s->lock);
 	return kp_data_builder_finish(b, out);
+}
+
+void kp_sampling_exit(struct kp_pmu *p)
+{
+	struct kp_sampling *s = p->sampling;
+	size_t i;
+
+	pthread_mutex_lock(&s->lock);
+	/* no more mmap tracking: nothing resolves for this task any more */
+	kp_sideband_close(s->sideband);
+	s->sideband = NULL;
+	for (i = 0; i < s->nseen; i++)
+		release_process(s->seen[i]);
+	s->nseen = 0;
+	pthread_mutex_unlock(&s->lock);
 }
 
 void kp_sampling_close(struct kp_pmu *p)
