@@ -602,3 +602,30 @@ Test(perfdata, a_failed_end_leaves_no_file)
 	cr_assert_neq(stat(path, &st), 0, "the incomplete file is still there");
 	PmuDataFree(d);
 }
+
+/* a function of this test binary, for a frame the resolver left without a file */
+__attribute__((noinline)) int kp_test_unresolved_frame(int x)
+{
+	return x * 3 + 1;
+}
+
+Test(perfdata, frames_without_a_file_use_the_maps_of_a_live_process)
+{
+	char *evts[] = { "cpu-clock" };
+	struct PmuAttr a = attr_of(evts, 1);
+	struct Symbol s = { .addr = (unsigned long)(uintptr_t)&kp_test_unresolved_frame + 4 };
+	struct Stack st = { .symbol = &s };
+	struct rec r = { "cpu-clock", getpid(), getpid(), 0, 42, 1, "self", &st };
+	struct PmuData *d = build(&r, 1);
+	PmuFile f = PmuBeginWrite(path, &a, 0);
+	char *out;
+
+	cr_assert_eq(kp_test_unresolved_frame(1), 4);
+	cr_assert_eq(PmuWriteData(f, d, 1), SUCCESS, "%s", Perror());
+	PmuEndWrite(f);
+	out = run("perf script -i %s -F ip,sym --max-stack 1 2>/dev/null | awk 'NF {print $2}'",
+		  path);
+	cr_assert_str_eq(out, "kp_test_unresolved_frame\n");
+	free(out);
+	PmuDataFree(d);
+}

@@ -13,7 +13,8 @@
  * The kernel map spans _text.._etext of /proc/kallsyms with its build-id from
  * /sys/kernel/notes; [vdso] is described from this process's own vdso (the same kernel maps
  * the same image into every process); JIT code named by /tmp/perf-PID.map gets an anonymous
- * mapping, which perf resolves through that same perf map file.
+ * mapping, which perf resolves through that same perf map file. Only a frame without a file
+ * (not resolved) falls back to /proc/PID/maps, which works while the process lives.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -410,6 +411,59 @@ static int user_map(struct batch *b, const struct Symbol *sym)
 	return 0;
 }
 
+/*
+ * A frame the resolver left without a file (RESOLVE_DELAY_*, or resolution stopped): only a
+ * process that is still alive can tell what was mapped there, through its maps, read once
+ * per PmuWriteData call.
+ */
+static int live_maps(struct batch *b)
+{
+	char key[KEY_MAX], line[PATH_MAX + 128], maps[64], root[64];
+	bool fresh;
+	FILE *fp;
+	int err;
+
+	snprintf(key, sizeof(key), "p %d", b->d->pid);
+	err = claim(b, key, &fresh);
+	if (err || !fresh || b->d->pid <= 0)
+		return err;
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", b->d->pid);
+	snprintf(root, sizeof(root), "/proc/%d/root", b->d->pid);
+	fp = fopen(maps, "re");
+	while (!err && fp && fgets(line, sizeof(line), fp)) {
+		unsigned long long start, end, off, ino;
+		unsigned maj, min;
+		struct kp_pf_module *m = NULL;
+		char perms[8], *name;
+		int at = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off,
+			   &maj, &min, &ino, &at) < 7 ||
+		    !at || perms[2] != 'x')
+			continue;
+		name = line + at;
+		name[strcspn(name, "\n")] = '\0';
+		if (!strcmp(name, "[vdso]")) {
+			if (!b->f->side.vdso_looked)
+				vdso_look(&b->f->side);
+			m = &b->f->side.vdso;
+		} else if (name[0] == '/') {
+			err = module_get(&b->f->side, name, root, &m);
+		}
+		if (err || !m)
+			continue;
+		snprintf(key, sizeof(key), "M %d %llx %s", b->d->pid, start, name);
+		err = claim(b, key, &fresh);
+		if (err || !fresh)
+			continue;
+		put_mmap2(b, start, end - start, off, m, name);
+		m->in_file = true;
+	}
+	if (fp)
+		fclose(fp);
+	return err;
+}
+
 int kp_pf_side_build(struct kp_pf *f, const struct PmuData *data, const uint64_t *ids, int n,
 		     struct kp_pf_buf *out, struct kp_map *added)
 {
@@ -443,6 +497,8 @@ int kp_pf_side_build(struct kp_pf *f, const struct PmuData *data, const uint64_t
 				err = kernel_map(&b);
 			else if (sym->module && sym->module[0])
 				err = user_map(&b, sym);
+			else
+				err = live_maps(&b);
 		}
 	}
 	return err;
@@ -458,6 +514,11 @@ void kp_pf_side_commit(struct kp_pf *f, struct kp_map *added)
 
 		if (!added->slots[i].key)
 			continue;
+		if (((const char *)added->slots[i].key)[0] == 'p') {
+			/* maps were read for this call; a later call reads them again */
+			free((void *)added->slots[i].key);
+			continue;
+		}
 		slot = kp_map_slot(&f->side.written, added->slots[i].key, &created);
 		if (slot)
 			slot->val = (void *)1;
