@@ -424,10 +424,15 @@ void PmuCloseCpuFreqSampling(void);
 
 /* perf.data writer: samples as perf record writes them, for perf report / perf script. */
 typedef void *PmuFile;
-/* Start the file at <path> for records of a task opened with <pattr>; addIdHdr: give the
- * side-band records (mmap, comm, fork) a sample id. NULL on failure (Perrorno). */
+/* Start the file at <path> (created or emptied) for records of a SAMPLING task opened with
+ * <pattr>; addIdHdr: the side-band records (comm, mmap) carry the sample id fields
+ * (sample_id_all). NULL on failure (Perrorno). */
 PmuFile PmuBeginWrite(const char *path, const struct PmuAttr *pattr, const int addIdHdr);
+/* Append the first <len> records of an array PmuRead returned, with the comm and mmap records
+ * perf needs to resolve their stacks. All or nothing. Returns SUCCESS or the error code. */
 int PmuWriteData(PmuFile file, struct PmuData *data, int len);
+/* Finish the file (feature sections, then the header) and release the handle; on failure
+ * Perrorno() says why and the file is removed. */
 void PmuEndWrite(PmuFile file);
 
 /* Hardware metrics, a bit each */
