@@ -208,7 +208,7 @@ Test(collectv, bad_arguments)
 	cr_assert_eq(PmuRead(good, &d), 0);
 	/* a pd given twice is one task */
 	pds[1] = good;
-	cr_assert_eq(PmuCollectV(pds, 2, 100), SUCCESS, "%s", Perror());
+	cr_assert_eq(PmuCollectV(pds, 2, 300), SUCCESS, "%s", Perror());
 	cr_assert_gt(PmuRead(good, &d), 0);
 	PmuDataFree(d);
 	/* -1 needs processes to wait for */

@@ -111,14 +111,69 @@ Test(perfdata_live, sampled_workload_reads_back_in_perf, .timeout = 120)
 		cr_assert_eq(Perrorno(), SUCCESS, "%s", Perror());
 		check_samples(path, d, n);
 		out = run("perf report -i %s --stdio --no-children --sort sym -g none 2>/dev/null "
-			  "| grep -m1 '%%'",
+			  "| grep -m1 -E '^ +[0-9.]+%%'",
 			  path);
 		cr_assert(strstr(out, "[.] hot_loop\n"), "hottest: %s", out);
 		free(out);
 		out = run("perf report -i %s --stdio --no-children --sort dso -g none 2>/dev/null "
-			  "| grep -m1 '%%'",
+			  "| grep -m1 -E '^ +[0-9.]+%%'",
 			  path);
 		cr_assert(strstr(out, "%  cpuburn "), "hottest file: %s", out);
+		free(out);
+	}
+	unlink(path);
+	PmuDataFree(d);
+	cr_assert_eq(tu_bpf_fds(), 0, "BPF objects left open");
+}
+
+/* RESOLVE_DELAY_ELF: the records have no stack until ResolvePmuDataSymbol; written before
+ * and after it, the file resolves the same */
+Test(perfdata_live, delayed_resolution_before_and_after_resolving, .timeout = 120)
+{
+	char *argv[] = { "cpuburn", "--ms", "300", "--wait", NULL };
+	char *evts[] = { "cpu-clock" };
+	struct PmuAttr a = { .evtList = evts,
+			     .numEvt = 1,
+			     .freq = 999,
+			     .useFreq = 1,
+			     .callStack = 1,
+			     .symbolMode = RESOLVE_DELAY_ELF };
+	struct tu_proc w = tu_spawn_v(argv, 0);
+	char path[64] = "/tmp/kperf-live-XXXXXX", *out;
+	struct PmuData *d = NULL;
+	int pids[1] = { w.pid }, pd, n, round, fd;
+
+	a.pidList = pids;
+	a.numPid = 1;
+	pd = PmuOpen(SAMPLING, &a);
+	cr_assert_gt(pd, 0, "%s", Perror());
+	cr_assert_eq(PmuEnable(pd), 0);
+	tu_go(&w);
+	cr_assert_eq(tu_wait(&w), 0);
+	PmuDisable(pd);
+	n = PmuRead(pd, &d);
+	PmuClose(pd);
+	cr_assert_gt(n, 50, "%d samples: %s", n, Perror());
+	cr_assert_null(d[0].stack);
+	fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	for (round = 0; round < 2; round++) {
+		PmuFile f;
+
+		if (round) {
+			cr_assert_eq(ResolvePmuDataSymbol(d), SUCCESS, "%s", Perror());
+			cr_assert_not_null(d[0].stack);
+		}
+		f = PmuBeginWrite(path, &a, 0);
+		cr_assert_not_null(f, "%s", Perror());
+		cr_assert_eq(PmuWriteData(f, d, n), SUCCESS, "%s", Perror());
+		PmuEndWrite(f);
+		check_samples(path, d, n);
+		out = run("perf report -i %s --stdio --no-children --sort sym -g none 2>/dev/null "
+			  "| grep -m1 -E '^ +[0-9.]+%%'",
+			  path);
+		cr_assert(strstr(out, "[.] hot_loop\n"), "round %d, hottest: %s", round, out);
 		free(out);
 	}
 	unlink(path);

@@ -32,6 +32,7 @@
 
 #include "kperf/pcerrc.h"
 #include "perfdata.h"
+#include "pmu/pmu.h"
 #include "sym/sym.h"
 
 #define KERNEL_NAME "[kernel.kallsyms]"
@@ -464,6 +465,36 @@ static int live_maps(struct batch *b)
 	return err;
 }
 
+/*
+ * A record read under RESOLVE_DELAY_* and not resolved yet has no stack, only its callchain;
+ * the array holds its process's symbols in the resolver (what the process mapped, recorded
+ * while it ran), so each address still finds its file and load address, after the exit too.
+ */
+static int chain_maps(struct batch *b, const struct PmuData *data, size_t i)
+{
+	const struct kp_data_chain *c = kp_data_chain_of(data, i);
+	unsigned k;
+	int err = 0;
+
+	for (k = 0; c && c->pending && k < c->n && !err; k++) {
+		struct Symbol *sym;
+
+		if (!c->ips[k] || c->ips[k] >= KP_SYM_CONTEXT_MAX)
+			continue;
+		if (kp_pf_kernel_addr(c->ips[k])) {
+			err = kernel_map(b);
+			continue;
+		}
+		if (kp_sym_resolve_addr(b->d->pid, c->ips[k], 0, &sym)) {
+			kp_clear_error(); /* an address without a file: perf shows it as it is */
+			continue;
+		}
+		if (sym->module && sym->module[0])
+			err = user_map(b, sym);
+	}
+	return err;
+}
+
 int kp_pf_side_build(struct kp_pf *f, const struct PmuData *data, const uint64_t *ids, int n,
 		     struct kp_pf_buf *out, struct kp_map *added)
 {
@@ -488,6 +519,8 @@ int kp_pf_side_build(struct kp_pf *f, const struct PmuData *data, const uint64_t
 			if (!err && fresh)
 				put_comm(&b);
 		}
+		if (!b.d->stack)
+			err = chain_maps(&b, data, (size_t)i);
 		for (st = b.d->stack; st && !err; st = st->next) {
 			const struct Symbol *sym = st->symbol;
 

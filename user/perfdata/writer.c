@@ -20,6 +20,7 @@
 #include "kperf/pcerrc.h"
 #include "perfdata.h"
 #include "pmu/pmu.h"
+#include "sym/sym.h"
 
 /* perf's file header; the file is in this machine's byte order, as perf record writes it */
 struct pf_section {
@@ -383,12 +384,29 @@ static uint64_t evt_id(const struct kp_pf *f, const char *evt)
 	return 0;
 }
 
-static void put_sample(struct kp_pf_buf *b, const struct PmuData *d, uint64_t id)
+/* the addresses of record <i>, leaf first: its stack's, or the callchain kept for a record
+ * whose symbols are resolved later (RESOLVE_DELAY_*) */
+static size_t record_ips(const struct PmuData *data, size_t i, uint64_t *ips, size_t cap)
 {
-	uint64_t frames[PF_MAX_FRAMES + 2], ip = 0;
+	const struct kp_data_chain *c = kp_data_chain_of(data, i);
 	const struct Stack *st;
+	size_t n = 0, k;
+
+	for (st = data[i].stack; st && n < cap; st = st->next)
+		if (st->symbol)
+			ips[n++] = st->symbol->addr;
+	for (k = 0; !data[i].stack && c && k < c->n && n < cap; k++)
+		if (c->ips[k] && c->ips[k] < KP_SYM_CONTEXT_MAX)
+			ips[n++] = c->ips[k];
+	return n;
+}
+
+static void put_sample(struct kp_pf_buf *b, const struct PmuData *data, size_t i, uint64_t id)
+{
+	uint64_t frames[PF_MAX_FRAMES + 2], ips[PF_MAX_FRAMES], ip = 0;
+	const struct PmuData *d = &data[i];
 	struct perf_event_header *h;
-	size_t n = 0, start = b->len;
+	size_t n = 0, start = b->len, nips, k;
 	int ctx = 0; /* 1: kernel frames begun, 2: user frames begun */
 	bool kernel_ip = false;
 	struct {
@@ -399,12 +417,10 @@ static void put_sample(struct kp_pf_buf *b, const struct PmuData *d, uint64_t id
 		uint64_t period, nr;
 	} s;
 
-	for (st = d->stack; st && n < PF_MAX_FRAMES; st = st->next) {
-		uint64_t a;
+	nips = record_ips(data, i, ips, PF_MAX_FRAMES);
+	for (k = 0; k < nips; k++) {
+		uint64_t a = ips[k];
 
-		if (!st->symbol)
-			continue;
-		a = st->symbol->addr;
 		if (!n) {
 			ip = a;
 			kernel_ip = kp_pf_kernel_addr(a);
@@ -484,7 +500,7 @@ static int write_data(struct kp_pf *f, struct PmuData *data, int len)
 	kp_map_init(&added, true);
 	err = kp_pf_side_build(f, data, ids, len, &b, &added);
 	for (i = 0; i < len && !err; i++)
-		put_sample(&b, &data[i], ids[i]);
+		put_sample(&b, data, (size_t)i, ids[i]);
 	free(ids);
 	if (!err && b.oom)
 		err = kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
