@@ -280,3 +280,29 @@ Test(pmuexit, counting_task_and_bad_pd)
 	PmuExit(-1);
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_PD);
 }
+
+/* libbpf enables a perf event when it attaches a program to it: sampling must still start at
+ * PmuEnable (the window of PmuCollectV and PmuCollect depends on it) */
+Test(collectv, sampling_starts_at_enable_not_at_open, .timeout = 60)
+{
+	struct tu_proc w = tu_spawn("cpuburn", "--ms", "20000", "--wait", NULL);
+	struct PmuData *d;
+	uint64_t t0;
+	int pd, n, i;
+
+	tu_go(&w);
+	pd = open_on(SAMPLING, "cpu-clock", w.pid, NO_SYMBOL_RESOLVE, 0);
+	tu_sleep_ms(200); /* the workload burns meanwhile: nothing of this may be sampled */
+	t0 = kp_now_ns();
+	cr_assert_eq(PmuEnable(pd), 0);
+	tu_sleep_ms(300);
+	cr_assert_eq(PmuDisable(pd), 0);
+	n = PmuRead(pd, &d);
+	cr_assert_gt(n, 0, "%s", Perror());
+	for (i = 0; i < n; i++)
+		cr_assert_geq((uint64_t)d[i].ts, t0, "sample %d taken %lu ns before PmuEnable", i,
+			      (unsigned long)(t0 - (uint64_t)d[i].ts));
+	PmuDataFree(d);
+	PmuClose(pd);
+	tu_kill(&w);
+}
