@@ -195,6 +195,7 @@ EXPORT int PmuRead(int pd, struct PmuData **out)
 	spe_ext.va = 0x20;
 	spe_ext.event = 0x2;
 	spe_ext.lat = 5;
+	spe_ext.source = HIP_L3;
 	br_ext.nr = 2;
 	br_ext.branchRecords = brs;
 	memcpy(raw_rec + 24, &pid, 4);

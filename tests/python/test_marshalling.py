@@ -61,7 +61,8 @@ assert leaf.prev is None and leaf.next.prev is leaf and leaf.next.next.next is N
 assert leaf.symbol == kperf.Symbol(
     0x1000, "/usr/bin/app", "leaf", "_Z4leafv", "app.c", 10, 4, 0x1100, 0x1000, 1, "")
 assert d0.stack is leaf  # copied once
-assert d0.ext == kperf.PmuDataExt(pa=0x10, va=0x20, event=2, lat=5) and d0.rawData is None
+assert d0.ext == kperf.PmuDataExt(pa=0x10, va=0x20, event=2, lat=5, source=kperf.HitDataSource.HIP_L3)
+assert d0.rawData is None
 assert (d2.stack, d2.cpuTopo, d2.ext, d2.rawData, d2.comm, d2.cpu) == (
     None, None, None, None, "", -1)
 assert d1.rawData is not None and d1.rawData.data != 0
