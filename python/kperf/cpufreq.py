@@ -41,8 +41,8 @@ class CpuFreqDetail:
     The C array belongs to the library and is reused by the next read, so it is copied."""
 
     def __init__(self, pointer=None, len=0):
-        n = len if pointer else 0
-        self._n = len if pointer or len < 0 else 0
+        n = max(len, 0) if pointer else 0
+        self._n = n
         make = ImplPmuCpuFreqDetail.from_c_pmu_cpu_freq_detail
         self._items = [make(pointer[i]) for i in range(n)]
 
@@ -75,10 +75,10 @@ def open_cpu_freq_sampling(period: int) -> int:
 
 def read_cpu_freq_detail() -> CpuFreqDetail:
     """Each core's minimum, maximum and average frequency since the open or the previous read
-    (PmuReadCpuFreqDetail); len == -1 on failure."""
+    (PmuReadCpuFreqDetail); as libkperf's, empty (len 0) on failure, with kperf.error()."""
     n = ctypes.c_uint(0)
     p = _call("PmuReadCpuFreqDetail", ctypes.byref(n))
-    return CpuFreqDetail(p, n.value) if p else CpuFreqDetail(None, -1)
+    return CpuFreqDetail(p, n.value if p else 0)
 
 
 def close_cpu_freq_sampling() -> None:

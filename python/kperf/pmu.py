@@ -317,16 +317,19 @@ def device_open(device_attr: Sequence[PmuDeviceAttr]) -> int:
 def get_device_metric(pmu_data: PmuData, device_attr: Sequence[PmuDeviceAttr]) -> PmuDeviceData:
     """Aggregate the data of a device_open() task into metrics (PmuGetDevMetric).
 
-    On failure the result has len == -1 and kperf.error() says why.
+    As libkperf's, an empty result (len 0) when there is nothing to aggregate (no data, no
+    attributes) or the aggregation failed; kperf.errorno() / kperf.error() then say why.
     """
     data = _need_data(pmu_data)
     arr, n, keep = _device_attrs(device_attr)
+    if not data or not n:
+        return PmuDeviceData(None, 0)
     out = ctypes.POINTER(cs.PmuDeviceData)()
     with data._lock:
         if data._freed:
             raise DataFreedError(data._what)
         r = _call("PmuGetDevMetric", data._ptr, len(data), arr, n, ctypes.byref(out))
-    return PmuDeviceData(out, r) if r >= 0 else PmuDeviceData(None, -1)
+    return PmuDeviceData(out, r) if r > 0 else PmuDeviceData(out, 0)
 
 
 def get_cpu_freq(core: int) -> int:

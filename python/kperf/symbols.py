@@ -222,4 +222,104 @@ def copy_stack(head, symcache, stackcache, owner=None):
     return first
 
 
+class AsmCode:
+    """One disassembled instruction (struct AsmCode): addr (file address), code, fileName,
+    lineNum (source line, under DWARF)."""
+
+    __slots__ = ("addr", "code", "fileName", "lineNum")
+
+    def __init__(self, addr=0, code="", fileName="", lineNum=0):
+        self.addr, self.code, self.fileName, self.lineNum = addr, code, fileName, lineNum
+
+    def __repr__(self):
+        return f"<AsmCode {self.addr:#x} {self.code}>"
+
+    @property
+    def c_asm_code(self):
+        return cs.AsmCode(
+            self.addr, to_bytes(self.code, "code"), to_bytes(self.fileName, "fileName"),
+            self.lineNum,
+        )
+
+    @classmethod
+    def from_c_asm_code(cls, c):
+        if isinstance(c, ctypes._Pointer):
+            c = c.contents
+        return cls(c.addr, text(c.code), text(c.fileName), c.lineNum)
+
+
+class StackAsm:
+    """A node of a disassembly list (struct StackAsm): a function label (funcName,
+    funcStartAddr, functFileOffset; asmCode None) or an instruction (asmCode), then `next`.
+    libkperf's Python calls funcName fileName: both names are here."""
+
+    __slots__ = ("funcName", "funcStartAddr", "functFileOffset", "next", "asmCode")
+
+    def __init__(self, fileName="", funcStartAddr=0, functFileOffset=0, next=None, asmCode=None):
+        self.funcName = fileName
+        self.funcStartAddr = funcStartAddr
+        self.functFileOffset = functFileOffset
+        self.next = next
+        self.asmCode = asmCode
+
+    fileName = property(
+        lambda self: self.funcName, lambda self, v: setattr(self, "funcName", v)
+    )
+
+    def __iter__(self):
+        s = self
+        while s is not None:
+            yield s
+            s = s.next
+
+    def __repr__(self):
+        return f"<StackAsm {self.funcName or self.asmCode}>"
+
+    @property
+    def c_stack_asm(self):
+        """The list from this node as C structs (a copy; the first node)."""
+        nodes = list(self)
+        cs_nodes = [cs.StackAsm() for _ in nodes]
+        keep = []
+        for n, c in zip(nodes, cs_nodes):
+            c.funcName = to_bytes(n.funcName, "funcName") if n.funcName else None
+            c.funcStartAddr, c.functFileOffset = n.funcStartAddr, n.functFileOffset
+            if n.asmCode is not None:
+                code = n.asmCode.c_asm_code
+                keep.append(code)
+                c.asmCode = ctypes.pointer(code)
+        for c, nxt in zip(cs_nodes, cs_nodes[1:]):
+            c.next = ctypes.pointer(nxt)
+        cs_nodes[0]._keep = (cs_nodes, keep)
+        return cs_nodes[0]
+
+    @classmethod
+    def from_c_stack_asm(cls, c):
+        """A copy of the C list from node <c> (a ctypes struct or pointer)."""
+        if isinstance(c, ctypes._Pointer):
+            if not c:
+                return None
+            c = c.contents
+        first = prev = None
+        seen = 0
+        while c is not None and seen < _MAX_ASM:
+            node = cls(
+                text(c.funcName) if c.funcName else "",
+                c.funcStartAddr,
+                c.functFileOffset,
+                None,
+                AsmCode.from_c_asm_code(c.asmCode.contents) if c.asmCode else None,
+            )
+            if prev is None:
+                first = node
+            else:
+                prev.next = node
+            prev, seen = node, seen + 1
+            c = c.next.contents if c.next else None
+        return first
+
+
+_MAX_ASM = 1 << 22  # nodes of one disassembly list: a corrupt cycle must not hang
+
+
 __all__ = ["Symbol", "Stack"]
