@@ -2,6 +2,8 @@
 
 import kperf
 
+from .Config import UTF_8, sym_so  # noqa: F401 (names of libkperf's module)
+
 
 def Perrorno():
     """int Perrorno(): the code of the last call's error, 0 when it succeeded."""

@@ -492,3 +492,14 @@ __all__ = [
     "get_cluster_core",
     "get_numa_core",
 ]
+
+
+def __getattr__(name):
+    # libkperf's kperf.pmu holds all of kperf's API; here the classes and the newer functions
+    # live in modules of their own, and `from kperf.pmu import PmuAttr` finds them through
+    # the package
+    import kperf
+
+    if name in getattr(kperf, "__all__", ()):
+        return getattr(kperf, name)
+    raise AttributeError(f"module 'kperf.pmu' has no attribute {name!r}")
