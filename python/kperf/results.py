@@ -108,7 +108,16 @@ class _Block:
     def __iter__(self):
         if self._freed:
             raise DataFreedError(self._what)
-        return (self._item(i) for i in range(len(self)))
+        return self._records()
+
+    def _records(self):
+        lock, make = self._lock, self._make
+        for i in range(len(self)):
+            with lock:
+                if self._freed:
+                    raise DataFreedError(self._what)
+                r = make(i)
+            yield r
 
     @property
     def iter(self):
@@ -418,16 +427,20 @@ class ImplPmuData:
     def stack(self) -> Optional[Stack]:
         """The call stack, leaf first (None under NO_SYMBOL_RESOLVE, and under the delayed
         modes until resolvePmuDataSymbol)."""
+        # records of an array leave _stack/_gen/_ext unset until first used (fewer stores
+        # per record); re-read after resolvePmuDataSymbol changed the array (_gen), unless
+        # assigned (_gen None)
+        try:
+            st, gen = self._stack, self._gen
+        except AttributeError:
+            st, gen = _UNSET, 0
         o = self._owner
-        # re-read after resolvePmuDataSymbol changed the array (_gen), unless assigned
-        if o is not None and (
-            self._stack is _UNSET or (self._gen is not None and self._gen != o._gen)
-        ):
+        if o is not None and (st is _UNSET or (gen is not None and gen != o._gen)):
             with o._lock:
                 head = _read_ptr(o._rec_addr(self._index)).value  # PmuData.stack, offset 0
-                self._stack = copy_stack(head, o._symcache, o._stackcache, o)
+                st = self._stack = copy_stack(head, o._symcache, o._stackcache, o)
                 self._gen = o._gen
-        return self._stack
+        return st
 
     @stack.setter
     def stack(self, stack):
@@ -437,9 +450,11 @@ class ImplPmuData:
     def ext(self):
         """SPE data (pa, va, event, lat, source), or branchRecords for a SAMPLING task opened
         with branchSampleFilter; None when the record has none."""
+        try:
+            return self._ext
+        except AttributeError:
+            pass
         o = self._owner
-        if o is None or self._ext is not _UNSET:
-            return self._ext if self._ext is not _UNSET else None
         with o._lock:
             rec = o._rec(self._index)
             if not rec.ext:
@@ -529,26 +544,23 @@ class PmuData(_Block):
         self._gen = 0
         self._strs = string_cache()
 
-    def _make(self, i):
-        (evt, ts, pid, tid, cpu, gid, topo, comm, period, count, pct, ext, raw, cg) = (
-            _DATA.unpack_from(self._mv, i * _DATA_SIZE)
+    def _make(self, i, _unpack=_DATA.unpack_from, _new=_new, _cls=ImplPmuData):
+        (evt, ts, pid, tid, cpu, gid, topo, comm, period, count, pct, ext, raw, cg) = _unpack(
+            self._mv, i * _DATA_SIZE
         )
         strs = self._strs
-        r = _new(ImplPmuData)
-        r._owner, r._index, r._stack, r._gen, r._ext, r._raw = self, i, _UNSET, 0, _UNSET, raw
+        r = _new(_cls)
+        r._owner, r._index, r._raw = self, i, raw
         r.evt, r.ts, r.pid, r.tid, r.cpu, r.groupId = strs(evt), ts, pid, tid, cpu, gid
         r.comm, r.period, r.count, r.countPercent = strs(comm), period, count, pct
-        r.cgroupName = strs(cg)
-        if topo:
-            t = self._topocache.get(topo)
-            if t is None:
-                t = self._topocache[topo] = CpuTopology.from_c_cpu_topo(
-                    cs.CpuTopology.from_address(topo)
-                )
-            r.cpuTopo = t
-        else:
-            r.cpuTopo = None
+        r.cgroupName = strs(cg) if cg else ""
+        # a CPU's topology is the same in every record: one copy per CPU
+        r.cpuTopo = (self._topocache.get(cpu) or self._topo(cpu, topo)) if topo else None
         return r
+
+    def _topo(self, cpu, addr):
+        t = self._topocache[cpu] = CpuTopology.from_c_cpu_topo(cs.CpuTopology.from_address(addr))
+        return t
 
     def _rec(self, i):
         # with self._lock held
