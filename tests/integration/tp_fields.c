@@ -317,13 +317,13 @@ Test(tp_fields, events_found_by_id_alone)
 	id = 65500;
 	memcpy(rec, &id, 2);
 	raw = kp_raw_data_new(rec, sizeof(rec));
-	cr_expect_eq(PmuGetField(raw, "common_pid", &pid, sizeof(pid)), -1);
+	cr_expect_eq(PmuGetField(raw, "common_pid", &pid, sizeof(pid)), LIBPERF_ERR_INVALID_EVENT);
 	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_EVENT);
 	cr_expect_str_eq(Perror(),
 			 "no tracepoint has id 65500 on this machine (the record is not a "
 			 "tracepoint record, or its event was removed)");
 	/* asked again: refused without scanning tracefs again */
-	cr_expect_eq(PmuGetField(raw, "common_pid", &pid, sizeof(pid)), -1);
+	cr_expect_eq(PmuGetField(raw, "common_pid", &pid, sizeof(pid)), LIBPERF_ERR_INVALID_EVENT);
 	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_EVENT);
 	kp_raw_data_free(raw);
 }
