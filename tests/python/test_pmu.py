@@ -142,7 +142,7 @@ def test_open_errors():
 
     fails(E.LIBPERF_ERR_INVALID_EVENT, "no-such-event", evtList=["no-such-event"])
     pid = free_pid()
-    fails(E.LIBPERF_ERR_INVALID_PID, str(pid), evtList=["task-clock"], pidList=[pid])
+    fails(E.LIBPERF_ERR_INVALID_PIDLIST, str(pid), evtList=["task-clock"], pidList=[pid])
     cpu = os.cpu_count() + 50
     fails(E.LIBPERF_ERR_INVALID_CPULIST, str(cpu), evtList=["cpu-clock"], cpuList=[cpu])
     fails(E.LIBPERF_ERR_INVALID_TASK_TYPE, "7", task=7, evtList=["cpu-clock"])
