@@ -273,7 +273,7 @@ def test_exec_filename_through_python(workload):
     assert kperf.get_field(rec, "old_pid", ctypes.pointer(old_pid)) == 0
     assert old_pid.value == child
     small = create_string_buffer(len(path))  # one byte short of the NUL
-    assert kperf.get_field(rec, "filename", small) == -1
+    assert kperf.get_field(rec, "filename", small) == E.LIBPERF_ERR_INVALID_FIELD_ARGS
     assert kperf.errorno() == E.LIBPERF_ERR_INVALID_FIELD_ARGS
     assert "filename" in kperf.error()
     f = kperf.get_field_exp(rec, "filename")
