@@ -3,12 +3,12 @@
  * utrace.bpf.c - user function entry/return tracing (UTraceOpen).
  *
  * One program, attached by userspace as a uprobe at each function entry and at each return
- * instruction of the functions asked for, per traced process. A hit is filtered by process,
- * then recorded (time, address, thread, cpu, comm, and the Go g register when asked) in a
- * ring buffer; userspace knows which function and which role an address has. A record that
- * cannot be reserved is counted. Nothing here needs BTF: registers are read at the fixed
- * offsets of user_regs.h and no kernel struct is touched, so it loads on any kernel with
- * ring buffers (5.8+).
+ * instruction of the functions asked for, per traced process, with the probe's site as attach
+ * cookie where the kernel has cookies. A hit is filtered by process, then recorded (time,
+ * address, thread, cpu, comm, site, and the Go g register when asked) in a ring buffer. A
+ * record that cannot be reserved is counted. Nothing here needs BTF: registers are read at
+ * the fixed offsets of user_regs.h and no kernel struct is touched, so it loads on any kernel
+ * with ring buffers (5.8+).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -72,7 +72,9 @@ int kp_utrace_hit(void *ctx)
 	e->tgid = tgid;
 	e->tid = (__u32)id;
 	e->cpu = bpf_get_smp_processor_id();
-	e->pad = 0;
+	/* a constant in read-only data: on kernels without the helper the verifier never sees
+	 * the call, which it removes as dead code */
+	e->site = cfg.use_cookie ? (__u32)bpf_get_attach_cookie(ctx) : 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	/* one wake-up per hit would cost more than the hit: wake the reader only when a
 	 * good part of the buffer is waiting (it also polls on a timer) */

@@ -12,7 +12,7 @@ enum kp_ut_counter {
 	KP_UT_CNT_MAX
 };
 
-/* one hit of a probe; userspace tells which function (and entry or return) from (tgid, ip) */
+/* one hit of a probe */
 struct kp_ut_event {
 	__u64 ts_ns; /* CLOCK_MONOTONIC, taken first thing */
 	__u64 ip; /* the probed address in the process */
@@ -20,7 +20,9 @@ struct kp_ut_event {
 	__u32 tgid;
 	__u32 tid;
 	__u32 cpu;
-	__u32 pad;
+	/* the probe's attach cookie: its site + 1; 0 on kernels without cookies (before 5.15),
+	 * where userspace tells the site from (tgid, ip) and the process's mappings */
+	__u32 site;
 	char comm[KP_UT_COMM_LEN];
 };
 
@@ -28,7 +30,8 @@ struct kp_ut_config {
 	__u64 wakeup_bytes; /* force a reader wake-up once this much data is waiting */
 	__u8 filter_pid; /* only the processes of `targets` */
 	__u8 fetch_g; /* read the g register into each record */
-	__u8 pad[6];
+	__u8 use_cookie; /* the kernel has bpf_get_attach_cookie */
+	__u8 pad[5];
 };
 
 #endif

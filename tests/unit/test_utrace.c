@@ -212,13 +212,14 @@ Test(utrace_plan, library_by_name_and_back_from_an_address)
 	cr_assert_eq(p->modules[0].ntgids, 1);
 	cr_assert_eq(p->modules[0].tgids[0], getpid());
 	cr_assert_eq(kp_ut_resolver_new(p, &r), 0);
-	s = kp_ut_resolve(r, (uint32_t)getpid(), (uint64_t)(uintptr_t)addr, &path);
+	s = kp_ut_resolve(r, (uint32_t)getpid(), (uint64_t)(uintptr_t)addr, true, &path);
 	cr_assert_not_null(s, "getppid's entry at %p is a probe site", addr);
 	cr_assert_str_eq(s->roles[0].func, "getppid");
 	cr_assert(!s->roles[0].is_ret);
 	cr_assert_str_eq(path, libc);
-	cr_assert_null(kp_ut_resolve(r, (uint32_t)getpid(), (uint64_t)(uintptr_t)addr + 1, &path));
-	cr_assert_null(kp_ut_resolve(r, 1, (uint64_t)(uintptr_t)addr, &path), "not a target");
+	cr_assert_null(
+		kp_ut_resolve(r, (uint32_t)getpid(), (uint64_t)(uintptr_t)addr + 1, true, &path));
+	cr_assert_null(kp_ut_resolve(r, 1, (uint64_t)(uintptr_t)addr, true, &path), "not a target");
 	kp_ut_resolver_free(r);
 	kp_ut_plan_free(p);
 

@@ -71,10 +71,21 @@ static void store_hit(void *ctx, const struct kp_ut_event *e)
 	const struct kp_ut_site *site;
 	const char *path;
 
-	site = kp_ut_resolve(t->res, e->tgid, e->ip, &path);
-	if (!site) {
-		t->unattributed++;
-		return;
+	if (e->site) {
+		/* the cookie names the site; the path as the process maps it when known */
+		if (e->site > t->plan->nsites) {
+			t->unattributed++;
+			return;
+		}
+		site = &t->plan->sites[e->site - 1];
+		if (kp_ut_resolve(t->res, e->tgid, e->ip, false, &path) != site)
+			path = t->plan->modules[site->module].path;
+	} else {
+		site = kp_ut_resolve(t->res, e->tgid, e->ip, true, &path);
+		if (!site) {
+			t->unattributed++;
+			return;
+		}
 	}
 	if (t->nhits >= MAX_STORED ||
 	    kp_grow((void **)&t->hits, &t->cap, t->nhits + 1, sizeof(*t->hits))) {
@@ -342,7 +353,8 @@ static int attach_all(struct kp_utrace *t)
 		unsigned n = m->all_targets ? p->ntgids : m->ntgids;
 
 		for (i = 0; i < n; i++) {
-			err = kp_ut_bpf_attach(t->bpf, m->open_path, site->off, tg[i]);
+			err = kp_ut_bpf_attach(t->bpf, m->open_path, site->off, tg[i],
+					       (uint32_t)(s + 1));
 			if (!err)
 				continue;
 			if (kp_failed())

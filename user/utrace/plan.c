@@ -606,7 +606,7 @@ static const struct hit_addr *find_addr(const struct proc_sites *ps, uint64_t ip
 }
 
 const struct kp_ut_site *kp_ut_resolve(struct kp_ut_resolver *r, uint32_t tgid, uint64_t ip,
-				       const char **path)
+				       bool refresh, const char **path)
 {
 	struct proc_sites *ps = NULL;
 	const struct hit_addr *h;
@@ -620,7 +620,7 @@ const struct kp_ut_site *kp_ut_resolve(struct kp_ut_resolver *r, uint32_t tgid, 
 		return NULL;
 	h = find_addr(ps, ip);
 	/* unknown: a library mapped since the maps were read */
-	if (!h && kp_now_ns() - ps->read_ns >= REFRESH_NS && !read_proc(r, ps))
+	if (!h && refresh && kp_now_ns() - ps->read_ns >= REFRESH_NS && !read_proc(r, ps))
 		h = find_addr(ps, ip);
 	if (!h)
 		return NULL;

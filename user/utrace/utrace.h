@@ -118,9 +118,10 @@ struct kp_ut_resolver;
 
 int kp_ut_resolver_new(const struct kp_ut_plan *p, struct kp_ut_resolver **out);
 /* The site at <ip> in <tgid>, and the module's path as that process maps it (valid until
- * kp_ut_resolver_free); NULL when no probe of the plan is there. */
+ * kp_ut_resolver_free); NULL when no probe of the plan is there. <refresh>: read the
+ * mappings again when the address is unknown (at most every 20 ms per process). */
 const struct kp_ut_site *kp_ut_resolve(struct kp_ut_resolver *r, uint32_t tgid, uint64_t ip,
-				       const char **path);
+				       bool refresh, const char **path);
 void kp_ut_resolver_free(struct kp_ut_resolver *r);
 
 /* ---- utrace_bpf.c: the BPF program ---- */
@@ -141,8 +142,12 @@ struct kp_ut_bpf_opts {
 /* Load the program (not attached, not enabled). */
 int kp_ut_bpf_open(const struct kp_ut_bpf_opts *o, struct kp_ut_bpf **out);
 /* Place one uprobe at file offset <off> of <path> for process <tgid>, through the kernel's
- * uprobe PMU (never tracefs). */
-int kp_ut_bpf_attach(struct kp_ut_bpf *b, const char *path, uint64_t off, int tgid);
+ * uprobe PMU (never tracefs), with <cookie> (the site + 1) as attach cookie when the kernel
+ * has cookies. */
+int kp_ut_bpf_attach(struct kp_ut_bpf *b, const char *path, uint64_t off, int tgid,
+		     uint32_t cookie);
+/* Do the records carry the site (kp_ut_event.site)? */
+bool kp_ut_bpf_uses_cookies(const struct kp_ut_bpf *b);
 unsigned kp_ut_bpf_nprobes(const struct kp_ut_bpf *b);
 void kp_ut_bpf_set_enabled(struct kp_ut_bpf *b, bool on);
 /* The ring buffer's epoll fd, to wait for data. */

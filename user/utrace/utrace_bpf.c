@@ -7,6 +7,7 @@
  * tracefs uprobe_events without it, so that case is refused here instead.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,10 +28,33 @@ struct kp_ut_bpf {
 	size_t nlinks, cap;
 	struct ring_buffer *rb;
 	size_t ringbuf_bytes;
+	bool use_cookie;
 	kp_ut_event_fn on_event;
 	void *ctx;
 	int ncpus;
 };
+
+static pthread_once_t cookie_once = PTHREAD_ONCE_INIT;
+static bool cookie_ok;
+
+static void probe_cookie(void)
+{
+	cookie_ok = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie,
+					    NULL) == 1;
+}
+
+/* Can the program read its attach cookie (bpf_get_attach_cookie and the perf_event links that
+ * carry cookies, both 5.15)? Probed once; $KPERF_BPF_NO_COOKIE=1 says no, to exercise the
+ * fallback. (The kernels branch moves such probes to user/core: kp_have().) */
+static bool have_attach_cookie(void)
+{
+	const char *off = getenv("KPERF_BPF_NO_COOKIE");
+
+	if (off && *off && strcmp(off, "0"))
+		return false;
+	pthread_once(&cookie_once, probe_cookie);
+	return cookie_ok;
+}
 
 static int on_rb_sample(void *ctx, void *data, size_t size)
 {
@@ -85,6 +109,8 @@ int kp_ut_bpf_open(const struct kp_ut_bpf_opts *o, struct kp_ut_bpf **out)
 	}
 	b->skel->rodata->cfg.filter_pid = o->ntgids > 0;
 	b->skel->rodata->cfg.fetch_g = o->fetch_g;
+	b->use_cookie = have_attach_cookie();
+	b->skel->rodata->cfg.use_cookie = b->use_cookie;
 	b->skel->rodata->cfg.wakeup_bytes = o->ringbuf_bytes / 4;
 	bpf_map__set_max_entries(b->skel->maps.events, (__u32)o->ringbuf_bytes);
 	bpf_map__set_max_entries(b->skel->maps.targets, o->ntgids ? o->ntgids : 1);
@@ -120,9 +146,10 @@ fail:
 	return err < 0 ? err : -EINVAL;
 }
 
-int kp_ut_bpf_attach(struct kp_ut_bpf *b, const char *path, uint64_t off, int tgid)
+int kp_ut_bpf_attach(struct kp_ut_bpf *b, const char *path, uint64_t off, int tgid, uint32_t cookie)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = false);
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = false,
+		    .bpf_cookie = b->use_cookie ? cookie : 0);
 	struct bpf_link *l;
 
 	if (kp_grow((void **)&b->links, &b->cap, b->nlinks + 1, sizeof(*b->links)))
@@ -133,6 +160,11 @@ int kp_ut_bpf_attach(struct kp_ut_bpf *b, const char *path, uint64_t off, int tg
 		return -errno;
 	b->links[b->nlinks++] = l;
 	return 0;
+}
+
+bool kp_ut_bpf_uses_cookies(const struct kp_ut_bpf *b)
+{
+	return b->use_cookie;
 }
 
 unsigned kp_ut_bpf_nprobes(const struct kp_ut_bpf *b)
