@@ -591,6 +591,8 @@ Test(utrace, a_full_ring_buffer_is_counted)
 	cr_assert_eq(KperfUTraceGetStats(pd, &st), 0);
 	cr_assert_eq(st.ringBufferKb, (unsigned)getpagesize() / 1024, "the smallest ring buffer");
 	cr_assert_eq(st.records, (uint64_t)n);
+	cr_log_info("4 KiB ring buffer: %lu records, %lu dropped", (unsigned long)st.records,
+		    (unsigned long)st.dropped);
 	/* every hit is either a record or counted as dropped */
 	cr_assert_eq(st.records + st.dropped, hits, "%lu records + %lu dropped != %lu hits",
 		     (unsigned long)st.records, (unsigned long)st.dropped, (unsigned long)hits);

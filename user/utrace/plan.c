@@ -292,7 +292,8 @@ static int build_sites(struct kp_ut_plan *p, struct pending *v, size_t n)
 {
 	size_t i, s;
 
-	qsort(v, n, sizeof(*v), cmp_pending);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_pending);
 	p->sites = calloc(n ? n : 1, sizeof(*p->sites));
 	if (!p->sites)
 		return -ENOMEM;
@@ -397,7 +398,8 @@ int kp_ut_plan_build(const struct SymbolSource *const *src, unsigned n, const in
 		err = -ENOMEM;
 		goto out;
 	}
-	memcpy(b.p->tgids, tgids, ntgids * sizeof(*tgids));
+	if (ntgids)
+		memcpy(b.p->tgids, tgids, ntgids * sizeof(*tgids));
 	b.p->ntgids = ntgids;
 	for (i = 0; i < n && !err; i++)
 		err = add_request(&reqs, &nreqs, &rcap, src[i]->moduleName, src[i]->symbolName);
@@ -556,7 +558,8 @@ static int read_proc(struct kp_ut_resolver *r, struct proc_sites *ps)
 		free(addrs);
 		return err;
 	}
-	qsort(addrs, n, sizeof(*addrs), cmp_hit);
+	if (n)
+		qsort(addrs, n, sizeof(*addrs), cmp_hit);
 	free(ps->addrs);
 	ps->addrs = addrs;
 	ps->n = n;
