@@ -87,8 +87,9 @@ help:
 # ---- dependencies ----
 
 DEB_PKGS := make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
-	    libcjson-dev libprotobuf-c-dev protobuf-c-compiler libcapstone-dev libcriterion-dev python3 python3-pytest pkg-config \
-	    linux-libc-dev systemtap-sdt-dev elfutils binutils golang-go clang-format
+	    libcjson-dev libprotobuf-c-dev protobuf-c-compiler libcriterion-dev python3 python3-pytest pkg-config \
+	    linux-libc-dev systemtap-sdt-dev elfutils binutils golang-go clang-format \
+	    libcapstone-dev binutils-aarch64-linux-gnu
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
@@ -227,7 +228,8 @@ FUZZ_RUNS  ?= 200000
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) | $(SKELS) $(GEN)
 	@mkdir -p $(dir $@)
 	$(CLANG) -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude \
-		-Iuser -I$(BUILD) -Ibpf $(PKG_CFLAGS) -o $@ $< $(LIB_SRCS) $(PKG_LIBS) -lpthread -ldl -lm
+		-Iuser -I$(BUILD) -I$(BUILD)/gen -Ibpf $(PKG_CFLAGS) -o $@ $< $(LIB_SRCS) \
+		$(BUILD)/gen/profile.pb-c.c $(PKG_LIBS) -lstdc++ -lpthread -ldl -lm
 
 fuzz: $(FUZZERS)
 	@for f in $(FUZZERS); do n=$$(basename $$f); mkdir -p $(BUILD)/fuzz/corpus/$$n; \

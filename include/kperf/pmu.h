@@ -64,7 +64,7 @@ enum SymbolMode {
 	NO_SYMBOL_RESOLVE = 0, /* PmuData.stack is NULL */
 	RESOLVE_ELF = 1, /* function names; no file and line */
 	RESOLVE_ELF_DWARF = 2, /* function names, file and line */
-	/* stacks hold addresses only (module, symbolName NULL) until ResolvePmuDataSymbol */
+	/* PmuData.stack is NULL until ResolvePmuDataSymbol (names, and lines for DWARF) */
 	RESOLVE_DELAY_ELF = 3,
 	RESOLVE_DELAY_DWARF = 4
 };
@@ -314,8 +314,9 @@ void PmuExit(int pd);
  * COUNTING: the counts since the last read. Returns the number of records (*pmuData NULL when
  * 0) or -1. */
 int PmuRead(int pd, struct PmuData **pmuData);
-/* Under RESOLVE_DELAY_ELF / RESOLVE_DELAY_DWARF: resolve the stacks of an array PmuRead
- * returned (names, and file:line for DWARF). Returns SUCCESS or an error code. */
+/* Under RESOLVE_DELAY_ELF / RESOLVE_DELAY_DWARF: give every record of an array PmuRead (or
+ * PmuAppendData) returned its stack, in place (names, and file:line for DWARF); also after the
+ * processes exited and after PmuClose. Returns SUCCESS or an error code. */
 int ResolvePmuDataSymbol(struct PmuData *pmuData);
 int PmuAppendData(struct PmuData *fromData, struct PmuData **toData);
 /* Append <len> records to <filepath> (created if missing) as text: a tab-separated line per

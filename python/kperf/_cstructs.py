@@ -395,3 +395,8 @@ ALL = {
     "KperfUTraceOpts": KperfUTraceOpts,
     "KperfUTraceStats": KperfUTraceStats,
 }
+
+# proc_data_types.h (ProcDataRead): generated mirrors, same checks
+from . import _procstructs  # noqa: E402
+
+ALL.update(_procstructs.ALL)

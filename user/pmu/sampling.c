@@ -100,42 +100,23 @@ static bool resolving(const struct kp_pmu *p)
 	return p->attr.symbolMode != NO_SYMBOL_RESOLVE;
 }
 
-/*
- * The resolver is shared by every task of the library: a process's symbols are dropped
- * when the last task that saw it closes (tasks copy their stacks into their PmuData, so
- * nothing returned points into the resolver).
- */
-static pthread_mutex_t users_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct kp_map users; /* tgid -> number of open tasks that saw it */
-
-static void use_process(int tgid)
+/* RESOLVE_DELAY_*: PmuRead keeps the callchains, ResolvePmuDataSymbol resolves them */
+static bool delayed(const struct kp_pmu *p)
 {
-	struct kp_map_slot *slot;
-
-	pthread_mutex_lock(&users_lock);
-	slot = kp_map_slot(&users, (void *)(uintptr_t)tgid, NULL);
-	if (slot)
-		slot->val = (void *)((uintptr_t)slot->val + 1);
-	pthread_mutex_unlock(&users_lock);
+	return p->attr.symbolMode == RESOLVE_DELAY_ELF || p->attr.symbolMode == RESOLVE_DELAY_DWARF;
 }
 
-static void release_process(int tgid)
+static unsigned sym_flags(const struct kp_pmu *p)
 {
-	struct kp_map_slot *slot;
-	bool last = false;
+	enum SymbolMode m = p->attr.symbolMode;
 
-	pthread_mutex_lock(&users_lock);
-	slot = kp_map_slot(&users, (void *)(uintptr_t)tgid, NULL);
-	if (slot && (uintptr_t)slot->val > 0) {
-		slot->val = (void *)((uintptr_t)slot->val - 1);
-		last = !slot->val;
-	}
-	pthread_mutex_unlock(&users_lock);
-	if (last)
-		kp_sym_forget_pid(tgid);
+	return m == RESOLVE_ELF_DWARF || m == RESOLVE_DELAY_DWARF ? KP_SYM_DWARF : 0;
 }
 
-/* record a process's modules the first time it is seen, while it is (probably) alive */
+/* Record a process's modules the first time it is seen, while it is (probably) alive. The
+ * resolver is shared by every task of the library: the task holds the process's symbols until
+ * it closes (delayed.c; the stacks of its PmuData are copies, nothing returned points into the
+ * resolver). */
 static void note_process(struct kp_pmu *p, int tgid)
 {
 	struct kp_sampling *s = p->sampling;
@@ -149,8 +130,8 @@ static void note_process(struct kp_pmu *p, int tgid)
 	if (kp_grow((void **)&s->seen, &s->capseen, s->nseen + 1, sizeof(*s->seen)))
 		return;
 	s->seen[s->nseen++] = tgid;
-	use_process(tgid);
-	kp_sym_record_pid(tgid, p->attr.symbolMode == RESOLVE_ELF_DWARF ? KP_SYM_DWARF : 0);
+	kp_pmu_sym_hold(tgid);
+	kp_sym_record_pid(tgid, sym_flags(p));
 }
 
 /* ---- open ---- */
@@ -843,11 +824,12 @@ static int add_record(struct kp_pmu *p, struct kp_data_builder *b, const struct 
 		d.rawData = &rd;
 	if (resolving(p)) {
 		n = stack_ips(s, k->kstack, k->ustack, k->ip, ips);
+		if (delayed(p))
+			return kp_data_builder_add_chain(b, &d, raw_len, ips, (unsigned)n,
+							 sym_flags(p));
 		/* a failure leaves this record without a stack (and says so), not the read failed */
-		if (n &&
-		    kp_sym_resolve_stack((pid_t)k->tgid, ips, (unsigned)n,
-					 p->attr.symbolMode == RESOLVE_ELF_DWARF ? KP_SYM_DWARF : 0,
-					 &d.stack)) {
+		if (n && kp_sym_resolve_stack((pid_t)k->tgid, ips, (unsigned)n, sym_flags(p),
+					      &d.stack)) {
 			kp_warn(KPERF_WARN_SYM_INCOMPLETE, "a stack of pid %u was not resolved: %s",
 				k->tgid, Perror());
 			kp_clear_error();
@@ -947,7 +929,7 @@ void kp_sampling_close(struct kp_pmu *p)
 	for (i = 0; i < s->nrecs; i++)
 		free(s->recs[i]);
 	for (i = 0; i < s->nseen; i++)
-		release_process(s->seen[i]);
+		kp_pmu_sym_release(s->seen[i]);
 	free(s->recs);
 	free(s->agg);
 	free(s->agg_index);

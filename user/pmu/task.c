@@ -439,9 +439,9 @@ KP_EXPORT int PmuAppendData(struct PmuData *from, struct PmuData **to)
 	if (!b)
 		return kp_public_fail(-ENOMEM);
 	for (i = 0; i < nto && !err; i++)
-		err = kp_data_builder_add(b, &(*to)[i], 0);
+		err = kp_data_builder_add_from(b, *to, (size_t)i);
 	for (i = 0; i < nfrom && !err; i++)
-		err = kp_data_builder_add(b, &from[i], 0);
+		err = kp_data_builder_add_from(b, from, (size_t)i);
 	if (err) {
 		kp_data_builder_free(b);
 		return kp_public_fail(err);
