@@ -89,7 +89,7 @@ help:
 DEB_PKGS := make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	    libcjson-dev libprotobuf-c-dev protobuf-c-compiler libcriterion-dev python3 python3-pytest pkg-config \
 	    linux-libc-dev systemtap-sdt-dev elfutils binutils golang-go clang-format \
-	    libcapstone-dev binutils-aarch64-linux-gnu
+	    libcapstone-dev binutils-aarch64-linux-gnu linux-perf
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
@@ -170,7 +170,16 @@ $(BUILD)/workloads/%: tests/workloads/%.cpp
 	@mkdir -p $(dir $@)
 	g++ $(WL_CFLAGS) -o $@ $<
 
-workloads: $(WORKLOADS) $(WORKLOAD_LIBS)
+# a Go workload (UTrace's fetchG), built only where Go is installed; its test skips otherwise
+GO         := $(shell command -v go 2>/dev/null)
+GO_WORKLOADS := $(if $(GO),$(BUILD)/workloads/utrace_go)
+
+$(BUILD)/workloads/utrace_go: $(wildcard tests/workloads/utrace_go/*)
+	@mkdir -p $(dir $@)
+	cd tests/workloads/utrace_go && GO111MODULE=off GOFLAGS= CGO_ENABLED=0 \
+		GOCACHE=$(abspath $(BUILD))/go-cache $(GO) build -o $(abspath $@) .
+
+workloads: $(WORKLOADS) $(WORKLOAD_LIBS) $(GO_WORKLOADS)
 
 test: all $(BUILD)/tests/unit $(BUILD)/tests/integration
 	$(MAKE) --no-print-directory test-unit test-integration test-python

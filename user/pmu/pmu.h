@@ -37,9 +37,20 @@ struct kp_pmu {
 	bool system_wide; /* no pidList: count per CPU */
 	bool enabled;
 	atomic_bool stop; /* PmuStop */
+	atomic_bool exited; /* PmuExit: no more symbol resolution for this task */
 	struct kp_counting *counting;
 	struct kp_sampling *sampling;
 };
+
+/* ---- task.c, for collect.c ---- */
+
+/* Borrow and lock the task <pd> (NULL: LIBPERF_ERR_INVALID_PD recorded); kp_pmu_put undoes. */
+struct kp_pmu *kp_pmu_get(int pd);
+void kp_pmu_put(struct kp_pmu *p);
+/* With the task locked: enable, disable (idempotent), is a process of pidList alive? */
+int kp_pmu_enable_locked(struct kp_pmu *p);
+int kp_pmu_disable_locked(struct kp_pmu *p);
+bool kp_pmu_any_alive(const struct kp_pmu *p);
 
 /* ---- counting.c ---- */
 
@@ -61,6 +72,8 @@ int kp_sampling_disable(struct kp_pmu *p);
 /* Move what the kernel collected into the task (called periodically by PmuCollect). */
 int kp_sampling_drain(struct kp_pmu *p);
 int kp_sampling_read(struct kp_pmu *p, struct PmuData **out);
+/* PmuExit (p->exited set, task locked): give back what the resolver keeps for the task. */
+void kp_sampling_exit(struct kp_pmu *p);
 void kp_sampling_close(struct kp_pmu *p);
 
 /* ---- sideband.c: mmaps, execs and forks for the symbol resolver ---- */

@@ -80,6 +80,7 @@ struct kp_sampling {
 	int *seen; /* processes whose modules were recorded for symbols */
 	size_t nseen, capseen;
 	bool has_tp, has_sample;
+	bool enabled_once; /* PmuEnable was called */
 	uint64_t dropped_warned;
 
 	struct kp_sideband *sideband; /* when resolving symbols */
@@ -91,13 +92,14 @@ struct kp_sampling {
 };
 
 static int start_drainer(struct kp_pmu *p);
+static int drain_locked(struct kp_pmu *p);
 static void stop_drainer(struct kp_sampling *s);
 
 /* ---- symbols ---- */
 
 static bool resolving(const struct kp_pmu *p)
 {
-	return p->attr.symbolMode != NO_SYMBOL_RESOLVE;
+	return p->attr.symbolMode != NO_SYMBOL_RESOLVE && !atomic_load(&p->exited);
 }
 
 /* RESOLVE_DELAY_*: PmuRead keeps the callchains, ResolvePmuDataSymbol resolves them */
@@ -348,6 +350,9 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu)
 		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, err, "cannot attach to '%s': %s %s",
 			       p->events[evt].name, strerror(-err), kp_bpf_log_tail());
 	}
+	/* libbpf enables the event as it attaches the program: sampling starts at PmuEnable (or
+	 * at the exec, with enableOnExec), not here; what came in between is dropped then */
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 	return 0;
 }
 
@@ -471,11 +476,34 @@ static void detach_tracepoints(struct kp_sampling *s)
 	}
 }
 
+/* the drained samples and records not read yet (s->lock held) */
+static void forget_pending(struct kp_sampling *s)
+{
+	size_t i;
+
+	s->nagg = 0;
+	if (s->agg_slots)
+		memset(s->agg_index, 0, s->agg_slots * sizeof(*s->agg_index));
+	for (i = 0; i < s->nrecs; i++)
+		free(s->recs[i]);
+	s->nrecs = 0;
+}
+
 int kp_sampling_enable(struct kp_pmu *p)
 {
 	struct kp_sampling *s = p->sampling;
 	size_t i;
 	int err;
+
+	if (!s->enabled_once) {
+		/* samples of the moment between attaching a program (which enables its event)
+		 * and disabling it again at open: not of the collection */
+		pthread_mutex_lock(&s->lock);
+		drain_locked(p);
+		forget_pending(s);
+		pthread_mutex_unlock(&s->lock);
+		s->enabled_once = true;
+	}
 
 	err = kp_sideband_enable(s->sideband, true);
 	if (err)
@@ -911,15 +939,25 @@ int kp_sampling_read(struct kp_pmu *p, struct PmuData **out)
 		kp_data_builder_free(b);
 		return err;
 	}
-	s->nagg = 0;
-	if (s->agg_slots)
-		memset(s->agg_index, 0, s->agg_slots * sizeof(*s->agg_index));
-	for (i = 0; i < s->nrecs; i++)
-		free(s->recs[i]);
-	s->nrecs = 0;
+	forget_pending(s);
 	warn_losses(p);
 	pthread_mutex_unlock(&s->lock);
 	return kp_data_builder_finish(b, out);
+}
+
+void kp_sampling_exit(struct kp_pmu *p)
+{
+	struct kp_sampling *s = p->sampling;
+	size_t i;
+
+	pthread_mutex_lock(&s->lock);
+	/* no more mmap tracking: nothing resolves for this task any more */
+	kp_sideband_close(s->sideband);
+	s->sideband = NULL;
+	for (i = 0; i < s->nseen; i++)
+		kp_pmu_sym_release(s->seen[i]);
+	s->nseen = 0;
+	pthread_mutex_unlock(&s->lock);
 }
 
 void kp_sampling_close(struct kp_pmu *p)

@@ -569,3 +569,30 @@ KP_EXPORT int PmuAppendData(struct PmuData *from, struct PmuData **to)
 	*to = merged;
 	return n;
 }
+
+/* ---- for collect.c ---- */
+
+struct kp_pmu *kp_pmu_get(int pd)
+{
+	return get(pd);
+}
+
+void kp_pmu_put(struct kp_pmu *p)
+{
+	put(p);
+}
+
+int kp_pmu_enable_locked(struct kp_pmu *p)
+{
+	return enable_locked(p);
+}
+
+int kp_pmu_disable_locked(struct kp_pmu *p)
+{
+	return disable_locked(p);
+}
+
+bool kp_pmu_any_alive(const struct kp_pmu *p)
+{
+	return any_alive(p);
+}
