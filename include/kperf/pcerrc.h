@@ -153,7 +153,7 @@ extern "C" {
  * defined so that programs naming them still compile. */
 #define KPERF_ERR_BASE 2000
 #define KPERF_ERR_NO_BTF 2001 /* the kernel has no BTF and no fallback works */
-#define KPERF_ERR_BPF_LOAD 2002 /* not returned: LIBPERF_ERR_BPF_ACT_FAILED */
+#define KPERF_ERR_BPF_LOAD 2002 /* LIBPERF_ERR_BPF_ACT_FAILED instead (UTraceOpen still) */
 #define KPERF_ERR_BPF_ATTACH 2003 /* not returned: LIBPERF_ERR_BPF_ACT_FAILED */
 #define KPERF_ERR_INVALID_ATTR 2004 /* an option is out of range or inconsistent */
 #define KPERF_ERR_INVALID_CGROUP 2005 /* not returned: LIBPERF_ERR_INVALID_CGROUP_LIST */
