@@ -209,7 +209,8 @@ static int load(struct kp_pmu *p)
 			       KP_MAX_EVENTS);
 	skel = s->skel = sample_bpf__open();
 	if (!skel)
-		return kp_fail(KPERF_ERR_BPF_LOAD, -errno, "cannot open the sampling BPF object");
+		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
+			       "cannot open the sampling BPF object");
 	skel->rodata->cfg.kernel_stack = p->attr.callStack && !p->attr.excludeKernel;
 	skel->rodata->cfg.user_stack = p->attr.callStack && !p->attr.excludeUser;
 	skel->rodata->cfg.timeline = !p->opts.aggregate;
@@ -247,9 +248,10 @@ static int load(struct kp_pmu *p)
 	bpf_map__set_max_entries(skel->maps.targets, p->npids > 0 ? 65536 : 1);
 	err = sample_bpf__load(skel);
 	if (err)
-		return kp_fail(err == -EPERM ? LIBPERF_ERR_NO_PERMISSION : KPERF_ERR_BPF_LOAD, err,
-			       "the sampling BPF program failed to load: %s %s", strerror(-err),
-			       kp_bpf_log_tail());
+		return kp_fail(err == -EPERM ? LIBPERF_ERR_NO_PERMISSION :
+					       LIBPERF_ERR_BPF_ACT_FAILED,
+			       err, "the sampling BPF program failed to load: %s %s",
+			       strerror(-err), kp_bpf_log_tail());
 	s->counts_fd[0] = bpf_map__fd(skel->maps.counts0);
 	s->counts_fd[1] = bpf_map__fd(skel->maps.counts1);
 	s->stacks_fd = bpf_map__fd(skel->maps.stacks);
@@ -272,7 +274,7 @@ static int load(struct kp_pmu *p)
 		s->fork_link = bpf_program__attach(skel->progs.kp_tp_fork);
 		s->exit_link = bpf_program__attach(skel->progs.kp_tp_exit);
 		if (!s->fork_link || !s->exit_link)
-			return kp_fail(KPERF_ERR_BPF_ATTACH, -errno,
+			return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
 				       "cannot follow the processes' forks: %s", strerror(errno));
 	}
 	return 0;
@@ -323,14 +325,13 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu)
 				"too many open files for %zu sampling events: raise ulimit -n",
 				s->nev);
 		if (err == -EINVAL && attr.freq)
-			return kp_fail(LIBPERF_ERR_INVALID_SAMPLE_RATE, err,
+			return kp_fail(LIBPERF_ERR_DEVICE_INVAL, err,
 				       "the kernel refused sampling '%s' at %llu Hz (see "
 				       "kernel.perf_event_max_sample_rate)",
 				       p->events[evt].name, (unsigned long long)attr.sample_freq);
-		return kp_fail(err == -EACCES || err == -EPERM ? LIBPERF_ERR_NO_PERMISSION :
-								 LIBPERF_ERR_INVALID_EVENT,
-			       err, "cannot sample '%s' on %s %d: %s", p->events[evt].name,
-			       tid > 0 ? "thread" : "cpu", tid > 0 ? tid : cpu, strerror(-err));
+		return kp_fail(kp_perf_errno_code(err), err, "cannot sample '%s' on %s %d: %s",
+			       p->events[evt].name, tid > 0 ? "thread" : "cpu", tid > 0 ? tid : cpu,
+			       strerror(-err));
 	}
 	if (kp_grow((void **)&s->ev, &s->capev, s->nev + 1, sizeof(*s->ev))) {
 		close(fd);
@@ -346,7 +347,7 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu)
 	e->link = bpf_program__attach_perf_event_opts(prog, fd, &opts);
 	if (!e->link) {
 		err = -errno;
-		return kp_fail(KPERF_ERR_BPF_ATTACH, err, "cannot attach to '%s': %s %s",
+		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, err, "cannot attach to '%s': %s %s",
 			       p->events[evt].name, strerror(-err), kp_bpf_log_tail());
 	}
 	/* libbpf enables the event as it attaches the program: sampling starts at PmuEnable (or
@@ -389,7 +390,7 @@ static int open_process(struct kp_pmu *p, pid_t pid)
 	}
 	closedir(d);
 	if (!err && !opened)
-		return kp_fail(LIBPERF_ERR_INVALID_PID, -ESRCH,
+		return kp_fail(LIBPERF_ERR_FAIL_GET_PROC, -ESRCH,
 			       "process %d exited before it could be sampled", (int)pid);
 	note_process(p, pid);
 	return err;
@@ -410,6 +411,18 @@ int kp_sampling_open(struct kp_pmu *p)
 				       "'%s' is an uncore event: uncore PMUs cannot sample, count "
 				       "it (COUNTING) instead",
 				       p->events[evt].name);
+	/* the cgroups are checked as for counting, then refused rather than ignored */
+	for (i = 0; i < (int)p->attr.numCgroup; i++) {
+		int fd = kp_cgroup_open(p->attr.cgroupNameList[i]);
+
+		if (fd < 0)
+			return fd;
+		close(fd);
+	}
+	if (p->attr.numCgroup)
+		return kp_fail(KPERF_ERR_NOT_SUPPORTED, -EOPNOTSUPP,
+			       "cgroupNameList in SAMPLING is not implemented by kperf-bpf yet: "
+			       "sample the processes (pidList), or count the cgroups (COUNTING)");
 	err = kp_check_bpf_privileges();
 	if (!err)
 		err = load(p);
@@ -506,7 +519,7 @@ int kp_sampling_enable(struct kp_pmu *p)
 		if (!s->ev[i].link) {
 			err = -errno;
 			detach_tracepoints(s);
-			return kp_fail(KPERF_ERR_BPF_ATTACH, err, "cannot attach to '%s': %s",
+			return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, err, "cannot attach to '%s': %s",
 				       p->events[s->ev[i].evt].name, strerror(-err));
 		}
 	}
@@ -672,8 +685,8 @@ static int drain_map(struct kp_pmu *p, int fd)
 		if (err || (r && errno == ENOENT))
 			break; /* done: the last batch came with ENOENT */
 		if (r) {
-			err = kp_fail(UNKNOWN_ERROR, -errno, "cannot read the sample map: %s",
-				      strerror(errno));
+			err = kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
+				      "cannot read the sample map: %s", strerror(errno));
 			break;
 		}
 	}
