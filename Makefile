@@ -149,7 +149,14 @@ $(BUILD)/tests/unit: $(UNIT_SRCS) $(STLIB) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(UNIT_SRCS) $(STLIB) $(LDFLAGS) $(LDLIBS) -lcriterion
 
-$(BUILD)/tests/integration: $(INTEG_SRCS) $(STLIB) $(wildcard tests/*.h)
+# BPF objects of the tests (e.g. one every verifier must reject), loaded by the integration tests
+TEST_BPF   := $(patsubst tests/bpf/%.bpf.c,$(BUILD)/tests/bpf/%.bpf.o,$(wildcard tests/bpf/*.bpf.c))
+
+$(BUILD)/tests/bpf/%.bpf.o: tests/bpf/%.bpf.c
+	@mkdir -p $(dir $@)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/integration: $(INTEG_SRCS) $(STLIB) $(wildcard tests/*.h) $(TEST_BPF)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(INTEG_SRCS) $(STLIB) $(LDFLAGS) $(LDLIBS) -lcriterion
 

@@ -19,6 +19,16 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
+#include "core/core.h"
+
+/* The variant of the syscall programs this kernel must get without being asked: the
+ * raw_syscalls fallback where there is no BTF or no task storage for tracing programs
+ * (before 5.11), the tp_btf programs everywhere else. */
+static inline unsigned tu_expected_syscall_fallback(void)
+{
+	return !kp_have(KP_FEAT_BTF) || !kp_have(KP_FEAT_TASK_STORAGE);
+}
+
 /* build/ of this tree ($KPERF_BUILD, set by the Makefile) */
 static inline const char *tu_build(void)
 {

@@ -12,7 +12,8 @@
 # KPERF_KERNEL_OUT (results; default build/kernels), KPERF_KERNEL_TIMEOUT (seconds per boot,
 # default 900), KPERF_KERNEL_JOBS (guests at once, default 1), KPERF_KERNEL_SMP (vCPUs, 2),
 # KPERF_BUILD / KPERF_BUILD_ARM64 (build trees, default build and build/arm64),
-# KPERF_KERNEL_README=0 (do not touch README.md).
+# KPERF_KERNEL_README=0 (do not touch README.md), KPERF_KERNEL_FILTER=GLOB (only these
+# integration tests: criterion --filter; implies README=0), KPERF_BPF_DEBUG (passed on).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -40,6 +41,8 @@ boot() {
 	common="-accel tcg -m 2048 -smp $smp -nographic -no-reboot -kernel $kdir/vmlinuz
 		-initrd $kdir/initrd.gz -virtfs local,path=$out,mount_tag=out,$share"
 	args="panic=-1 quiet loglevel=4 kp.src=$src kp.out=$out"
+	[ -n "${KPERF_KERNEL_FILTER:-}" ] && args="$args kp.filter=$KPERF_KERNEL_FILTER"
+	[ -n "${KPERF_BPF_DEBUG:-}" ] && args="$args KPERF_BPF_DEBUG=$KPERF_BPF_DEBUG"
 	case $arch in
 	amd64)
 		# shellcheck disable=SC2086
@@ -127,4 +130,5 @@ echo "$lines" | {
 echo "kernels: all guests in $(($(date +%s) - t_all)) s"
 readme=$src/README.md
 [ "${KPERF_KERNEL_README:-1}" = 0 ] && readme=""
+[ -n "${KPERF_KERNEL_FILTER:-}" ] && readme=""
 python3 "$here/table.py" "$outroot" ${readme:+--readme "$readme"} --select "$select"

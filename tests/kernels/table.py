@@ -42,11 +42,29 @@ def read(path, default=""):
         return default
 
 
+def criterion_json(text):
+    """criterion 2.4 writes assertion messages into its JSON without escaping them: quote
+    every line of a "messages" array again."""
+    out, in_messages = [], False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if in_messages and stripped.startswith("]"):
+            in_messages = False
+        elif in_messages:
+            m = re.match(r'^(\s*)"(.*)"(,?)$', line)
+            if m:
+                line = m.group(1) + json.dumps(m.group(2)) + m.group(3)
+        if stripped.endswith('"messages": ['):
+            in_messages = True
+        out.append(line)
+    return json.loads("\n".join(out), strict=False)
+
+
 def criterion(path):
     """{suite: [(test, status, message)]} from criterion's --json output."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            data = json.load(f)
+            data = criterion_json(f.read())
     except (OSError, ValueError):
         return None
     out = {}

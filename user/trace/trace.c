@@ -272,7 +272,7 @@ KP_EXPORT int PmuTraceOpen(enum PmuTraceType traceType, struct PmuTraceAttr *tra
 	err = check_attr(traceAttr, &o, &nrs, &tgids, &cgroup_fd);
 	if (err)
 		goto out;
-	err = kp_check_bpf_privileges();
+	err = kp_check_bpf_load();
 	if (err)
 		goto out;
 	t = calloc(1, sizeof(*t));
