@@ -7,15 +7,38 @@
 #   build/bin/kperf-bpf                        the command
 #   build/tests/, build/workloads/             test binaries and traced workloads
 # `make asan` builds the same tree under build/asan with AddressSanitizer and UBSan.
+# `make ARCH=arm64` cross-builds everything into build/arm64 (gcc-aarch64-linux-gnu and
+# Debian's :arm64 -dev packages: `make deps-cross`); `make test-kernels` runs it under qemu.
 
 VERSION    := 0.1.0
 SOVERSION  := 0
 PREFIX     ?= /usr/local
 DESTDIR    ?=
-BUILD      ?= build
-ARCH       := x86
+ARCH       ?= x86
+KERNEL_CACHE ?= /var/cache/kperf-kernels
 
+# what differs by architecture: the compilers, pkg-config, where criterion comes from
+ifeq ($(ARCH),x86)
+BUILD      ?= build
 CC         ?= gcc
+CXX        ?= g++
+PKG_CONFIG ?= pkg-config
+CRITERION  := -lcriterion
+else ifeq ($(ARCH),arm64)
+BUILD      ?= build/arm64
+CROSS      ?= aarch64-linux-gnu-
+CC         := $(CROSS)gcc
+CXX        := $(CROSS)g++
+PKG_CONFIG ?= $(CROSS)pkg-config
+# libcriterion-dev cannot be installed for two architectures at once: the arm64 library
+# comes from the test guests' root (tests/kernels/rootfs.sh), the headers are the host's
+CROSS_ROOT ?= $(KERNEL_CACHE)/rootfs-arm64
+CROSS_LIBS := $(CROSS_ROOT)/usr/lib/aarch64-linux-gnu
+CRITERION  := $(CROSS_LIBS)/libcriterion.so.3 -Wl,-rpath-link,$(CROSS_LIBS)
+else
+$(error ARCH=$(ARCH): kperf-bpf builds for x86 or arm64)
+endif
+
 CLANG      ?= clang
 BPFTOOL    ?= bpftool
 PYTHON     ?= /usr/bin/python3
@@ -23,8 +46,8 @@ SANITIZE   ?=
 
 # libraries every userspace object may use; why each one is there: README.md "Dependencies"
 PKGS       := libbpf libelf libdw zlib libcjson libprotobuf-c
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz -lcjson -lprotobuf-c)
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz -lcjson -lprotobuf-c)
 
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
@@ -81,7 +104,11 @@ help:
 	@echo "make fuzz         libFuzzer targets of tests/fuzz (FUZZ_RUNS=$(FUZZ_RUNS) each)"
 	@echo "make bench        build and run the benchmarks (ratios, not pass/fail)"
 	@echo "make install      PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)"
-	@echo "make vmlinux      regenerate vmlinux/$(ARCH)/vmlinux.h from this kernel's BTF"
+	@echo "make vmlinux      regenerate vmlinux/$(ARCH)/vmlinux.h (x86: this kernel's BTF;"
+	@echo "                  arm64: the BTF of Debian 12's arm64 kernel package)"
+	@echo "make ARCH=arm64   cross-build everything into build/arm64 (make deps-cross first)"
+	@echo "make test-kernels boot Debian's 5.10, 6.1, 6.12 kernels (x86_64, arm64) under qemu"
+	@echo "                  with the tests inside; table kernel x capability (README)"
 	@echo "make format-check / format   clang-format (kernel style) check / apply"
 
 # ---- dependencies ----
@@ -108,7 +135,7 @@ $(BUILD)/skel/%.skel.h: $(BUILD)/bpf/%.bpf.o | $(BUILD)/skel
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
 
 $(GEN_SYSCALLS): scripts/gen_syscall_table.sh scripts/syscalls_x86_64_extra.txt | $(BUILD)/gen
-	sh scripts/gen_syscall_table.sh > $@.tmp && mv $@.tmp $@
+	sh scripts/gen_syscall_table.sh $(ARCH) "$(CC)" > $@.tmp && mv $@.tmp $@
 
 # the pprof schema, compiled by protoc-c
 $(BUILD)/gen/profile.pb-c.c $(BUILD)/gen/profile.pb-c.h: user/export/profile.proto | $(BUILD)/gen
@@ -147,7 +174,7 @@ TEST_CFLAGS := $(filter-out -fvisibility=hidden,$(CFLAGS)) -Wno-unused-parameter
 
 $(BUILD)/tests/unit: $(UNIT_SRCS) $(STLIB) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -o $@ $(UNIT_SRCS) $(STLIB) $(LDFLAGS) $(LDLIBS) -lcriterion
+	$(CC) $(TEST_CFLAGS) -o $@ $(UNIT_SRCS) $(STLIB) $(LDFLAGS) $(LDLIBS) $(CRITERION)
 
 # BPF objects of the tests (e.g. one every verifier must reject), loaded by the integration tests
 TEST_BPF   := $(patsubst tests/bpf/%.bpf.c,$(BUILD)/tests/bpf/%.bpf.o,$(wildcard tests/bpf/*.bpf.c))
@@ -158,7 +185,7 @@ $(BUILD)/tests/bpf/%.bpf.o: tests/bpf/%.bpf.c
 
 $(BUILD)/tests/integration: $(INTEG_SRCS) $(STLIB) $(wildcard tests/*.h) $(TEST_BPF)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -o $@ $(INTEG_SRCS) $(STLIB) $(LDFLAGS) $(LDLIBS) -lcriterion
+	$(CC) $(TEST_CFLAGS) -o $@ $(INTEG_SRCS) $(STLIB) $(LDFLAGS) $(LDLIBS) $(CRITERION)
 
 # workloads: plain programs with -g and frame pointers, so that their stacks and lines resolve
 WL_CFLAGS := -g -O1 -fno-omit-frame-pointer -fno-inline -Wall -pthread
@@ -174,7 +201,7 @@ $(BUILD)/workloads/%: tests/workloads/%.c $(WORKLOAD_LIBS)
 
 $(BUILD)/workloads/%: tests/workloads/%.cpp
 	@mkdir -p $(dir $@)
-	g++ $(WL_CFLAGS) -o $@ $<
+	$(CXX) $(WL_CFLAGS) -o $@ $<
 
 workloads: $(WORKLOADS) $(WORKLOAD_LIBS)
 
@@ -259,8 +286,16 @@ install: lib cli
 
 # ---- maintenance ----
 
+# x86: this machine's kernel; arm64: the BTF inside Debian 12's arm64 kernel package
 vmlinux:
+ifeq ($(ARCH),x86)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(ARCH)/vmlinux.h
+else
+	@mkdir -p $(BUILD)
+	k=$$(sh tests/kernels/fetch.sh arm64 bookworm linux-image-arm64) && \
+		$(PYTHON) scripts/btf_from_image.py $$k/vmlinuz $(BUILD)/vmlinux.btf
+	$(BPFTOOL) btf dump file $(BUILD)/vmlinux.btf format c > vmlinux/$(ARCH)/vmlinux.h
+endif
 
 FORMAT_FILES = $(shell git ls-files 'user/*.[ch]' 'include/*.h' 'bpf/*.[ch]' 'tests/*.[ch]' 'bench/*.c' 2>/dev/null)
 
