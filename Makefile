@@ -86,8 +86,8 @@ WORKLOAD_LIBS := $(patsubst tests/workloads/lib%.c,$(BUILD)/workloads/lib%.so,$(
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
-.PHONY: all lib cli deps test test-unit test-integration test-python demo install clean \
-	vmlinux asan format format-check bench help workloads fuzz
+.PHONY: all lib cli deps deps-cross deps-kernels test test-unit test-integration test-python \
+	test-kernels demo install clean vmlinux asan format format-check bench help workloads fuzz
 
 all: lib cli workloads
 
@@ -97,6 +97,8 @@ cli: $(CLI)
 
 help:
 	@echo "make deps         install the Debian packages kperf-bpf needs (apt-get)"
+	@echo "make deps-cross   ... and what make ARCH=arm64 needs (adds dpkg's arm64 architecture)"
+	@echo "make deps-kernels ... and what make test-kernels needs (qemu, kmod, mmdebstrap)"
 	@echo "make [all]        BPF objects, skeletons, libkperf-bpf.{so,a}, kperf-bpf, test workloads"
 	@echo "make test         unit, integration (root + BPF) and Python tests"
 	@echo "make demo         deps + build + trace a built-in workload and print its syscall table"
@@ -117,14 +119,34 @@ DEB_PKGS := make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib
 	    libcjson-dev libprotobuf-c-dev protobuf-c-compiler libcriterion-dev python3 python3-pytest pkg-config \
 	    linux-libc-dev systemtap-sdt-dev elfutils binutils golang-go clang-format
 
-deps:
-	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+# the cross toolchain and the arm64 libraries to link against (criterion: see CROSS_ROOT)
+DEB_PKGS_CROSS := gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross \
+	    libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64 libcjson-dev:arm64 \
+	    libprotobuf-c-dev:arm64 mmdebstrap
+# the kernel matrix: emulators, and what tests/kernels/fetch.sh uses to make an initramfs
+DEB_PKGS_KERNELS := qemu-system-x86 qemu-system-arm kmod cpio xz-utils zstd
+
+# install-missing PACKAGES: apt-get only what dpkg does not have
+define install-missing
+	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
 		grep -q '^install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 		echo "installing:" $$missing; \
 		export DEBIAN_FRONTEND=noninteractive; \
 		apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing; \
-	else echo "deps: all Debian packages present"; fi
+	else echo "$@: all Debian packages present"; fi
+endef
+
+deps:
+	$(call install-missing,$(DEB_PKGS))
+
+deps-cross: deps
+	@dpkg --print-foreign-architectures | grep -qx arm64 || \
+		{ dpkg --add-architecture arm64 && apt-get update -qq; }
+	$(call install-missing,$(DEB_PKGS_CROSS))
+
+deps-kernels: deps-cross
+	$(call install-missing,$(DEB_PKGS_KERNELS))
 
 # ---- BPF ----
 
@@ -219,6 +241,15 @@ test-python: lib workloads $(CLI)
 		KPERF_BUILD=$(abspath $(BUILD)) KPERF_BPF_LIB=$(abspath $(BUILD))/lib/libkperf-bpf.so \
 		PYTHONPATH=python $(PYTHON) -m pytest -q tests/python; \
 	else echo "test-python: no Python tests yet"; fi
+
+# the kernel matrix (tests/kernels/run.sh): both architectures built, the arm64 guests' root
+# first (the arm64 tests link its criterion); KERNELS="6.1 arm64" picks lines of kernels.list
+test-kernels: all $(BUILD)/tests/unit $(BUILD)/tests/integration
+	sh tests/kernels/rootfs.sh arm64
+	$(MAKE) --no-print-directory ARCH=arm64 BUILD=build/arm64 SANITIZE= all \
+		build/arm64/tests/unit build/arm64/tests/integration
+	KPERF_BUILD=$(abspath $(BUILD)) KPERF_BUILD_ARM64=$(abspath build/arm64) \
+		sh tests/kernels/run.sh $(KERNELS)
 
 # criterion does not fail a test on a LeakSanitizer or UBSan report: the logs are checked
 asan:

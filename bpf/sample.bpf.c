@@ -51,8 +51,7 @@ struct {
 
 /* kernels without attach cookies: perf event id -> index of the event in the task */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(type, BPF_MAP_TYPE_HASH); /* preallocated: perf_event programs need that */
 	__uint(max_entries, 1); /* resized by userspace when used */
 	__type(key, __u64);
 	__type(value, __u32);

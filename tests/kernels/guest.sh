@@ -1,5 +1,5 @@
 #!/bin/sh
-# guest.sh OUT BUILD [FILTER] - what a test guest runs, in the project tree, as root, once the shared
+# guest.sh OUT BUILD [FILTER [UNIT]] - what a test guest runs, in the project tree, as root, once the shared
 # root is mounted (tests/kernels/init). Every phase writes into OUT (a share the host reads):
 #   release, arch          uname -r / uname -m
 #   btf                    /sys/kernel/btf/vmlinux (to regenerate vmlinux/ARCH/vmlinux.h)
@@ -14,6 +14,7 @@ set -u
 out=$1
 build=$2
 filter=${3:-}
+unit=${4:-}
 export KPERF_BUILD=$build
 export PYTHONDONTWRITEBYTECODE=1
 export HOME=/root
@@ -40,13 +41,18 @@ sysctl -qw kernel.perf_event_paranoid=2 2>/dev/null
 phase features 120 "$build/bin/kperf-bpf" features
 cp "$out/features.log" "$out/features.txt"
 if [ -n "$filter" ]; then
-	phase integration 1500 "$build/tests/integration" --jobs 1 --filter "$filter" \
-		--json="$out/integration.json"
+	phase integration 1500 "$build/tests/integration" --jobs 1 --verbose --timeout 300 \
+		--filter "$filter" --json="$out/integration.json"
 	echo done >>"$out/phases"
 	exit 0
 fi
-phase unit 600 "$build/tests/unit" --jobs 2 --json="$out/unit.json"
-phase integration 1500 "$build/tests/integration" --jobs 1 --json="$out/integration.json"
+# --verbose: the log shows each test as it ends, so a hang names its test. The unit tests
+# hardly depend on the kernel and take minutes under emulation: only on request (UNIT=1)
+if [ "$unit" = 1 ]; then
+	phase unit 900 "$build/tests/unit" --jobs 2 --verbose --timeout 300 --json="$out/unit.json"
+fi
+phase integration 1500 "$build/tests/integration" --jobs 1 --verbose --timeout 300 \
+	--json="$out/integration.json"
 if command -v python3 >/dev/null && python3 -c 'import pytest' 2>/dev/null; then
 	phase python 900 env KPERF_BPF_LIB="$build/lib/libkperf-bpf.so" PYTHONPATH=python \
 		python3 -m pytest -q -p no:cacheprovider \

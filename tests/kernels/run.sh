@@ -13,7 +13,8 @@
 # default 900), KPERF_KERNEL_JOBS (guests at once, default 1), KPERF_KERNEL_SMP (vCPUs, 2),
 # KPERF_BUILD / KPERF_BUILD_ARM64 (build trees, default build and build/arm64),
 # KPERF_KERNEL_README=0 (do not touch README.md), KPERF_KERNEL_FILTER=GLOB (only these
-# integration tests: criterion --filter; implies README=0), KPERF_BPF_DEBUG (passed on).
+# integration tests: criterion --filter; implies README=0), KPERF_KERNEL_UNIT=1 (the unit
+# tests too), KPERF_BPF_DEBUG (passed on).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -42,6 +43,7 @@ boot() {
 		-initrd $kdir/initrd.gz -virtfs local,path=$out,mount_tag=out,$share"
 	args="panic=-1 quiet loglevel=4 kp.src=$src kp.out=$out"
 	[ -n "${KPERF_KERNEL_FILTER:-}" ] && args="$args kp.filter=$KPERF_KERNEL_FILTER"
+	[ "${KPERF_KERNEL_UNIT:-0}" = 1 ] && args="$args kp.unit=1"
 	[ -n "${KPERF_BPF_DEBUG:-}" ] && args="$args KPERF_BPF_DEBUG=$KPERF_BPF_DEBUG"
 	case $arch in
 	amd64)

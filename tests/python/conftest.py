@@ -7,6 +7,7 @@ Run by `make test-python` (KPERF_BUILD and KPERF_BPF_LIB set, as root).
 """
 
 import os
+import re
 import subprocess
 import sys
 
@@ -29,6 +30,18 @@ def requires(*symbols):
         reason=f"{', '.join(missing)} not in {kperf.library_path} yet "
         f"(the C module that provides it is not merged)",
     )
+
+
+def tracefs_field(system, event, field):
+    """(offset, size, signed) of <field> in this kernel's format file of system:event: the
+    facts a decoded field must match, which differ between kernels (char is signed in the
+    formats of 6.1 and older)."""
+    with open(f"/sys/kernel/tracing/events/{system}/{event}/format") as f:
+        fmt = f.read()
+    m = re.search(r"field:[^;]*\b" + re.escape(field) +
+                  r"(\[\d*\])?;\s*offset:(\d+);\s*size:(\d+);\s*signed:(\d+);", fmt)
+    assert m, f"{field} not in {system}:{event}'s format"
+    return int(m[2]), int(m[3]), bool(int(m[4]))
 
 
 def bpf_fds():

@@ -30,15 +30,16 @@ static int try_trace(void)
 	struct PmuTraceAttr a = { .pidList = &self, .numPid = 1, .summaryOnly = 1 };
 	struct PmuTraceStats st = { 0 };
 	int pd = PmuTraceOpen(TRACE_SYS_CALL, &a);
+	char warning[512];
 
+	snprintf(warning, sizeof(warning), "%s", GetWarnMsg()); /* the next call clears it */
 	if (pd < 0) {
 		printf(" variant  syscall   FAILED: [%d] %s\n", Perrorno(), Perror());
 		return 1;
 	}
 	PmuTraceGetStats(pd, &st);
 	if (st.fallback)
-		printf(" variant  syscall   raw_syscalls tracepoints, LRU hash (%s)\n",
-		       GetWarnMsg());
+		printf(" variant  syscall   raw_syscalls tracepoints, LRU hash (%s)\n", warning);
 	else
 		printf(" variant  syscall   tp_btf, task storage\n");
 	PmuTraceClose(pd);

@@ -40,6 +40,7 @@
 #define DEFAULT_FREQ 1000
 #define COUNTS_ENTRIES 32768
 #define STACK_ENTRIES 16384
+#define EVENT_IDS 16384 /* kernels without attach cookies: sampling events of a task */
 #define DEFAULT_RINGBUF_KB 8192
 #define MAX_RINGBUF_KB (1U << 20)
 #define FLIP_GRACE_NS 2000000 /* far longer than one run of kp_sample */
@@ -327,8 +328,8 @@ static int load(struct kp_pmu *p)
 	for (i = 0; i < p->nevents; i++)
 		if (p->events[i].kind == KP_EV_TRACEPOINT && !s->cookie)
 			bpf_program__set_autoload(tp_program(s, s->tp_slot[i]), true);
-	if (!s->cookie)
-		bpf_map__set_max_entries(skel->maps.event_ids, 65536);
+	if (!s->cookie) /* one per (event, thread) opened: preallocated, so not too many */
+		bpf_map__set_max_entries(skel->maps.event_ids, EVENT_IDS);
 	bpf_program__set_autoload(skel->progs.kp_tp_fork, s->has_tp && p->npids);
 	bpf_program__set_autoload(skel->progs.kp_tp_exit, s->has_tp && p->npids);
 	bpf_map__set_max_entries(skel->maps.targets, p->npids > 0 ? 65536 : 1);
