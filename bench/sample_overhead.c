@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "export/export.h"
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 
 enum config { UNTRACED, K99, K999, P99, P999, NCONFIG };
 
@@ -101,7 +101,7 @@ static double measure_kperf(unsigned freq, int *pd_out, struct PmuData **data, i
 			     .callStack = 1,
 			     .symbolMode = RESOLVE_ELF };
 	double ms;
-	int pd = PmuOpen(SAMPLING, &a);
+	int pd = KperfOpen(SAMPLING, &a, &KPERF_OPTS(KperfPmuOpts, .aggregate = 1));
 
 	if (pd < 0 || PmuEnable(pd)) {
 		fprintf(stderr, "kperf-bpf: %s\n", Perror());

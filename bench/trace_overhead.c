@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 #include "skel/bench_floor.skel.h"
 
 #define MAX_ROUNDS 31

@@ -8,12 +8,13 @@
 
 #include <criterion/criterion.h>
 
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 #include "testutil.h"
 
-/* trace `syscalls --wait <extra...>` with <a> by pid until it exits; returns the handle,
- * disabled, and the workload's pid in *pid_out (when not NULL) */
-static inline int tt_trace_workload(struct PmuTraceAttr *a, char *const extra[], pid_t *pid_out)
+/* trace `syscalls --wait <extra...>` with <a> and <x> by pid until it exits; returns the
+ * handle, disabled, and the workload's pid in *pid_out (when not NULL) */
+static inline int tt_trace_workload(struct PmuTraceAttr *a, const struct KperfTraceOpts *x,
+				    char *const extra[], pid_t *pid_out)
 {
 	char *argv[16] = { "syscalls", "--wait" };
 	struct tu_proc w;
@@ -26,7 +27,7 @@ static inline int tt_trace_workload(struct PmuTraceAttr *a, char *const extra[],
 	pids[0] = w.pid;
 	a->pidList = pids;
 	a->numPid = 1;
-	pd = PmuTraceOpen(TRACE_SYS_CALL, a);
+	pd = KperfTraceOpen(TRACE_SYS_CALL, a, x);
 	cr_assert_gt(pd, 0, "PmuTraceOpen: %d %s", Perrorno(), Perror());
 	cr_assert_eq(PmuTraceEnable(pd), 0, "%s", Perror());
 	tu_go(&w);

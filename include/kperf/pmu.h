@@ -1,10 +1,11 @@
 /*
  * pmu.h - the collection API of libkperf-bpf.
  *
- * Names, structs and field names are those of libkperf (see shared/seeds/001 for the Python
- * view of the same API), so a program written for libkperf compiles against this header.
- * What kperf-bpf adds is marked "kperf-bpf extension" and always sits at the end of a struct
- * or after the libkperf declarations.
+ * Names, enums, structs and functions are libkperf's as at its current head, byte for byte
+ * (field names, types, order, bit-fields; a layout test holds every offset), so a program
+ * built for libkperf runs on libkperf-bpf unchanged. Nothing of kperf-bpf's own lives in this
+ * header: its options (in structs with a leading size, so they can grow) and functions are
+ * in kperf.h.
  *
  * Conventions of the whole API:
  *  - a task handle (pd) is a small int > 0; -1 means failure and Perrorno()/Perror()
@@ -21,6 +22,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 #include "pcerrc.h"
+#include "proc_data_types.h"
 #include "symbol.h"
 
 #ifdef __cplusplus
@@ -61,7 +63,10 @@ enum SpeEventFilter {
 enum SymbolMode {
 	NO_SYMBOL_RESOLVE = 0, /* PmuData.stack is NULL */
 	RESOLVE_ELF = 1, /* function names; no file and line */
-	RESOLVE_ELF_DWARF = 2 /* function names, file and line */
+	RESOLVE_ELF_DWARF = 2, /* function names, file and line */
+	/* stacks hold addresses only (module, symbolName NULL) until ResolvePmuDataSymbol */
+	RESOLVE_DELAY_ELF = 3,
+	RESOLVE_DELAY_DWARF = 4
 };
 
 enum BranchSampleFilter {
@@ -87,6 +92,9 @@ enum BranchSampleFilter {
 
 struct EvtAttr {
 	int groupId; /* events with the same id form a group; -1: not grouped */
+	unsigned period; /* SAMPLING: this event's period, 0: PmuAttr's period or freq */
+	unsigned excludeUser : 1; /* this event only: do not count user mode */
+	unsigned excludeKernel : 1; /* this event only: do not count kernel mode */
 };
 
 struct PmuAttr {
@@ -99,8 +107,9 @@ struct PmuAttr {
 	/* CPUs. NULL: every online CPU. */
 	int *cpuList;
 	unsigned numCpu;
-	/* One entry per event of evtList, or NULL. */
+	/* Per-event attributes for the first numEvtAttr events of evtList (may be fewer). */
 	struct EvtAttr *evtAttr;
+	unsigned numEvtAttr;
 	union {
 		unsigned period; /* sample every <period> events (useFreq == 0) */
 		unsigned freq; /* sample <freq> times a second (useFreq == 1) */
@@ -108,29 +117,34 @@ struct PmuAttr {
 	unsigned useFreq : 1;
 	unsigned excludeUser : 1;
 	unsigned excludeKernel : 1;
+	unsigned excludeGuest : 1;
+	unsigned excludeHost : 1;
 	enum SymbolMode symbolMode;
 	/* 1: whole kernel and user call stacks; 0: the top frame only */
 	unsigned callStack : 1;
+	/* SAMPLING: time off CPU is sampled too, in the same unit as time on CPU */
 	unsigned blockedSample : 1;
+	/* Arm SPE only */
 	enum SpeFilter dataFilter;
 	enum SpeEventFilter evFilter;
 	unsigned long minLatency;
 	/* COUNTING: also count threads and child processes created after PmuOpen */
 	unsigned includeNewFork : 1;
+	/* SAMPLING: branch records (KPERF_SAMPLE_BRANCH_*), hardware that has them only */
 	unsigned long branchSampleFilter;
+	/* cgroup v2 names (relative to the cgroup2 mount): every event is opened per cgroup */
 	char **cgroupNameList;
 	unsigned numCgroup;
-
-	/* kperf-bpf extensions */
-	/* SAMPLING: 1 = one PmuData per sample, with its timestamp (through a ring buffer);
-	 * 0 = one PmuData per distinct (pid, tid, cpu, stack) with the number of samples in
-	 * count, aggregated in the kernel */
-	unsigned timeline;
-	/* SAMPLING: ring buffer size for timeline and tracepoint records, 0 = default */
-	unsigned ringBufferKb;
-	/* COUNTING with pidList: counters start at the processes' next execve instead of at
-	 * PmuEnable (used to launch a command: the launcher itself is not counted) */
-	unsigned enableOnExec;
+	/* COUNTING: the caller's own counters read from user space (rdpmc / PMU user access) */
+	unsigned enableUserAccess : 1;
+	/* COUNTING: counts aggregated per process by BPF */
+	unsigned enableBpf : 1;
+	/* set by PmuOpenWithHWMetric */
+	unsigned enableHwMetric : 1;
+	/* with pidList: counters start at the processes' next execve instead of at PmuEnable */
+	unsigned enableOnExec : 1;
+	/* COUNTING with pidList: one counter per existing thread, no inheritance */
+	unsigned perThread : 1;
 };
 
 enum PmuTraceType {
@@ -141,31 +155,16 @@ struct PmuTraceAttr {
 	/* Syscall names ("read", "openat"); NULL: every syscall. */
 	const char **funcs;
 	unsigned numFuncs;
-	/* Processes (all threads, including those created later). NULL: every process but the
-	 * caller's own (its reads of the records would feed the trace; name its pid to trace
-	 * it). */
+	/* Processes (all threads, including those created later). NULL: every process. */
 	int *pidList;
 	unsigned numPid;
 	/* CPUs. NULL: every CPU. */
 	int *cpuList;
 	unsigned numCpu;
-
-	/* kperf-bpf extensions */
-	/* 1: keep only the in-kernel summary (PmuTraceReadSummary); PmuTraceRead returns 0 */
-	unsigned summaryOnly;
-	/* per-call records only for calls that took at least this long */
-	uint64_t minDurationNs;
-	/* per-call ring buffer size in KiB (a power of two is used), 0: 16384 */
-	unsigned ringBufferKb;
-	/* a cgroup v2 directory: only its tasks and those of its descendants */
-	const char *cgroupPath;
-	/* 1: processes forked by a traced process are traced too */
-	unsigned includeNewFork;
-	/* 1: the pids in pidList are traced from their next execve on (used to launch a
-	 * command: the launcher's own syscalls before the exec are not reported) */
-	unsigned fromExec;
-	/* (process, syscall) entries of the in-kernel summary, 0: 16384 */
-	unsigned summaryEntries;
+	/* 1: each PmuTraceData carries the call stack taken at syscall entry */
+	unsigned callStack : 1;
+	/* how that stack is resolved */
+	enum SymbolMode symbolMode;
 };
 
 struct CpuTopology {
@@ -189,6 +188,35 @@ enum SPE_EVENTS {
 	SPE_EV_ALIGNMENT = 1 << 11,
 	SPE_EV_PARTIAL_PRED = 1 << 17,
 	SPE_EV_EMPTY_PRED = 1 << 18,
+	SPE_FORWARD_HAZARD = 1 << 24,
+	SPE_STRUCTURE_HAZARD = 1 << 25,
+};
+
+/* HiSilicon data sources of an SPE load (PmuDataExt.source) */
+enum HIP_DATA_SOURCE {
+	HIP_PEER_CPU = 0,
+	HIP_PEER_CPU_HITM = 1,
+	HIP_L3 = 2,
+	HIP_L3_HITM = 3,
+	HIP_PEER_CLUSTER = 4,
+	HIP_PEER_CLUSTER_HITM = 5,
+	HIP_REMOTE_SOCKET = 6,
+	HIP_REMOTE_SOCKET_HITM = 7,
+	HIP_LOCAL_MEM = 8,
+	HIP_REMOTE_MEM = 9,
+	HIP_NC_DEV = 13,
+	HIP_L2 = 16,
+	HIP_L2_HITM = 17,
+	HIP_L1 = 18,
+};
+
+/* SPE operation types (PmuDataExt.op) */
+enum SpeLdStOpType {
+	SPE_OP_LD = 1 << 20,
+	SPE_OP_ST = 1 << 21,
+	SPE_OP_ATOMIC = 1 << 22,
+	SPE_OP_EXCL = 1 << 23,
+	SPE_OP_AR = 1 << 24,
 };
 
 struct BranchSampleRecord {
@@ -204,8 +232,10 @@ struct PmuDataExt {
 		struct {
 			unsigned long pa;
 			unsigned long va;
-			unsigned long event;
-			unsigned short lat;
+			unsigned long event; /* SPE_EVENTS bits */
+			unsigned short lat; /* cycles from issue to completion */
+			unsigned short source; /* HIP_DATA_SOURCE of a load */
+			uint32_t op; /* SpeLdStOpType */
 		};
 		struct {
 			unsigned long nr;
@@ -238,8 +268,8 @@ struct PmuData {
 	struct CpuTopology *cpuTopo; /* the cpu's core/numa/socket; NULL when cpu is -1 */
 	const char *comm;
 	uint64_t period; /* sample period */
-	uint64_t count; /* COUNTING: delta since the last read (scaled);
-	                              * SAMPLING: samples aggregated in this record */
+	uint64_t count; /* COUNTING: delta since the last read (scaled); SAMPLING aggregated
+	                 * by kperf-bpf (KperfOpen): samples in this record */
 	double countPercent; /* time_running / time_enabled, -1 when never enabled */
 	struct PmuDataExt *ext;
 	struct SampleRawData *rawData; /* tracepoint record, else NULL */
@@ -254,10 +284,7 @@ struct PmuTraceData {
 	int tid;
 	int cpu;
 	const char *comm;
-
-	/* kperf-bpf extensions */
-	int64_t ret; /* return value (negative errno on failure) */
-	int nr; /* syscall number */
+	struct Stack *stack; /* stack at syscall entry (callStack), else NULL */
 };
 
 struct PmuCpuFreqDetail {
@@ -270,14 +297,26 @@ struct PmuCpuFreqDetail {
 int PmuOpen(enum PmuTaskType collectType, struct PmuAttr *attr);
 /* The events this machine can open (probed once), as names PmuOpen accepts. The array is
  * kept by the library (one per type; repeated calls return the same one) and must not be
- * freed by the caller; PmuEventListFree() releases them all. */
+ * freed by the caller. */
 const char **PmuEventList(enum PmuEventType eventType, unsigned *numEvt);
-void PmuEventListFree(void);
 int PmuEnable(int pd);
 int PmuDisable(int pd);
+/* Enable, collect for <milliseconds> (-1: until every target process has exited or PmuStop),
+ * draining the kernel's buffers every <interval> ms, then disable. */
 int PmuCollect(int pd, int milliseconds, unsigned interval);
+/* PmuCollect on several tasks at once. */
+int PmuCollectV(int *pd, unsigned len, int milliseconds);
+/* End a PmuCollect running in another thread. */
 void PmuStop(int pd);
+/* End the analysis of <pd>: what the task keeps for resolving symbols is released. */
+void PmuExit(int pd);
+/* SAMPLING: the samples since the last PmuEnable or PmuRead, one PmuData per sample;
+ * COUNTING: the counts since the last read. Returns the number of records (*pmuData NULL when
+ * 0) or -1. */
 int PmuRead(int pd, struct PmuData **pmuData);
+/* Under RESOLVE_DELAY_ELF / RESOLVE_DELAY_DWARF: resolve the stacks of an array PmuRead
+ * returned (names, and file:line for DWARF). Returns SUCCESS or an error code. */
+int ResolvePmuDataSymbol(struct PmuData *pmuData);
 int PmuAppendData(struct PmuData *fromData, struct PmuData **toData);
 /* Append <len> records to <filepath> (created if missing) as text: a tab-separated line per
  * record (comm pid tid cpu period evt count), then a line per stack frame that starts with a
@@ -288,8 +327,8 @@ void PmuClose(int pd);
 void PmuDataFree(struct PmuData *pmuData);
 /* Copy field <fieldName> of a tracepoint record into <value> (at most vSize bytes): integers
  * and pointers as the field's bytes (no sign or zero extension into a bigger buffer), char
- * arrays and __data_loc strings NUL-terminated, other arrays as bytes. Returns 0 or -1
- * (LIBPERF_ERR_INVALID_FIELD, LIBPERF_ERR_BUFFER_TOO_SMALL, LIBPERF_ERR_INVALID_PMU_DATA). */
+ * arrays and __data_loc strings NUL-terminated, other arrays as bytes. Returns SUCCESS or
+ * LIBPERF_ERR_INVALID_FIELD_ARGS (no such field, buffer too small), LIBPERF_ERR_INVALID_PMU_DATA. */
 int PmuGetField(struct SampleRawData *rawData, const char *fieldName, void *value, uint32_t vSize);
 /* The description of a field; it belongs to the library and stays valid until it unloads. */
 struct SampleRawField *PmuGetFieldExp(struct SampleRawData *rawData, const char *fieldName);
@@ -348,9 +387,8 @@ struct PmuDeviceData {
 	};
 };
 
-/* The bdf lists stay valid until PmuDeviceBdfListFree(), which frees all of them. */
+/* The bdf lists belong to the library. */
 const char **PmuDeviceBdfList(enum PmuBdfType bdfType, unsigned *numBdf);
-void PmuDeviceBdfListFree(void);
 int PmuDeviceOpen(struct PmuDeviceAttr *attr, unsigned len);
 int PmuGetDevMetric(struct PmuData *pmuData, unsigned len, struct PmuDeviceAttr *attr,
 		    unsigned attrLen, struct PmuDeviceData **data);
@@ -358,7 +396,6 @@ void DevDataFree(struct PmuDeviceData *data);
 /* The core lists are malloc'd: release them with free(), as with libkperf. */
 int PmuGetClusterCore(unsigned clusterId, unsigned **coreList);
 int PmuGetNumaCore(unsigned nodeId, unsigned **coreList);
-int64_t PmuGetCpuFreq(unsigned core);
 
 int PmuTraceOpen(enum PmuTraceType traceType, struct PmuTraceAttr *traceAttr);
 int PmuTraceEnable(int pd);
@@ -366,45 +403,84 @@ int PmuTraceDisable(int pd);
 int PmuTraceRead(int pd, struct PmuTraceData **pmuTraceData);
 void PmuTraceClose(int pd);
 void PmuTraceDataFree(struct PmuTraceData *pmuTraceData);
-/* The syscalls this kernel implements. The array belongs to the library (the same one is
- * returned until PmuSysCallFuncListFree releases it). */
+/* The syscalls this kernel implements. The array belongs to the library. */
 const char **PmuSysCallFuncList(unsigned *numFunc);
-void PmuSysCallFuncListFree(void);
 
-/* kperf-bpf extension: the in-kernel syscall summary */
+/* Frequency of <core> in Hz, or -1. */
+int64_t PmuGetCpuFreq(unsigned core);
+/* Start sampling every core's frequency every <period> ms (a background thread). */
+int PmuOpenCpuFreqSampling(unsigned period);
+/* Min, max and average frequency of every core since PmuOpenCpuFreqSampling; the array
+ * belongs to the library until PmuCloseCpuFreqSampling. */
+struct PmuCpuFreqDetail *PmuReadCpuFreqDetail(unsigned *cpuNum);
+void PmuCloseCpuFreqSampling(void);
 
-#define KPERF_HIST_SLOTS 40
+/* perf.data writer: samples as perf record writes them, for perf report / perf script. */
+typedef void *PmuFile;
+/* Start the file at <path> for records of a task opened with <pattr>; addIdHdr: give the
+ * side-band records (mmap, comm, fork) a sample id. NULL on failure (Perrorno). */
+PmuFile PmuBeginWrite(const char *path, const struct PmuAttr *pattr, const int addIdHdr);
+int PmuWriteData(PmuFile file, struct PmuData *data, int len);
+void PmuEndWrite(PmuFile file);
 
-/* One (process, syscall) pair, cumulative since PmuTraceOpen. */
-struct PmuTraceSummary {
-	const char *funcs; /* syscall name */
-	int nr; /* syscall number */
-	pid_t pid; /* process (thread group) */
-	const char *comm; /* the process's command name when it first made this call */
-	uint64_t calls;
-	uint64_t errors; /* calls that returned a negative value */
-	uint64_t totalNs;
-	uint64_t minNs;
-	uint64_t maxNs;
-	/* hist[i]: calls whose latency in ns had its highest set bit at i (i.e. in
-	 * [2^i, 2^(i+1)), with 0 ns in hist[0]); the last slot also holds everything longer */
-	uint64_t hist[KPERF_HIST_SLOTS];
+/* Hardware metrics, a bit each */
+enum PmuHwMetric {
+	PMU_HWM_CPI = 1 << 0,
+	PMU_HWM_CACHE_MISS = 1 << 1,
+	PMU_HWM_L3_CACHE_MISS = 1 << 2,
+	PMU_HWM_L2D_CACHE_MISS = 1 << 3,
+	PMU_HWM_L1_DCACHE_MISS = 1 << 4,
+	PMU_HWM_L1_ICACHE_LOAD_MISS = 1 << 5,
+	PMU_HWM_DTLB_LOAD_MISS = 1 << 6,
+	PMU_HWM_ITLD_LOAD_MISS = 1 << 7,
+	PMU_HWM_BRACH_LOADS_MISS = 1 << 8,
 };
 
-struct PmuTraceStats {
-	uint64_t records; /* per-call records delivered by PmuTraceRead so far */
-	uint64_t dropped; /* per-call records lost: the ring buffer was full */
-	uint64_t summaryDropped; /* calls not counted: the summary map was full */
-	unsigned fallback; /* 1: the raw_syscalls / hash-map fallback is in use */
-	unsigned ringBufferKb; /* the ring buffer size in use */
+struct PmuHwMetricAttr {
+	unsigned long metric; /* PmuHwMetric bits */
+	unsigned *basePeriodList; /* one sample period per metric bit set */
+	double *thresholdList; /* one threshold per metric bit set */
+	unsigned pid;
 };
 
-/* Summaries sorted by (pid, total time descending); returns their number or -1. */
-int PmuTraceReadSummary(int pd, struct PmuTraceSummary **summary);
-void PmuTraceSummaryFree(struct PmuTraceSummary *summary);
-int PmuTraceGetStats(int pd, struct PmuTraceStats *stats);
-/* the number of a syscall name, or -1 (Perrorno: LIBPERF_ERR_INVALID_SYSCALL) */
-int PmuSysCallNumber(const char *name);
+int PmuOpenWithHWMetric(struct PmuHwMetricAttr *hwMetricAttr);
+
+/* User function tracing (uprobes): entry and return of named functions. */
+struct SymbolSource {
+	char *moduleName; /* a path, or a library name found in the processes' mappings */
+	char *symbolName;
+};
+
+struct UTraceAttr {
+	struct SymbolSource *symSrc;
+	unsigned numSym;
+	int *pidList; /* NULL: every process that maps the module */
+	unsigned numPid;
+	unsigned fetchG; /* Go programs: record the runtime's g pointer at each probe */
+};
+
+struct UTraceData {
+	unsigned long addr; /* the probed address */
+	const char *comm;
+	int tid;
+	int cpu;
+	int64_t timestamp; /* ns, CLOCK_MONOTONIC */
+	uint64_t gPtr; /* with fetchG */
+	const char *module;
+	const char *func;
+	unsigned isRet; /* 1: function return, 0: entry */
+};
+
+int UTraceOpen(struct UTraceAttr *attr);
+int UTraceEnable(int pd);
+int UTraceDisable(int pd);
+int UTraceRead(int pd, struct UTraceData **traceData);
+void UTraceDataFree(struct UTraceData *traceData);
+void UTraceClose(int pd);
+
+/* /proc files parsed into structs (proc_data_types.h); free with ProcDataFree. */
+int ProcDataRead(int pid, struct ProcData **data, unsigned *numData);
+void ProcDataFree(struct ProcData *data, unsigned numData);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

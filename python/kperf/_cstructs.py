@@ -1,7 +1,8 @@
-"""ctypes mirrors of the structs of include/kperf/pmu.h and symbol.h.
+"""ctypes mirrors of the structs of include/kperf/pmu.h, symbol.h and kperf.h.
 
 Each class is laid out exactly as its C struct on this ABI (field order, types, bitfields,
-anonymous unions, kperf-bpf's extension fields at the end). tests/python/test_layout.py
+anonymous unions): libkperf's structs as libkperf has them, kperf-bpf's options in their own
+structs (KperfPmuOpts, KperfTraceOpts). tests/python/test_layout.py
 compares every size, offset and bit position with what the C compiler says, so a change to
 the headers that is not mirrored here fails the tests instead of corrupting memory.
 """
@@ -38,11 +39,13 @@ class Symbol(ctypes.Structure):
         ("offset", c_ulong),
         ("codeMapEndAddr", c_ulong),
         ("codeMapAddr", c_ulong),
-        ("count", c_uint64),
+        ("firstLine", c_uint),
+        ("mntPoint", c_char_p),
     ]
 
 
 class Stack(ctypes.Structure):
+    # __attribute__((aligned(64))): three pointers padded to 64 bytes
     pass
 
 
@@ -50,12 +53,17 @@ Stack._fields_ = [
     ("symbol", POINTER(Symbol)),
     ("next", POINTER(Stack)),
     ("prev", POINTER(Stack)),
-    ("count", c_uint64),
+    ("_pad", ctypes.c_char * 40),
 ]
 
 
 class EvtAttr(ctypes.Structure):
-    _fields_ = [("groupId", c_int)]
+    _fields_ = [
+        ("groupId", c_int),
+        ("period", c_uint),
+        ("excludeUser", c_uint, 1),
+        ("excludeKernel", c_uint, 1),
+    ]
 
 
 class _SampleRate(ctypes.Union):
@@ -72,10 +80,13 @@ class PmuAttr(ctypes.Structure):
         ("cpuList", POINTER(c_int)),
         ("numCpu", c_uint),
         ("evtAttr", POINTER(EvtAttr)),
+        ("numEvtAttr", c_uint),
         ("_rate", _SampleRate),
         ("useFreq", c_uint, 1),
         ("excludeUser", c_uint, 1),
         ("excludeKernel", c_uint, 1),
+        ("excludeGuest", c_uint, 1),
+        ("excludeHost", c_uint, 1),
         ("symbolMode", c_enum),
         ("callStack", c_uint, 1),
         ("blockedSample", c_uint, 1),
@@ -86,11 +97,16 @@ class PmuAttr(ctypes.Structure):
         ("branchSampleFilter", c_ulong),
         ("cgroupNameList", POINTER(c_char_p)),
         ("numCgroup", c_uint),
-        # kperf-bpf extensions
-        ("timeline", c_uint),
-        ("ringBufferKb", c_uint),
-        ("enableOnExec", c_uint),
+        ("enableUserAccess", c_uint, 1),
+        ("enableBpf", c_uint, 1),
+        ("enableHwMetric", c_uint, 1),
+        ("enableOnExec", c_uint, 1),
+        ("perThread", c_uint, 1),
     ]
+
+
+class KperfPmuOpts(ctypes.Structure):
+    _fields_ = [("sz", ctypes.c_size_t), ("aggregate", c_uint), ("ringBufferKb", c_uint)]
 
 
 class PmuTraceAttr(ctypes.Structure):
@@ -101,7 +117,14 @@ class PmuTraceAttr(ctypes.Structure):
         ("numPid", c_uint),
         ("cpuList", POINTER(c_int)),
         ("numCpu", c_uint),
-        # kperf-bpf extensions
+        ("callStack", c_uint, 1),
+        ("symbolMode", c_enum),
+    ]
+
+
+class KperfTraceOpts(ctypes.Structure):
+    _fields_ = [
+        ("sz", ctypes.c_size_t),
         ("summaryOnly", c_uint),
         ("minDurationNs", c_uint64),
         ("ringBufferKb", c_uint),
@@ -109,7 +132,12 @@ class PmuTraceAttr(ctypes.Structure):
         ("includeNewFork", c_uint),
         ("fromExec", c_uint),
         ("summaryEntries", c_uint),
+        ("excludeSelf", c_uint),
     ]
+
+
+class KperfTraceDataExt(ctypes.Structure):
+    _fields_ = [("ret", c_int64), ("nr", c_int)]
 
 
 class CpuTopology(ctypes.Structure):
@@ -127,7 +155,14 @@ class BranchSampleRecord(ctypes.Structure):
 
 
 class _SpeExt(ctypes.Structure):
-    _fields_ = [("pa", c_ulong), ("va", c_ulong), ("event", c_ulong), ("lat", c_ushort)]
+    _fields_ = [
+        ("pa", c_ulong),
+        ("va", c_ulong),
+        ("event", c_ulong),
+        ("lat", c_ushort),
+        ("source", c_ushort),
+        ("op", ctypes.c_uint32),
+    ]
 
 
 class _BranchExt(ctypes.Structure):
@@ -188,9 +223,7 @@ class PmuTraceData(ctypes.Structure):
         ("tid", c_int),
         ("cpu", c_int),
         ("comm", c_char_p),
-        # kperf-bpf extensions
-        ("ret", c_int64),
-        ("nr", c_int),
+        ("stack", POINTER(Stack)),
     ]
 
 
@@ -258,13 +291,75 @@ class PmuTraceStats(ctypes.Structure):
     ]
 
 
+class AsmCode(ctypes.Structure):
+    _fields_ = [
+        ("addr", c_ulong),
+        ("code", c_char_p),
+        ("fileName", c_char_p),
+        ("lineNum", c_uint),
+    ]
+
+
+class StackAsm(ctypes.Structure):
+    pass
+
+
+StackAsm._fields_ = [
+    ("funcName", c_char_p),
+    ("funcStartAddr", c_ulong),
+    ("functFileOffset", c_ulong),
+    ("next", POINTER(StackAsm)),
+    ("asmCode", POINTER(AsmCode)),
+]
+
+
+class PmuHwMetricAttr(ctypes.Structure):
+    _fields_ = [
+        ("metric", c_ulong),
+        ("basePeriodList", POINTER(c_uint)),
+        ("thresholdList", POINTER(c_double)),
+        ("pid", c_uint),
+    ]
+
+
+class SymbolSource(ctypes.Structure):
+    _fields_ = [("moduleName", c_char_p), ("symbolName", c_char_p)]
+
+
+class UTraceAttr(ctypes.Structure):
+    _fields_ = [
+        ("symSrc", POINTER(SymbolSource)),
+        ("numSym", c_uint),
+        ("pidList", POINTER(c_int)),
+        ("numPid", c_uint),
+        ("fetchG", c_uint),
+    ]
+
+
+class UTraceData(ctypes.Structure):
+    _fields_ = [
+        ("addr", c_ulong),
+        ("comm", c_char_p),
+        ("tid", c_int),
+        ("cpu", c_int),
+        ("timestamp", c_int64),
+        ("gPtr", c_uint64),
+        ("module", c_char_p),
+        ("func", c_char_p),
+        ("isRet", c_uint),
+    ]
+
+
 # every mirrored struct, by its C name (the layout test walks this)
 ALL = {
     "Symbol": Symbol,
     "Stack": Stack,
     "EvtAttr": EvtAttr,
     "PmuAttr": PmuAttr,
+    "KperfPmuOpts": KperfPmuOpts,
     "PmuTraceAttr": PmuTraceAttr,
+    "KperfTraceOpts": KperfTraceOpts,
+    "KperfTraceDataExt": KperfTraceDataExt,
     "CpuTopology": CpuTopology,
     "BranchSampleRecord": BranchSampleRecord,
     "PmuDataExt": PmuDataExt,
@@ -277,4 +372,10 @@ ALL = {
     "PmuDeviceData": PmuDeviceData,
     "PmuTraceSummary": PmuTraceSummary,
     "PmuTraceStats": PmuTraceStats,
+    "AsmCode": AsmCode,
+    "StackAsm": StackAsm,
+    "PmuHwMetricAttr": PmuHwMetricAttr,
+    "SymbolSource": SymbolSource,
+    "UTraceAttr": UTraceAttr,
+    "UTraceData": UTraceData,
 }

@@ -58,6 +58,8 @@ class SymbolMode(enum.IntEnum):
     NO_SYMBOL_RESOLVE = 0  # PmuData.stack is None
     RESOLVE_ELF = 1  # function names, no file and line
     RESOLVE_ELF_DWARF = 2  # function names, file and line
+    RESOLVE_DELAY_ELF = 3  # addresses now, names at resolvePmuDataSymbol
+    RESOLVE_DELAY_DWARF = 4  # addresses now, names and lines at resolvePmuDataSymbol
 
 
 class SpeFilter(enum.IntFlag):
@@ -97,6 +99,47 @@ class SpeEvent(enum.IntFlag):
     SPE_EV_ALIGNMENT = 1 << 11
     SPE_EV_PARTIAL_PRED = 1 << 17
     SPE_EV_EMPTY_PRED = 1 << 18
+    SPE_FORWARD_HAZARD = 1 << 24
+    SPE_STRUCTURE_HAZARD = 1 << 25
+
+
+class HipDataSource(enum.IntEnum):
+    """HiSilicon data source of an SPE load (PmuDataExt.source; C enum HIP_DATA_SOURCE)."""
+
+    HIP_PEER_CPU = 0
+    HIP_PEER_CPU_HITM = 1
+    HIP_L3 = 2
+    HIP_L3_HITM = 3
+    HIP_PEER_CLUSTER = 4
+    HIP_PEER_CLUSTER_HITM = 5
+    HIP_REMOTE_SOCKET = 6
+    HIP_REMOTE_SOCKET_HITM = 7
+    HIP_LOCAL_MEM = 8
+    HIP_REMOTE_MEM = 9
+    HIP_NC_DEV = 13
+    HIP_L2 = 16
+    HIP_L2_HITM = 17
+    HIP_L1 = 18
+
+
+class SpeLdStOpType(enum.IntFlag):
+    SPE_OP_LD = 1 << 20
+    SPE_OP_ST = 1 << 21
+    SPE_OP_ATOMIC = 1 << 22
+    SPE_OP_EXCL = 1 << 23
+    SPE_OP_AR = 1 << 24
+
+
+class PmuHwMetric(enum.IntFlag):
+    PMU_HWM_CPI = 1 << 0
+    PMU_HWM_CACHE_MISS = 1 << 1
+    PMU_HWM_L3_CACHE_MISS = 1 << 2
+    PMU_HWM_L2D_CACHE_MISS = 1 << 3
+    PMU_HWM_L1_DCACHE_MISS = 1 << 4
+    PMU_HWM_L1_ICACHE_LOAD_MISS = 1 << 5
+    PMU_HWM_DTLB_LOAD_MISS = 1 << 6
+    PMU_HWM_ITLD_LOAD_MISS = 1 << 7
+    PMU_HWM_BRACH_LOADS_MISS = 1 << 8
 
 
 class BranchSampleFilter(enum.IntFlag):
@@ -225,10 +268,13 @@ class _CAttr:
     point into (kept alive as long as the struct)."""
 
     _c_type = None
+    _x_type = None  # kperf-bpf's options struct (kperf.h), when the class has one
     _defaults = {}
 
     def __init__(self, **kwargs):
         object.__setattr__(self, "_c", self._c_type())
+        if self._x_type is not None:
+            object.__setattr__(self, "_x", self._x_type(sz=ctypes.sizeof(self._x_type)))
         object.__setattr__(self, "_keep", {})
         unknown = set(kwargs) - set(self._defaults)
         if unknown:
@@ -269,31 +315,41 @@ def _list_prop(name, cfield, nfield, conv):
 
 
 class _Scalar:
-    """A scalar field of the C struct, checked on assignment (errors name the attribute)."""
+    """A scalar field of the C struct, checked on assignment (errors name the attribute).
+    opts=True: a field of kperf-bpf's options struct instead of libkperf's."""
 
-    def __init__(self, conv, out=int, cfield=None):
+    def __init__(self, conv, out=int, cfield=None, opts=False):
         self.conv, self.out, self.cfield = conv, out, cfield
+        self.where = "_x" if opts else "_c"
 
     def __set_name__(self, owner, name):
         self.name = name
         self.cfield = self.cfield or name
 
     def __get__(self, obj, objtype=None):
-        return self if obj is None else self.out(getattr(obj._c, self.cfield))
+        return self if obj is None else self.out(getattr(getattr(obj, self.where), self.cfield))
 
     def __set__(self, obj, v):
-        setattr(obj._c, self.cfield, self.conv(v, self.name))
+        setattr(getattr(obj, self.where), self.cfield, self.conv(v, self.name))
 
 
 class EvtAttr:
-    """An event's group (libkperf's EvtAttr): events with the same groupId are scheduled
-    together; -1: not grouped. PmuAttr(evtAttr=...) also takes plain ints."""
+    """An event's own attributes (libkperf's EvtAttr): groupId (events with the same id are
+    scheduled together; -1: not grouped), period (SAMPLING: this event's sample period, 0:
+    PmuAttr's), excludeUser, excludeKernel. PmuAttr(evtAttr=...) also takes plain ints (group
+    ids)."""
 
-    def __init__(self, groupId: int = -1):
+    def __init__(self, groupId: int = -1, period: int = 0, excludeUser=False, excludeKernel=False):
         self.groupId = groupId
+        self.period = period
+        self.excludeUser = excludeUser
+        self.excludeKernel = excludeKernel
 
     def __repr__(self):
-        return f"EvtAttr(groupId={self.groupId})"
+        return (
+            f"EvtAttr(groupId={self.groupId}, period={self.period}, "
+            f"excludeUser={self.excludeUser}, excludeKernel={self.excludeKernel})"
+        )
 
 
 class PmuAttr(_CAttr):
@@ -302,18 +358,20 @@ class PmuAttr(_CAttr):
     evtList: event names ("cpu-clock", "cycles", "r11", "pmu/event/", "sched:sched_switch").
     pidList: processes (all their threads); empty: every process.
     cpuList: CPUs; empty: every online CPU.
-    evtAttr: one group id per event of evtList (ints or EvtAttr); -1: not grouped.
+    evtAttr: attributes of the first events of evtList (EvtAttr, or ints: group ids).
     sampleRate: the sample period, or the frequency in Hz when useFreq is set.
-    useFreq, excludeUser, excludeKernel, callStack, blockedSample, includeNewFork: flags.
+    useFreq, excludeUser, excludeKernel, excludeGuest, excludeHost, callStack, blockedSample,
+    includeNewFork, enableUserAccess, enableBpf, enableOnExec, perThread: flags.
     symbolMode: SymbolMode. dataFilter: SpeFilter. evFilter: SpeEventFilter.
     minLatency: SPE minimum latency. branchSampleFilter: BranchSampleFilter flags.
     cgroupNameList: cgroups to count.
-    kperf-bpf extensions: timeline (SAMPLING: one record per sample, with its timestamp,
-    instead of in-kernel aggregation), ringBufferKb (ring buffer size, 0: default),
-    enableOnExec (with pidList: start at the processes' next execve, for launchers).
+    kperf-bpf options (KperfPmuOpts): aggregate (SAMPLING: one record per distinct stack,
+    counted in the kernel, instead of one per sample), ringBufferKb (ring buffer size, 0:
+    default).
     """
 
     _c_type = cs.PmuAttr
+    _x_type = cs.KperfPmuOpts
     _defaults = {
         "evtList": None,
         "pidList": None,
@@ -323,6 +381,8 @@ class PmuAttr(_CAttr):
         "useFreq": False,
         "excludeUser": False,
         "excludeKernel": False,
+        "excludeGuest": False,
+        "excludeHost": False,
         "symbolMode": SymbolMode.NO_SYMBOL_RESOLVE,
         "callStack": False,
         "blockedSample": False,
@@ -332,9 +392,12 @@ class PmuAttr(_CAttr):
         "includeNewFork": False,
         "branchSampleFilter": BranchSampleFilter.KPERF_NO_BRANCH_SAMPLE,
         "cgroupNameList": None,
-        "timeline": False,
-        "ringBufferKb": 0,
+        "enableUserAccess": False,
+        "enableBpf": False,
         "enableOnExec": False,
+        "perThread": False,
+        "aggregate": False,
+        "ringBufferKb": 0,
     }
 
     evtList = _list_prop("evtList", "evtList", "numEvt", _str_array)
@@ -346,6 +409,8 @@ class PmuAttr(_CAttr):
     useFreq = _Scalar(_flag, bool)
     excludeUser = _Scalar(_flag, bool)
     excludeKernel = _Scalar(_flag, bool)
+    excludeGuest = _Scalar(_flag, bool)
+    excludeHost = _Scalar(_flag, bool)
     symbolMode = _Scalar(_cint)
     callStack = _Scalar(_flag, bool)
     blockedSample = _Scalar(_flag, bool)
@@ -354,9 +419,12 @@ class PmuAttr(_CAttr):
     minLatency = _Scalar(_u(64))
     includeNewFork = _Scalar(_flag, bool)
     branchSampleFilter = _Scalar(_u(64))
-    timeline = _Scalar(_flag, bool)
-    ringBufferKb = _Scalar(_u(32))
+    enableUserAccess = _Scalar(_flag, bool)
+    enableBpf = _Scalar(_flag, bool)
     enableOnExec = _Scalar(_flag, bool)
+    perThread = _Scalar(_flag, bool)
+    aggregate = _Scalar(_flag, bool, opts=True)
+    ringBufferKb = _Scalar(_u(32), opts=True)
 
     @property
     def evtAttr(self):
@@ -365,11 +433,17 @@ class PmuAttr(_CAttr):
     @evtAttr.setter
     def evtAttr(self, values):
         items = _as_list(values, "evtAttr")
-        ids = [_cint(v.groupId if isinstance(v, EvtAttr) else v, "evtAttr group id") for v in items]
-        arr = (cs.EvtAttr * len(ids))(*[cs.EvtAttr(i) for i in ids]) if ids else None
+        attrs = [v if isinstance(v, EvtAttr) else EvtAttr(_cint(v, "evtAttr group id")) for v in items]
+        arr = (cs.EvtAttr * len(attrs))() if attrs else None
+        for i, v in enumerate(attrs):
+            arr[i].groupId = _cint(v.groupId, "evtAttr groupId")
+            arr[i].period = _u(32)(v.period, "evtAttr period")
+            arr[i].excludeUser = _flag(v.excludeUser, "evtAttr excludeUser")
+            arr[i].excludeKernel = _flag(v.excludeKernel, "evtAttr excludeKernel")
         self._keep["evtAttr"] = arr
         self._keep["evtAttr_py"] = items
         self._c.evtAttr = ctypes.cast(arr, ctypes.POINTER(cs.EvtAttr)) if arr else None
+        self._c.numEvtAttr = len(attrs)
 
     @property
     def c_attr(self) -> cs.PmuAttr:
@@ -379,13 +453,6 @@ class PmuAttr(_CAttr):
     c_pmu_attr = c_attr
 
     def _problem(self):
-        n_attr, n_evt = len(self._keep.get("evtAttr_py", [])), self._c.numEvt
-        if n_attr and n_attr != n_evt:
-            return (
-                Error.LIBPERF_ERR_INVALID_ATTR,
-                f"evtAttr has {n_attr} group ids but evtList has {n_evt} events: give one "
-                f"group id per event (-1: not grouped)",
-            )
         return None
 
 
@@ -393,9 +460,10 @@ class PmuTraceAttr(_CAttr):
     """What kperf.trace_open() traces (struct PmuTraceAttr).
 
     funcs: syscall names ("read", "openat"); empty: every syscall.
-    pidList: processes (all their threads); empty: every process.
+    pidList: processes (all their threads); empty: every process, the caller's included.
     cpuList: CPUs; empty: every CPU.
-    kperf-bpf extensions:
+    callStack: each record carries the stack at syscall entry; symbolMode: how it resolves.
+    kperf-bpf options (KperfTraceOpts):
       summaryOnly: keep only the in-kernel summary (trace_read returns nothing; use
                    trace_read_summary), the cheapest mode;
       minDurationNs: per-call records only for calls at least this long;
@@ -403,14 +471,18 @@ class PmuTraceAttr(_CAttr):
       cgroupPath: a cgroup v2 directory: only its tasks and its descendants';
       includeNewFork: processes forked by a traced process are traced too;
       fromExec: trace the pids of pidList from their next execve on;
-      summaryEntries: (process, syscall) entries of the summary (0: 16384).
+      summaryEntries: (process, syscall) entries of the summary (0: 16384);
+      excludeSelf: with no pidList, leave out the caller's own syscalls.
     """
 
     _c_type = cs.PmuTraceAttr
+    _x_type = cs.KperfTraceOpts
     _defaults = {
         "funcs": None,
         "pidList": None,
         "cpuList": None,
+        "callStack": False,
+        "symbolMode": SymbolMode.NO_SYMBOL_RESOLVE,
         "summaryOnly": False,
         "minDurationNs": 0,
         "ringBufferKb": 0,
@@ -418,17 +490,21 @@ class PmuTraceAttr(_CAttr):
         "includeNewFork": False,
         "fromExec": False,
         "summaryEntries": 0,
+        "excludeSelf": False,
     }
 
     funcs = _list_prop("funcs", "funcs", "numFuncs", _str_array)
     pidList = _list_prop("pidList", "pidList", "numPid", _int_array)
     cpuList = _list_prop("cpuList", "cpuList", "numCpu", _int_array)
-    summaryOnly = _Scalar(_flag, bool)
-    minDurationNs = _Scalar(_u(64))
-    ringBufferKb = _Scalar(_u(32))
-    includeNewFork = _Scalar(_flag, bool)
-    fromExec = _Scalar(_flag, bool)
-    summaryEntries = _Scalar(_u(32))
+    callStack = _Scalar(_flag, bool)
+    symbolMode = _Scalar(_cint)
+    summaryOnly = _Scalar(_flag, bool, opts=True)
+    minDurationNs = _Scalar(_u(64), opts=True)
+    ringBufferKb = _Scalar(_u(32), opts=True)
+    includeNewFork = _Scalar(_flag, bool, opts=True)
+    fromExec = _Scalar(_flag, bool, opts=True)
+    summaryEntries = _Scalar(_u(32), opts=True)
+    excludeSelf = _Scalar(_flag, bool, opts=True)
 
     @property
     def cgroupPath(self) -> Optional[str]:
@@ -439,7 +515,7 @@ class PmuTraceAttr(_CAttr):
     def cgroupPath(self, path):
         b = _to_bytes(path, "cgroupPath") if path else None
         self._keep["cgroupPath"] = b
-        self._c.cgroupPath = b
+        self._x.cgroupPath = b
 
     @property
     def c_attr(self) -> cs.PmuTraceAttr:
@@ -630,18 +706,18 @@ class Symbol:
     offset: int
     codeMapEndAddr: int
     codeMapAddr: int
-    count: int
+    firstLine: int
+    mntPoint: str
 
 
 class Stack:
     """A frame of a call stack, leaf first: `next` goes towards the caller, `prev` towards
     the callee (struct Stack)."""
 
-    __slots__ = ("symbol", "next", "prev", "count")
+    __slots__ = ("symbol", "next", "prev")
 
-    def __init__(self, symbol, count):
+    def __init__(self, symbol):
         self.symbol = symbol
-        self.count = count
         self.next = None
         self.prev = None
 
@@ -654,7 +730,7 @@ class Stack:
 
     def __repr__(self):
         name = self.symbol.symbolName if self.symbol else "?"
-        return f"<Stack {name} count={self.count}>"
+        return f"<Stack {name}>"
 
 
 _MAX_FRAMES = 1 << 16  # a cycle in a corrupt chain must not hang the reader
@@ -677,7 +753,8 @@ def _copy_symbol(p, cache):
             c.offset,
             c.codeMapEndAddr,
             c.codeMapAddr,
-            c.count,
+            c.firstLine,
+            _str(c.mntPoint),
         )
         cache[addr] = s
     return s
@@ -691,7 +768,7 @@ def _copy_stack(head, cache):
 
     def frame(p):
         seen.add(ctypes.addressof(p.contents))
-        return Stack(_copy_symbol(p.contents.symbol, cache), p.contents.count)
+        return Stack(_copy_symbol(p.contents.symbol, cache))
 
     first = frame(head)
     cur, p = first, head.contents.next
@@ -899,7 +976,7 @@ class ImplPmuTraceData:
 
     __slots__ = ("funcs", "startTs", "elapsedTime", "pid", "tid", "cpu", "comm", "ret", "nr")
 
-    def __init__(self, c, strs):
+    def __init__(self, c, strs, ext):
         self.funcs = strs(c.funcs)
         self.startTs = c.startTs
         self.elapsedTime = c.elapsedTime
@@ -907,8 +984,8 @@ class ImplPmuTraceData:
         self.tid = c.tid
         self.cpu = c.cpu
         self.comm = strs(c.comm)
-        self.ret = c.ret
-        self.nr = c.nr
+        self.ret = ext.ret if ext else 0
+        self.nr = ext.nr if ext else -1
 
     def __repr__(self):
         return (
@@ -928,7 +1005,8 @@ class PmuTraceData(_Block):
         self._strs = _string_cache()
 
     def _make(self, i, rec):
-        return ImplPmuTraceData(rec, self._strs)
+        ext = _lib.fn("KperfTraceGetExt")(self._ptr, i)
+        return ImplPmuTraceData(rec, self._strs, ext.contents if ext else None)
 
 
 class ImplPmuDeviceData:
@@ -1076,7 +1154,12 @@ def open(collector_type: PmuTaskType, pmu_attr: PmuAttr) -> int:
     if problem:
         _lib.set_state(*problem)
         return -1
-    pd = _call("PmuOpen", _cint(collector_type, "collector_type"), ctypes.byref(pmu_attr._c))
+    pd = _call(
+        "KperfOpen",
+        _cint(collector_type, "collector_type"),
+        ctypes.byref(pmu_attr._c),
+        ctypes.byref(pmu_attr._x),
+    )
     if pd > 0:
         with _pd_lock:
             _pd_branch[pd] = bool(pmu_attr.branchSampleFilter) and int(collector_type) == 1
@@ -1280,14 +1363,14 @@ def get_device_metric(
 def get_cpu_freq(core: int) -> int:
     """The current frequency of CPU <core> in Hz (PmuGetCpuFreq), or -1 (kperf.error())."""
     if not (isinstance(core, int) and 0 <= core <= 0xFFFFFFFF):
-        _lib.set_state(Error.LIBPERF_ERR_INVALID_ID, f"cpu core {core!r} does not exist")
+        _lib.set_state(Error.KPERF_ERR_INVALID_ID, f"cpu core {core!r} does not exist")
         return -1
     return _call("PmuGetCpuFreq", core)
 
 
 def _core_list(name, ident, what):
     if not (isinstance(ident, int) and 0 <= ident <= 0xFFFFFFFF):
-        _lib.set_state(Error.LIBPERF_ERR_INVALID_ID, f"{what} {ident!r} does not exist")
+        _lib.set_state(Error.KPERF_ERR_INVALID_ID, f"{what} {ident!r} does not exist")
         return []
     p = ctypes.POINTER(ctypes.c_uint)()
     n = _call(name, ident, ctypes.byref(p))
@@ -1314,7 +1397,12 @@ def trace_open(trace_type: PmuTraceType, pmu_trace_attr: Optional[PmuTraceAttr] 
         raise TypeError(
             f"pmu_trace_attr must be a kperf.PmuTraceAttr, not {type(pmu_trace_attr).__name__}"
         )
-    return _call("PmuTraceOpen", _cint(trace_type, "trace_type"), ctypes.byref(pmu_trace_attr._c))
+    return _call(
+        "KperfTraceOpen",
+        _cint(trace_type, "trace_type"),
+        ctypes.byref(pmu_trace_attr._c),
+        ctypes.byref(pmu_trace_attr._x),
+    )
 
 
 def trace_enable(pd: int) -> int:
@@ -1543,6 +1631,9 @@ __all__ = [
     "SpeFilter",
     "SpeEventFilter",
     "SpeEvent",
+    "HipDataSource",
+    "SpeLdStOpType",
+    "PmuHwMetric",
     "BranchSampleFilter",
     "PmuDeviceMetric",
     "PmuBdfType",

@@ -3,7 +3,7 @@
  * `make fuzz` (clang -fsanitize=fuzzer,address,undefined).
  *
  * Input: a format file, then a 0xff byte, then a raw record. Every parse either succeeds
- * with a consistent format or fails with LIBPERF_ERR_INVALID_FORMAT; every field of a
+ * with a consistent format or fails with KPERF_ERR_INVALID_FORMAT; every field of a
  * parsed format is then decoded from the record into buffers of several sizes, which must
  * neither read outside the record nor write past the buffer (ASan), nor fail with a code
  * other than INVALID_PMU_DATA or BUFFER_TOO_SMALL.
@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	kp_clear();
 	if (kp_tp_format_parse((const char *)data, text_len, &fmt)) {
-		if (Perrorno() != LIBPERF_ERR_INVALID_FORMAT)
+		if (Perrorno() != KPERF_ERR_INVALID_FORMAT)
 			abort();
 		return 0;
 	}
@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 			err = kp_tp_field_decode(&fmt->fields[i], rec, rec_len, buf, sizes[k]);
 			if (err && Perrorno() != LIBPERF_ERR_INVALID_PMU_DATA &&
-			    Perrorno() != LIBPERF_ERR_BUFFER_TOO_SMALL)
+			    Perrorno() != LIBPERF_ERR_INVALID_FIELD_ARGS)
 				abort();
 			free(buf);
 		}

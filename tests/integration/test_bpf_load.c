@@ -41,7 +41,7 @@ Test(bpf_load, verifier_rejection_is_reported_as_such)
 	load_rejected();
 	msg = Perror();
 	uname(&u);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_BPF_LOAD, "%d %s", Perrorno(), msg);
+	cr_assert_eq(Perrorno(), KPERF_ERR_BPF_LOAD, "%d %s", Perrorno(), msg);
 	cr_assert(strstr(msg, "the verifier of kernel "), "%s", msg);
 	cr_assert(strstr(msg, u.release), "the kernel release is named: %s", msg);
 	cr_assert(strstr(msg, "rejected the BPF program kp_unbounded_index (test programs"), "%s",
@@ -62,7 +62,7 @@ Test(bpf_load, missing_capabilities_found_before_loading)
 {
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct none[2] = { { 0 } };
-	int before = tu_bpf_prog_count();
+	int before = tu_bpf_fds();
 
 	/* criterion runs each test in its own process: dropping every capability is local */
 	cr_assert_eq(syscall(SYS_capset, &h, none), 0);
@@ -72,7 +72,7 @@ Test(bpf_load, missing_capabilities_found_before_loading)
 	cr_assert(strstr(Perror(), "needs root, or CAP_BPF and CAP_PERFMON (this process lacks "
 				   "CAP_BPF and CAP_PERFMON"),
 		  "%s", Perror());
-	cr_assert_eq(tu_bpf_prog_count(), before, "nothing was loaded");
+	cr_assert_eq(tu_bpf_fds(), before, "nothing was loaded");
 }
 
 Test(bpf_load, features_command_names_the_variants)

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <cjson/cJSON.h>
 
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 #include "testutil.h"
 
 static uint64_t sum_event(const struct PmuData *d, int n, const char *evt)
@@ -152,7 +152,7 @@ Test(counting, groups_keep_their_id)
 {
 	char *evts[] = { "task-clock", "context-switches", "page-faults" };
 	struct EvtAttr groups[] = { { 3 }, { 3 }, { -1 } };
-	struct PmuAttr a = { .evtList = evts, .numEvt = 3, .evtAttr = groups };
+	struct PmuAttr a = { .evtList = evts, .numEvt = 3, .evtAttr = groups, .numEvtAttr = 3 };
 	struct tu_proc w = tu_spawn("pages", "--pages", "100", "--wait", NULL);
 	struct PmuData *d;
 	int pids[] = { w.pid }, pd, n, i;
@@ -283,7 +283,7 @@ Test(counting_errors, each_bad_input_has_its_code)
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_EVENT);
 	cr_assert(strstr(Perror(), "did you mean cpu-clock"), "%s", Perror());
 	if (open_one(COUNTING, "cycles", NULL, 0, NULL, 0) == -1) {
-		cr_assert_eq(Perrorno(), LIBPERF_ERR_PMU_NOT_PRESENT);
+		cr_assert_eq(Perrorno(), KPERF_ERR_PMU_NOT_PRESENT);
 		cr_assert(strstr(Perror(), "cycles"), "%s", Perror());
 	}
 	cr_assert_eq(open_one(COUNTING, "cpu-clock", badpid, 1, NULL, 0), -1);
@@ -294,7 +294,7 @@ Test(counting_errors, each_bad_input_has_its_code)
 	cr_assert_eq(PmuOpen(COUNTING, &empty), -1);
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_EVTLIST);
 	cr_assert_eq(PmuOpen(COUNTING, NULL), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_ARG);
+	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
 	cr_assert_eq(PmuOpen(SPE_SAMPLING, &empty), -1);
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_SPE_UNAVAIL);
 	cr_assert_eq(PmuOpen((enum PmuTaskType)9, &empty), -1);

@@ -10,17 +10,18 @@
 #include <sys/syscall.h>
 
 #include "core/core.h"
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 #include "trace_testutil.h"
 
 Test(qa_trace, full_summary_map_is_counted_and_records_stay_exact)
 {
 	const char *funcs[] = { "getppid", "write", "openat" };
-	struct PmuTraceAttr a = { .funcs = funcs, .numFuncs = 3, .summaryEntries = 2 };
+	struct PmuTraceAttr a = { .funcs = funcs, .numFuncs = 3 };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts, .summaryEntries = 2);
 	struct PmuTraceSummary *s;
 	struct PmuTraceData *d;
 	struct PmuTraceStats st;
-	int pd = tt_trace_workload(&a, NULL, NULL), n, i, getppid = 0, write = 0, openat = 0;
+	int pd = tt_trace_workload(&a, &x, NULL, NULL), n, i, getppid = 0, write = 0, openat = 0;
 
 	/* the workload calls getppid, then write, then openat: the map holds the first two */
 	n = PmuTraceReadSummary(pd, &s);
@@ -29,7 +30,7 @@ Test(qa_trace, full_summary_map_is_counted_and_records_stay_exact)
 	cr_assert_eq(s[0].calls, 50000);
 	cr_assert_str_eq(s[1].funcs, "write");
 	cr_assert_eq(s[1].calls, 2000);
-	cr_assert_eq(GetWarn(), LIBPERF_WARN_SUMMARY_FULL, "%s", GetWarnMsg());
+	cr_assert_eq(GetWarn(), KPERF_WARN_SUMMARY_FULL, "%s", GetWarnMsg());
 	cr_assert(strstr(GetWarnMsg(), "300 calls were not counted"), "%s", GetWarnMsg());
 	cr_assert(strstr(GetWarnMsg(), "raise summaryEntries"), "%s", GetWarnMsg());
 	PmuTraceSummaryFree(s);
@@ -43,8 +44,8 @@ Test(qa_trace, full_summary_map_is_counted_and_records_stay_exact)
 	cr_assert_eq(n, 52300, "%d records", n);
 	for (i = 0; i < n; i++) {
 		getppid += !strcmp(d[i].funcs, "getppid");
-		write += !strcmp(d[i].funcs, "write") && d[i].ret == 1;
-		openat += !strcmp(d[i].funcs, "openat") && d[i].ret == -ENOENT;
+		write += !strcmp(d[i].funcs, "write") && KperfTraceGetExt(d, i)->ret == 1;
+		openat += !strcmp(d[i].funcs, "openat") && KperfTraceGetExt(d, i)->ret == -ENOENT;
 	}
 	cr_assert_eq(getppid, 50000);
 	cr_assert_eq(write, 2000);
@@ -58,10 +59,11 @@ Test(qa_trace, enable_disable_read_in_every_order)
 	const char *funcs[] = { "getppid" };
 	int pids[] = { getpid() };
 	struct PmuTraceAttr a = { .funcs = funcs, .numFuncs = 1, .pidList = pids, .numPid = 1 };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts);
 	struct PmuTraceData *d = (void *)1;
 	int pd, i, ppid = getppid();
 
-	pd = PmuTraceOpen(TRACE_SYS_CALL, &a);
+	pd = KperfTraceOpen(TRACE_SYS_CALL, &a, &x);
 	cr_assert_gt(pd, 0, "%s", Perror());
 	/* before enable: nothing, and no array */
 	for (i = 0; i < 10; i++)
@@ -79,8 +81,9 @@ Test(qa_trace, enable_disable_read_in_every_order)
 	for (i = 0; i < 7; i++) {
 		cr_assert_str_eq(d[i].funcs, "getppid");
 		cr_assert_eq(d[i].pid, getpid());
-		cr_assert_eq(d[i].ret, ppid); /* not getppid(): it would be traced */
-		cr_assert_eq(d[i].nr, SYS_getppid);
+		cr_assert_eq(KperfTraceGetExt(d, i)->ret,
+			     ppid); /* not getppid(): it would be traced */
+		cr_assert_eq(KperfTraceGetExt(d, i)->nr, SYS_getppid);
 	}
 	PmuTraceDataFree(d);
 	PmuTraceDataFree(d); /* twice: ignored */
@@ -117,8 +120,10 @@ Test(qa_trace, ring_buffer_size_in_use)
 	unsigned i;
 
 	for (i = 0; i < KP_ARRAY_SIZE(cases); i++) {
-		struct PmuTraceAttr a = { .ringBufferKb = cases[i].asked };
-		int pd = PmuTraceOpen(TRACE_SYS_CALL, &a);
+		struct PmuTraceAttr a = { 0 };
+		struct KperfTraceOpts x =
+			KPERF_OPTS(KperfTraceOpts, .ringBufferKb = cases[i].asked);
+		int pd = KperfTraceOpen(TRACE_SYS_CALL, &a, &x);
 
 		cr_assert_gt(pd, 0, "%s", Perror());
 		cr_assert_eq(PmuTraceGetStats(pd, &st), 0);
@@ -128,8 +133,10 @@ Test(qa_trace, ring_buffer_size_in_use)
 		tt_finish(pd);
 	}
 	{
-		struct PmuTraceAttr a = { .summaryOnly = 1, .ringBufferKb = 64 };
-		int pd = PmuTraceOpen(TRACE_SYS_CALL, &a);
+		struct PmuTraceAttr a = { 0 };
+		struct KperfTraceOpts x =
+			KPERF_OPTS(KperfTraceOpts, .summaryOnly = 1, .ringBufferKb = 64);
+		int pd = KperfTraceOpen(TRACE_SYS_CALL, &a, &x);
 
 		cr_assert_gt(pd, 0, "%s", Perror());
 		cr_assert_eq(PmuTraceGetStats(pd, &st), 0);
@@ -149,19 +156,20 @@ static void *fail_in_thread(void *arg)
 Test(qa_trace, error_state_is_per_thread_and_cleared_by_success)
 {
 	const char *funcs[] = { "getppid" };
-	struct PmuTraceAttr a = { .funcs = funcs, .numFuncs = 1, .summaryOnly = 1 };
+	struct PmuTraceAttr a = { .funcs = funcs, .numFuncs = 1 };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts, .summaryOnly = 1);
 	pthread_t t;
 	int pd;
 
 	cr_assert_eq(PmuSysCallNumber("no_such_call"), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_SYSCALL);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_SYSCALL_FUN);
 	cr_assert(strstr(Perror(), "no_such_call"), "%s", Perror());
 	/* another thread's failure does not touch this thread's */
 	cr_assert_eq(pthread_create(&t, NULL, fail_in_thread, NULL), 0);
 	pthread_join(t, NULL);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_SYSCALL);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_SYSCALL_FUN);
 	/* a success clears it */
-	pd = PmuTraceOpen(TRACE_SYS_CALL, &a);
+	pd = KperfTraceOpen(TRACE_SYS_CALL, &a, &x);
 	cr_assert_gt(pd, 0, "%s", Perror());
 	cr_assert_eq(Perrorno(), SUCCESS);
 	cr_assert_str_eq(Perror(), "success");
@@ -170,13 +178,14 @@ Test(qa_trace, error_state_is_per_thread_and_cleared_by_success)
 	tt_finish(pd);
 	/* a NULL name, and a NULL entry in funcs */
 	cr_assert_eq(PmuSysCallNumber(NULL), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_SYSCALL);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_SYSCALL_FUN);
 	{
 		const char *bad[] = { "getppid", NULL };
 		struct PmuTraceAttr b = { .funcs = bad, .numFuncs = 2 };
+		struct KperfTraceOpts xb = KPERF_OPTS(KperfTraceOpts);
 
-		cr_assert_eq(PmuTraceOpen(TRACE_SYS_CALL, &b), -1);
-		cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_SYSCALL);
+		cr_assert_eq(KperfTraceOpen(TRACE_SYS_CALL, &b, &xb), -1);
+		cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_SYSCALL_FUN);
 	}
 	cr_assert_eq(tu_bpf_fds(), 0);
 }

@@ -13,7 +13,7 @@
 #include <sys/syscall.h>
 
 #include "core/core.h"
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 #include "testutil.h"
 
 #define OPEN_FLAGS (O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY)
@@ -55,7 +55,7 @@ static struct run run_workload(char **evts, unsigned nevt, const char *sleeps, i
 	cr_assert_eq(PmuDisable(pd), 0, "%s", Perror());
 	r.n = PmuRead(pd, &r.d);
 	cr_assert_geq(r.n, 0, "PmuRead: %s", Perror());
-	cr_assert_neq(GetWarn(), LIBPERF_WARN_RECORDS_DROPPED, "%s", GetWarnMsg());
+	cr_assert_neq(GetWarn(), KPERF_WARN_RECORDS_DROPPED, "%s", GetWarnMsg());
 	PmuClose(pd);
 	cr_assert_eq(tu_bpf_fds(), 0, "BPF objects left open after PmuClose");
 	return r;
@@ -159,7 +159,7 @@ Test(qa_tp, exec_filename_is_the_path_executed)
 		     0, "%s", Perror());
 	memset(small, 'x', sizeof(small));
 	cr_assert_eq(PmuGetField(r.d[0].rawData, "filename", small, 4), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_BUFFER_TOO_SMALL);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_assert(strstr(Perror(), "field 'filename'"), "%s", Perror());
 	for (size_t i = 0; i < sizeof(small); i++)
 		cr_assert_eq(small[i], 'x', "byte %zu written on a refused copy", i);
@@ -291,24 +291,24 @@ Test(qa_tp, field_errors_on_real_records)
 
 	cr_assert_eq(r.n, 1);
 	cr_assert_eq(PmuGetField(r.d[0].rawData, "filenam", buf, sizeof(buf)), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_assert(strstr(Perror(), "tracepoint sched:sched_process_exec has no field 'filenam' "
 				   "(did you mean filename?)"),
 		  "%s", Perror());
 	cr_assert_null(PmuGetFieldExp(r.d[0].rawData, "nosuch"));
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_assert(strstr(Perror(), "its fields: filename, pid, old_pid"), "%s", Perror());
 	cr_assert_eq(PmuGetField(r.d[0].rawData, "pid", &tiny, sizeof(tiny)), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_BUFFER_TOO_SMALL);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_assert_eq(tiny, 0, "a refused copy writes nothing");
 	cr_assert_eq(PmuGetField(NULL, "pid", &pid, sizeof(pid)), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_ARG);
+	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
 	cr_assert_eq(PmuGetField(r.d[0].rawData, NULL, &pid, sizeof(pid)), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_ARG);
+	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
 	cr_assert_eq(PmuGetField(r.d[0].rawData, "", &pid, sizeof(pid)), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_ARG);
+	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
 	cr_assert_eq(PmuGetField(r.d[0].rawData, "pid", NULL, 4), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_ARG);
+	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
 	/* a caller's copy of the struct still points at the record: accepted */
 	copy = *r.d[0].rawData;
 	cr_assert_eq(PmuGetField(&copy, "pid", &pid, sizeof(pid)), 0, "%s", Perror());

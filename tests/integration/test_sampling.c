@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "export/export.h"
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 #include "testutil.h"
 
 /* the source line that holds <marker> in tests/workloads/<file> */
@@ -49,7 +49,8 @@ struct profile {
 };
 
 /* sample <argv> (a workload started with --wait) until it exits */
-static struct profile sample(char *const argv[], struct PmuAttr *a)
+/* o: kperf-bpf options, NULL for libkperf's defaults (one record per sample) */
+static struct profile sample(char *const argv[], struct PmuAttr *a, const struct KperfPmuOpts *o)
 {
 	char *evts[] = { "cpu-clock" };
 	struct tu_proc w = tu_spawn_v(argv, 0);
@@ -64,7 +65,7 @@ static struct profile sample(char *const argv[], struct PmuAttr *a)
 	}
 	a->pidList = pids;
 	a->numPid = 1;
-	pd = PmuOpen(SAMPLING, a);
+	pd = KperfOpen(SAMPLING, a, o);
 	cr_assert_gt(pd, 0, "PmuOpen: %d %s", Perrorno(), Perror());
 	cr_assert_eq(PmuEnable(pd), 0, "%s", Perror());
 	tu_go(&w);
@@ -93,7 +94,7 @@ Test(sampling, hot_loop_is_hottest_with_its_line)
 	struct PmuAttr a = {
 		.useFreq = 1, .freq = 999, .callStack = 1, .symbolMode = RESOLVE_ELF_DWARF
 	};
-	struct profile p = sample(argv, &a);
+	struct profile p = sample(argv, &a, NULL);
 	const struct kp_hot_fn *top = &p.hot.fns[0];
 	unsigned line = marker_line("cpuburn.c", "HOT_LINE");
 	int i;
@@ -128,7 +129,7 @@ Test(sampling, maps_drained_key_by_key_on_old_kernels)
 	struct profile p;
 
 	setenv("KPERF_BPF_NO_BATCH", "1", 1);
-	p = sample(argv, &a);
+	p = sample(argv, &a, &KPERF_OPTS(KperfPmuOpts, .aggregate = 1));
 	cr_assert_gt(p.hot.samples, 100, "%lu samples", p.hot.samples);
 	cr_assert_str_eq(p.hot.fns[0].name, "hot_loop");
 	done(&p);
@@ -138,7 +139,7 @@ Test(sampling, elf_only_has_names_but_no_lines)
 {
 	char *argv[] = { "cpuburn", "--ms", "200", "--wait", NULL };
 	struct PmuAttr a = { .useFreq = 1, .freq = 999, .symbolMode = RESOLVE_ELF };
-	struct profile p = sample(argv, &a);
+	struct profile p = sample(argv, &a, NULL);
 	int i;
 
 	cr_assert_str_eq(p.hot.fns[0].name, "hot_loop");
@@ -158,7 +159,7 @@ Test(sampling, no_symbol_resolve_has_no_stack)
 	struct PmuAttr a = {
 		.useFreq = 1, .freq = 999, .callStack = 1, .symbolMode = NO_SYMBOL_RESOLVE
 	};
-	struct profile p = sample(argv, &a);
+	struct profile p = sample(argv, &a, NULL);
 	int i;
 
 	cr_assert_gt(p.n, 0);
@@ -173,7 +174,7 @@ Test(sampling, function_in_a_shared_library)
 	struct PmuAttr a = {
 		.useFreq = 1, .freq = 999, .callStack = 1, .symbolMode = RESOLVE_ELF_DWARF
 	};
-	struct profile p = sample(argv, &a);
+	struct profile p = sample(argv, &a, NULL);
 
 	cr_assert_str_eq(p.hot.fns[0].name, "wl_lib_work");
 	cr_assert(ends_with(p.hot.fns[0].module, "/workloads/libwl.so"), "%s", p.hot.fns[0].module);
@@ -189,7 +190,7 @@ Test(sampling, cxx_method_is_demangled)
 	const struct Symbol *s;
 	int i;
 
-	p = sample(argv, &a);
+	p = sample(argv, &a, NULL);
 	cr_assert_str_eq(p.hot.fns[0].name, "kperf_test::Burner::spin(long)");
 	for (i = 0, s = NULL; i < p.n && !s; i++)
 		if (p.d[i].stack && !strcmp(p.d[i].stack->symbol->symbolName, p.hot.fns[0].name))
@@ -217,7 +218,7 @@ Test(sampling, stripped_binary_with_a_debug_file)
 		 tu_build(), bin, tu_build(), dir, dir);
 	free(tu_run(cmd, &status));
 	cr_assert_eq(status, 0, "could not build the stripped copy");
-	p = sample(argv, &a);
+	p = sample(argv, &a, NULL);
 	cr_assert_str_eq(p.hot.fns[0].name, "hot_loop", "resolved through .gnu_debuglink");
 	cr_assert_eq(p.hot.fns[0].line, marker_line("cpuburn.c", "HOT_LINE"));
 	done(&p);
@@ -246,7 +247,7 @@ Test(sampling, kernel_frames_of_a_syscall_heavy_workload)
 	char *argv[] = { "syscalls", "--getppid", "400000", "--writes", "0",
 			 "--fails",  "0",	  "--wait", NULL };
 	struct PmuAttr a = { .useFreq = 1, .freq = 999, .callStack = 1, .symbolMode = RESOLVE_ELF };
-	struct profile p = sample(argv, &a);
+	struct profile p = sample(argv, &a, NULL);
 	bool kernel = false, mixed = false;
 	int i;
 
@@ -283,7 +284,7 @@ Test(sampling, exclude_kernel_and_exclude_user)
 			     .callStack = 1,
 			     .symbolMode = RESOLVE_ELF,
 			     .excludeKernel = 1 };
-	struct profile p = sample(argv, &a);
+	struct profile p = sample(argv, &a, NULL);
 	const struct Stack *st;
 	int i;
 
@@ -296,7 +297,7 @@ Test(sampling, exclude_kernel_and_exclude_user)
 			      .callStack = 1,
 			      .symbolMode = RESOLVE_ELF,
 			      .excludeUser = 1 };
-	p = sample(argv, &a);
+	p = sample(argv, &a, NULL);
 	cr_assert_gt(p.n, 0);
 	for (i = 0; i < p.n; i++)
 		for (st = p.d[i].stack; st; st = st->next)
@@ -304,11 +305,11 @@ Test(sampling, exclude_kernel_and_exclude_user)
 	done(&p);
 }
 
-Test(sampling, timeline_has_one_record_per_sample_in_time_order)
+Test(sampling, default_is_one_record_per_sample_in_time_order)
 {
 	char *argv[] = { "cpuburn", "--ms", "300", "--wait", NULL };
-	struct PmuAttr a = { .useFreq = 1, .freq = 999, .timeline = 1, .symbolMode = RESOLVE_ELF };
-	struct profile p = sample(argv, &a);
+	struct PmuAttr a = { .useFreq = 1, .freq = 999, .symbolMode = RESOLVE_ELF };
+	struct profile p = sample(argv, &a, NULL);
 	int i;
 
 	cr_assert_gt(p.n, 50);
@@ -322,11 +323,31 @@ Test(sampling, timeline_has_one_record_per_sample_in_time_order)
 	done(&p);
 }
 
+Test(sampling, aggregate_option_counts_samples_per_stack_in_the_kernel)
+{
+	char *argv[] = { "cpuburn", "--ms", "300", "--wait", NULL };
+	struct PmuAttr a = { .useFreq = 1, .freq = 999, .callStack = 1, .symbolMode = RESOLVE_ELF };
+	struct profile p = sample(argv, &a, &KPERF_OPTS(KperfPmuOpts, .aggregate = 1));
+	uint64_t total = 0;
+	int i;
+
+	/* far fewer records than samples: one per distinct (thread, cpu, stack) */
+	for (i = 0; i < p.n; i++) {
+		total += p.d[i].count;
+		cr_assert_eq(p.d[i].ts, p.d[0].ts, "aggregated records carry the time of the read");
+	}
+	cr_assert_eq(total, p.hot.samples);
+	cr_assert_gt(p.hot.samples, 100, "%lu samples", p.hot.samples);
+	cr_assert_lt((uint64_t)p.n * 4, total, "%d records for %lu samples", p.n, total);
+	cr_assert_str_eq(p.hot.fns[0].name, "hot_loop");
+	done(&p);
+}
+
 Test(sampling, period_mode_samples_every_n_events)
 {
 	char *argv[] = { "cpuburn", "--ms", "300", "--wait", NULL };
 	struct PmuAttr a = { .period = 1000000, .symbolMode = NO_SYMBOL_RESOLVE };
-	struct profile p = sample(argv, &a);
+	struct profile p = sample(argv, &a, NULL);
 	uint64_t samples = p.hot.samples, period = 0;
 	int i;
 
@@ -342,7 +363,7 @@ Test(sampling, threads_and_children_are_sampled)
 {
 	char *argv[] = { "cpuburn", "--threads", "3", "--ms", "200", "--wait", NULL };
 	struct PmuAttr a = { .useFreq = 1, .freq = 999, .symbolMode = RESOLVE_ELF };
-	struct profile p = sample(argv, &a);
+	struct profile p = sample(argv, &a, NULL);
 	int tids[8], ntid = 0, i, j;
 
 	for (i = 0; i < p.n; i++) {
@@ -374,17 +395,19 @@ Test(sampling_errors, each_bad_attribute_has_its_code)
 	int i;
 
 	if (open_sampling(&a, "cycles") == -1)
-		cr_assert_eq(Perrorno(), LIBPERF_ERR_PMU_NOT_PRESENT);
+		cr_assert_eq(Perrorno(), KPERF_ERR_PMU_NOT_PRESENT);
 	a = (struct PmuAttr){ .branchSampleFilter = KPERF_SAMPLE_BRANCH_ANY };
 	cr_assert_eq(open_sampling(&a, "cpu-clock"), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_PMU_NOT_PRESENT);
+	cr_assert_eq(Perrorno(), KPERF_ERR_PMU_NOT_PRESENT);
 	cr_assert(strstr(Perror(), "branch"), "%s", Perror());
 	a = (struct PmuAttr){ .blockedSample = 1 };
 	cr_assert_eq(open_sampling(&a, "cpu-clock"), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_ATTR);
-	a = (struct PmuAttr){ .ringBufferKb = 1u << 30 };
-	cr_assert_eq(open_sampling(&a, "cpu-clock"), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_ATTR);
+	cr_assert_eq(Perrorno(), KPERF_ERR_NOT_SUPPORTED);
+	a = (struct PmuAttr){ .evtList = many, .numEvt = 1 };
+	many[0] = "cpu-clock";
+	cr_assert_eq(KperfOpen(SAMPLING, &a, &KPERF_OPTS(KperfPmuOpts, .ringBufferKb = 1u << 30)),
+		     -1);
+	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ATTR);
 	a = (struct PmuAttr){ 0 };
 	cr_assert_eq(open_sampling(&a, "msr/tsc/"), -1, "uncore-style PMUs cannot sample");
 	for (i = 0; i < 65; i++)

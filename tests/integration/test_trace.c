@@ -12,7 +12,7 @@
 #include <sys/syscall.h>
 #include <cjson/cJSON.h>
 
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 #include "trace_testutil.h"
 
 struct counts {
@@ -59,7 +59,7 @@ static struct counts record_counts(const struct PmuTraceData *d, int n, int tgid
 
 	for (i = 0; i < n; i++)
 		if (!tgid || d[i].pid == tgid)
-			add(&c, d[i].funcs, 1, d[i].ret < 0);
+			add(&c, d[i].funcs, 1, KperfTraceGetExt(d, i)->ret < 0);
 	return c;
 }
 
@@ -74,11 +74,12 @@ static void assert_workload(const struct counts *c, uint64_t workers)
 Test(trace, per_call_records_are_exact)
 {
 	struct PmuTraceAttr a = { 0 };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts);
 	struct PmuTraceData *d = NULL;
 	struct PmuTraceStats st;
 	struct counts c;
 	pid_t pid;
-	int pd = tt_trace_workload(&a, NULL, &pid), n, i;
+	int pd = tt_trace_workload(&a, &x, NULL, &pid), n, i;
 
 	n = PmuTraceRead(pd, &d);
 	cr_assert_gt(n, 52300, "%d records: %s", n, Perror());
@@ -94,9 +95,10 @@ Test(trace, per_call_records_are_exact)
 		cr_assert_gt(d[i].elapsedTime, 0.0);
 		cr_assert_lt(d[i].elapsedTime, 1000.0);
 		if (!strcmp(d[i].funcs, "openat"))
-			cr_assert_eq(d[i].ret, -ENOENT);
+			cr_assert_eq(KperfTraceGetExt(d, i)->ret, -ENOENT);
 		if (!strcmp(d[i].funcs, "getppid"))
-			cr_assert_eq(d[i].ret, getpid(), "getppid of the workload is this test");
+			cr_assert_eq(KperfTraceGetExt(d, i)->ret, getpid(),
+				     "getppid of the workload is this test");
 		if (i)
 			cr_assert_geq(d[i].startTs, d[i - 1].startTs,
 				      "one thread: records in order");
@@ -116,12 +118,13 @@ Test(trace, per_call_records_are_exact)
 
 Test(trace, summary_only_is_exact_and_has_no_records)
 {
-	struct PmuTraceAttr a = { .summaryOnly = 1 };
+	struct PmuTraceAttr a = { 0 };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts, .summaryOnly = 1);
 	struct PmuTraceSummary *s;
 	struct PmuTraceData *d;
 	struct counts c;
 	pid_t pid;
-	int pd = tt_trace_workload(&a, NULL, &pid), n, i;
+	int pd = tt_trace_workload(&a, &x, NULL, &pid), n, i;
 	uint64_t hist_sum;
 
 	cr_assert_eq(PmuTraceRead(pd, &d), 0);
@@ -145,11 +148,12 @@ Test(trace, summary_only_is_exact_and_has_no_records)
 
 Test(trace, threads_started_after_open_are_counted)
 {
-	struct PmuTraceAttr a = { .summaryOnly = 1 };
+	struct PmuTraceAttr a = { 0 };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts, .summaryOnly = 1);
 	char *args[] = { "--threads", "4", NULL };
 	struct counts c;
 	pid_t pid;
-	int pd = tt_trace_workload(&a, args, &pid);
+	int pd = tt_trace_workload(&a, &x, args, &pid);
 
 	c = summary_counts(pd, pid);
 	assert_workload(&c, 4);
@@ -161,10 +165,11 @@ Test(trace, only_the_named_syscalls)
 {
 	const char *funcs[] = { "getppid", "openat" };
 	struct PmuTraceAttr a = { .funcs = funcs, .numFuncs = 2 };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts);
 	struct PmuTraceData *d;
 	struct counts c;
 	pid_t pid;
-	int pd = tt_trace_workload(&a, NULL, &pid), n;
+	int pd = tt_trace_workload(&a, &x, NULL, &pid), n;
 
 	c = summary_counts(pd, 0);
 	cr_assert_eq(c.getppid, 50000);
@@ -179,11 +184,12 @@ Test(trace, only_the_named_syscalls)
 
 Test(trace, min_duration_filters_records_not_the_summary)
 {
-	struct PmuTraceAttr a = { .minDurationNs = 5000000000ULL };
+	struct PmuTraceAttr a = { 0 };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts, .minDurationNs = 5000000000ULL);
 	struct PmuTraceData *d;
 	struct counts c;
 	pid_t pid;
-	int pd = tt_trace_workload(&a, NULL, &pid);
+	int pd = tt_trace_workload(&a, &x, NULL, &pid);
 
 	cr_assert_eq(PmuTraceRead(pd, &d), 0, "no call lasts 5 s");
 	c = summary_counts(pd, pid);
@@ -193,17 +199,18 @@ Test(trace, min_duration_filters_records_not_the_summary)
 
 Test(trace, tiny_ring_buffer_drops_are_counted_and_summary_stays_exact)
 {
-	struct PmuTraceAttr a = { .ringBufferKb = 4 };
+	struct PmuTraceAttr a = { 0 };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts, .ringBufferKb = 4);
 	char *args[] = { "--getppid", "200000", NULL };
 	struct PmuTraceData *d;
 	struct PmuTraceStats st;
 	struct counts sum;
 	pid_t pid;
-	int pd = tt_trace_workload(&a, args, &pid), n;
+	int pd = tt_trace_workload(&a, &x, args, &pid), n;
 
 	n = PmuTraceRead(pd, &d);
 	cr_assert_geq(n, 0);
-	cr_assert_eq(GetWarn(), LIBPERF_WARN_RECORDS_DROPPED, "warning: %s", GetWarnMsg());
+	cr_assert_eq(GetWarn(), KPERF_WARN_RECORDS_DROPPED, "warning: %s", GetWarnMsg());
 	cr_assert(strstr(GetWarnMsg(), "summary is still exact"), "%s", GetWarnMsg());
 	PmuTraceDataFree(d);
 	sum = summary_counts(pd, pid);
@@ -219,6 +226,7 @@ Test(trace, tiny_ring_buffer_drops_are_counted_and_summary_stays_exact)
 Test(trace, process_that_exits_mid_trace)
 {
 	struct PmuTraceAttr a = { 0 };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts);
 	struct tu_proc w = tu_spawn("syscalls", "--wait", "--getppid", "1000", NULL);
 	struct PmuTraceData *d;
 	int pids[] = { w.pid }, pd, n;
@@ -226,7 +234,7 @@ Test(trace, process_that_exits_mid_trace)
 
 	a.pidList = pids;
 	a.numPid = 1;
-	pd = PmuTraceOpen(TRACE_SYS_CALL, &a);
+	pd = KperfTraceOpen(TRACE_SYS_CALL, &a, &x);
 	cr_assert_gt(pd, 0, "%s", Perror());
 	PmuTraceEnable(pd);
 	tu_go(&w);
@@ -243,14 +251,15 @@ Test(trace, process_that_exits_mid_trace)
 
 Test(trace, disabled_window_is_not_counted)
 {
-	struct PmuTraceAttr a = { .summaryOnly = 1 };
+	struct PmuTraceAttr a = { 0 };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts, .summaryOnly = 1);
 	struct tu_proc w1 = tu_spawn("syscalls", "--wait", NULL);
 	int pids[] = { w1.pid }, pd;
 	struct counts c;
 
 	a.pidList = pids;
 	a.numPid = 1;
-	pd = PmuTraceOpen(TRACE_SYS_CALL, &a);
+	pd = KperfTraceOpen(TRACE_SYS_CALL, &a, &x);
 	cr_assert_gt(pd, 0, "%s", Perror());
 	/* never enabled: the whole run is invisible */
 	tu_go(&w1);
@@ -262,12 +271,13 @@ Test(trace, disabled_window_is_not_counted)
 
 Test(trace, every_process_when_no_pid_is_given)
 {
-	struct PmuTraceAttr a = { .summaryOnly = 1 };
+	struct PmuTraceAttr a = { 0 };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts, .summaryOnly = 1, .excludeSelf = 1);
 	struct tu_proc w;
 	struct counts c;
 	int pd;
 
-	pd = PmuTraceOpen(TRACE_SYS_CALL, &a);
+	pd = KperfTraceOpen(TRACE_SYS_CALL, &a, &x);
 	cr_assert_gt(pd, 0, "%s", Perror());
 	w = tu_spawn("syscalls", "--wait", NULL);
 	PmuTraceEnable(pd);
@@ -278,7 +288,26 @@ Test(trace, every_process_when_no_pid_is_given)
 	c = summary_counts(pd, (int)c.procs);
 	assert_workload(&c, 1);
 	c = summary_counts(pd, getpid());
-	cr_assert_eq(c.all, 0, "the tracer's own syscalls are never traced");
+	cr_assert_eq(c.all, 0, "excludeSelf: the tracer's own syscalls are not traced");
+	tt_finish(pd);
+}
+
+Test(trace, every_process_includes_the_caller_by_default)
+{
+	struct PmuTraceAttr a = { 0 };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts, .summaryOnly = 1);
+	struct counts c;
+	int pd, i;
+
+	pd = KperfTraceOpen(TRACE_SYS_CALL, &a, &x);
+	cr_assert_gt(pd, 0, "%s", Perror());
+	PmuTraceEnable(pd);
+	for (i = 0; i < 1000; i++)
+		syscall(SYS_getppid);
+	PmuTraceDisable(pd);
+	c = summary_counts(pd, getpid());
+	cr_assert_geq(c.getppid, 1000, "libkperf traces its caller too: %lu getppid",
+		      (unsigned long)c.getppid);
 	tt_finish(pd);
 }
 
@@ -293,7 +322,8 @@ static void pin_to_cpu0(void)
 
 Test(trace, cpu_filter)
 {
-	struct PmuTraceAttr a = { .summaryOnly = 1 };
+	struct PmuTraceAttr a = { 0 };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts, .summaryOnly = 1);
 	int cpu1[] = { 1 }, cpu0[] = { 0 }, pd1, pd0;
 	struct tu_proc w;
 
@@ -303,9 +333,9 @@ Test(trace, cpu_filter)
 	w = tu_spawn("syscalls", "--wait", NULL);
 	a.cpuList = cpu1;
 	a.numCpu = 1;
-	pd1 = PmuTraceOpen(TRACE_SYS_CALL, &a);
+	pd1 = KperfTraceOpen(TRACE_SYS_CALL, &a, &x);
 	a.cpuList = cpu0;
-	pd0 = PmuTraceOpen(TRACE_SYS_CALL, &a);
+	pd0 = KperfTraceOpen(TRACE_SYS_CALL, &a, &x);
 	cr_assert(pd0 > 0 && pd1 > 0, "%s", Perror());
 	PmuTraceEnable(pd0);
 	PmuTraceEnable(pd1);
@@ -321,7 +351,8 @@ Test(trace, cpu_filter)
 Test(trace, cgroup_filter)
 {
 	char cg[256], procs[300], buf[32];
-	struct PmuTraceAttr a = { .summaryOnly = 1 };
+	struct PmuTraceAttr a = { 0 };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts, .summaryOnly = 1);
 	struct tu_proc in, out;
 	FILE *f;
 	int pd;
@@ -338,8 +369,8 @@ Test(trace, cgroup_filter)
 	cr_assert_not_null(f);
 	fprintf(f, "%d\n", in.pid);
 	fclose(f);
-	a.cgroupPath = cg;
-	pd = PmuTraceOpen(TRACE_SYS_CALL, &a);
+	x.cgroupPath = cg;
+	pd = KperfTraceOpen(TRACE_SYS_CALL, &a, &x);
 	cr_assert_gt(pd, 0, "%s", Perror());
 	PmuTraceEnable(pd);
 	tu_go(&in);
@@ -366,6 +397,7 @@ Test(trace, cgroup_filter)
 Test(trace, kernel_without_btf_uses_the_fallback)
 {
 	struct PmuTraceAttr a = { 0 };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts);
 	struct PmuTraceData *d;
 	struct PmuTraceStats st;
 	char *args[] = { "--threads", "2", NULL };
@@ -374,7 +406,7 @@ Test(trace, kernel_without_btf_uses_the_fallback)
 	int pd, n;
 
 	setenv("KPERF_BPF_BTF", "/nonexistent/vmlinux", 1);
-	pd = tt_trace_workload(&a, args, &pid);
+	pd = tt_trace_workload(&a, &x, args, &pid);
 	cr_assert_eq(PmuTraceGetStats(pd, &st), 0);
 	cr_assert_eq(st.fallback, 1);
 	n = PmuTraceRead(pd, &d);
@@ -388,13 +420,14 @@ Test(trace, kernel_without_btf_uses_the_fallback)
 
 Test(trace, fallback_warning_is_reported_at_open)
 {
-	struct PmuTraceAttr a = { .summaryOnly = 1 };
+	struct PmuTraceAttr a = { 0 };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts, .summaryOnly = 1);
 	int pd;
 
 	setenv("KPERF_BPF_BTF", "/nonexistent/vmlinux", 1);
-	pd = PmuTraceOpen(TRACE_SYS_CALL, &a);
+	pd = KperfTraceOpen(TRACE_SYS_CALL, &a, &x);
 	cr_assert_gt(pd, 0, "%s", Perror());
-	cr_assert_eq(GetWarn(), LIBPERF_WARN_FALLBACK);
+	cr_assert_eq(GetWarn(), KPERF_WARN_FALLBACK);
 	cr_assert(strstr(GetWarnMsg(), "no BTF"), "%s", GetWarnMsg());
 	tt_finish(pd);
 }
@@ -405,15 +438,16 @@ Test(trace_errors, nonexistent_pid)
 {
 	int pids[] = { 999999999 };
 	struct PmuTraceAttr a = { .pidList = pids, .numPid = 1 };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts);
 
-	cr_assert_eq(PmuTraceOpen(TRACE_SYS_CALL, &a), -1);
+	cr_assert_eq(KperfTraceOpen(TRACE_SYS_CALL, &a, &x), -1);
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_PID);
 	cr_assert(strstr(Perror(), "999999999"), "%s", Perror());
 	pids[0] = -3;
-	cr_assert_eq(PmuTraceOpen(TRACE_SYS_CALL, &a), -1);
+	cr_assert_eq(KperfTraceOpen(TRACE_SYS_CALL, &a, &x), -1);
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_PID);
 	a.pidList = NULL;
-	cr_assert_eq(PmuTraceOpen(TRACE_SYS_CALL, &a), -1);
+	cr_assert_eq(KperfTraceOpen(TRACE_SYS_CALL, &a, &x), -1);
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_PIDLIST);
 	cr_assert_eq(tu_bpf_fds(), 0);
 }
@@ -422,12 +456,13 @@ Test(trace_errors, cpu_out_of_range)
 {
 	int cpus[] = { 0, 4096 };
 	struct PmuTraceAttr a = { .cpuList = cpus, .numCpu = 2 };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts);
 
-	cr_assert_eq(PmuTraceOpen(TRACE_SYS_CALL, &a), -1);
+	cr_assert_eq(KperfTraceOpen(TRACE_SYS_CALL, &a, &x), -1);
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_CPULIST);
 	cr_assert(strstr(Perror(), "cpu 4096"), "%s", Perror());
 	cpus[1] = -1;
-	cr_assert_eq(PmuTraceOpen(TRACE_SYS_CALL, &a), -1);
+	cr_assert_eq(KperfTraceOpen(TRACE_SYS_CALL, &a, &x), -1);
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_CPULIST);
 }
 
@@ -435,14 +470,15 @@ Test(trace_errors, unknown_syscall)
 {
 	const char *funcs[] = { "read", "opnat" };
 	struct PmuTraceAttr a = { .funcs = funcs, .numFuncs = 2 };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts);
 
-	cr_assert_eq(PmuTraceOpen(TRACE_SYS_CALL, &a), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_SYSCALL);
+	cr_assert_eq(KperfTraceOpen(TRACE_SYS_CALL, &a, &x), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_SYSCALL_FUN);
 	cr_assert(strstr(Perror(), "'opnat'"), "%s", Perror());
 	cr_assert(strstr(Perror(), "did you mean openat"), "%s", Perror());
 	a.funcs = NULL;
-	cr_assert_eq(PmuTraceOpen(TRACE_SYS_CALL, &a), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_ARG);
+	cr_assert_eq(KperfTraceOpen(TRACE_SYS_CALL, &a, &x), -1);
+	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
 }
 
 Test(trace_errors, invalid_handle)
@@ -467,9 +503,10 @@ Test(trace_errors, invalid_handle)
 
 Test(trace_errors, closed_handle)
 {
-	struct PmuTraceAttr a = { .summaryOnly = 1 };
+	struct PmuTraceAttr a = { 0 };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts, .summaryOnly = 1);
 	struct PmuTraceData *d;
-	int pd = PmuTraceOpen(TRACE_SYS_CALL, &a);
+	int pd = KperfTraceOpen(TRACE_SYS_CALL, &a, &x);
 
 	cr_assert_gt(pd, 0, "%s", Perror());
 	PmuTraceClose(pd);
@@ -482,37 +519,39 @@ Test(trace_errors, closed_handle)
 Test(trace_errors, bad_attributes)
 {
 	struct PmuTraceAttr a = { 0 };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts);
 
-	cr_assert_eq(PmuTraceOpen((enum PmuTraceType)7, &a), -1);
+	cr_assert_eq(KperfTraceOpen((enum PmuTraceType)7, &a, &x), -1);
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_TASK_TYPE);
-	a.ringBufferKb = 4u << 20;
-	cr_assert_eq(PmuTraceOpen(TRACE_SYS_CALL, &a), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_ATTR);
-	a.ringBufferKb = 0;
-	a.fromExec = 1;
-	cr_assert_eq(PmuTraceOpen(TRACE_SYS_CALL, &a), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_ATTR);
-	a.fromExec = 0;
-	a.cgroupPath = "/nonexistent-cgroup";
-	cr_assert_eq(PmuTraceOpen(TRACE_SYS_CALL, &a), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_CGROUP);
-	a.cgroupPath = "/tmp";
-	cr_assert_eq(PmuTraceOpen(TRACE_SYS_CALL, &a), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_CGROUP);
+	x.ringBufferKb = 4u << 20;
+	cr_assert_eq(KperfTraceOpen(TRACE_SYS_CALL, &a, &x), -1);
+	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ATTR);
+	x.ringBufferKb = 0;
+	x.fromExec = 1;
+	cr_assert_eq(KperfTraceOpen(TRACE_SYS_CALL, &a, &x), -1);
+	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ATTR);
+	x.fromExec = 0;
+	x.cgroupPath = "/nonexistent-cgroup";
+	cr_assert_eq(KperfTraceOpen(TRACE_SYS_CALL, &a, &x), -1);
+	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_CGROUP);
+	x.cgroupPath = "/tmp";
+	cr_assert_eq(KperfTraceOpen(TRACE_SYS_CALL, &a, &x), -1);
+	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_CGROUP);
 	cr_assert(strstr(Perror(), "not a cgroup v2 directory"), "%s", Perror());
 	cr_assert_eq(PmuTraceRead(1, NULL), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_ARG);
+	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
 }
 
 Test(trace_errors, missing_privileges)
 {
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct none[2] = { { 0 } };
-	struct PmuTraceAttr a = { .summaryOnly = 1 };
+	struct PmuTraceAttr a = { 0 };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts, .summaryOnly = 1);
 
 	/* criterion runs each test in its own process: dropping every capability is local */
 	cr_assert_eq(syscall(SYS_capset, &h, none), 0);
-	cr_assert_eq(PmuTraceOpen(TRACE_SYS_CALL, &a), -1);
+	cr_assert_eq(KperfTraceOpen(TRACE_SYS_CALL, &a, &x), -1);
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_NO_PERMISSION);
 	cr_assert(strstr(Perror(), "CAP_BPF"), "%s", Perror());
 	cr_assert(strstr(Perror(), "CAP_PERFMON"), "%s", Perror());
@@ -674,14 +713,15 @@ Test(trace_cli, pid_mode_ends_when_the_process_exits)
 Test(trace, a_caller_that_names_its_own_pid_is_traced)
 {
 	int pids[] = { getpid() };
-	struct PmuTraceAttr a = { .pidList = pids, .numPid = 1, .summaryOnly = 1 };
+	struct PmuTraceAttr a = { .pidList = pids, .numPid = 1 };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts, .summaryOnly = 1);
 	const char *funcs[] = { "getppid" };
 	struct counts c;
 	int pd, i;
 
 	a.funcs = funcs;
 	a.numFuncs = 1;
-	pd = PmuTraceOpen(TRACE_SYS_CALL, &a);
+	pd = KperfTraceOpen(TRACE_SYS_CALL, &a, &x);
 	cr_assert_gt(pd, 0, "%s", Perror());
 	PmuTraceEnable(pd);
 	for (i = 0; i < 1234; i++)

@@ -9,7 +9,7 @@
 #include <limits.h>
 #include <sys/stat.h>
 
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 #include "testutil.h"
 
 static char root[] = "/tmp/kperf-uncore-XXXXXX";

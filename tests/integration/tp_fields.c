@@ -26,7 +26,7 @@
 
 #include "core/core.h"
 #include "kperf/pcerrc.h"
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 #include "testutil.h"
 #include "tracefs/tracefs.h"
 
@@ -190,7 +190,7 @@ Test(tp_fields, exec_filename_and_openat_arguments)
 	/* a buffer one byte short of the path and its NUL is refused */
 	cr_expect_eq(PmuGetField(exec_ring.s[0].raw, "filename", fname, (uint32_t)strlen(path)),
 		     -1);
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_BUFFER_TOO_SMALL);
+	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	f = PmuGetFieldExp(exec_ring.s[0].raw, "filename");
 	cr_assert_not_null(f, "%s", Perror());
 	cr_expect_str_eq(f->fieldName, "filename");
@@ -308,7 +308,7 @@ Test(tp_fields, events_found_by_id_alone)
 	cr_expect_eq(PmuGetField(raw, "common_pid", &pid, sizeof(pid)), 0, "%s", Perror());
 	cr_expect_not_null(PmuGetFieldExp(raw, "sig"), "%s", Perror());
 	cr_expect_null(PmuGetFieldExp(raw, "prev_pid"));
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD);
+	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect(strstr(Perror(), "tracepoint signal:signal_generate has no field 'prev_pid'"),
 		  "%s", Perror());
 	kp_raw_data_free(raw);

@@ -41,7 +41,7 @@ sysctl -qw kernel.perf_event_paranoid=2 2>/dev/null
 phase features 120 "$build/bin/kperf-bpf" features
 cp "$out/features.log" "$out/features.txt"
 if [ -n "$filter" ]; then
-	phase integration 1500 "$build/tests/integration" --jobs 1 --verbose --timeout 300 \
+	phase integration 1500 "$build/tests/integration" --jobs 1 --verbose \
 		--filter "$filter" --json="$out/integration.json"
 	echo done >>"$out/phases"
 	exit 0
@@ -49,9 +49,9 @@ fi
 # --verbose: the log shows each test as it ends, so a hang names its test. The unit tests
 # hardly depend on the kernel and take minutes under emulation: only on request (UNIT=1)
 if [ "$unit" = 1 ]; then
-	phase unit 900 "$build/tests/unit" --jobs 2 --verbose --timeout 300 --json="$out/unit.json"
+	phase unit 900 "$build/tests/unit" --jobs 2 --verbose --json="$out/unit.json"
 fi
-phase integration 1500 "$build/tests/integration" --jobs 1 --verbose --timeout 300 \
+phase integration 1500 "$build/tests/integration" --jobs 1 --verbose \
 	--json="$out/integration.json"
 if command -v python3 >/dev/null && python3 -c 'import pytest' 2>/dev/null; then
 	phase python 900 env KPERF_BPF_LIB="$build/lib/libkperf-bpf.so" PYTHONPATH=python \

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -117,19 +117,28 @@ EXPORT int PmuOpen(enum PmuTaskType type, struct PmuAttr *a)
 	for (i = 0; i < a->numCpu; i++)
 		ADD("%d,", a->cpuList[i]);
 	ADD(" group=");
-	for (i = 0; a->evtAttr && i < a->numEvt; i++)
+	for (i = 0; a->evtAttr && i < a->numEvtAttr; i++)
 		ADD("%d,", a->evtAttr[i].groupId);
 	ADD(" cgroup=");
 	for (i = 0; i < a->numCgroup; i++)
 		ADD("%s,", a->cgroupNameList[i]);
 	ADD(" period=%u freq=%u useFreq=%u excludeUser=%u excludeKernel=%u symbolMode=%d "
 	    "callStack=%u blockedSample=%u dataFilter=%#lx evFilter=%d minLatency=%lu "
-	    "includeNewFork=%u branch=%#lx timeline=%u ringBufferKb=%u",
+	    "includeNewFork=%u branch=%#lx",
 	    a->period, a->freq, a->useFreq, a->excludeUser, a->excludeKernel, a->symbolMode,
 	    a->callStack, a->blockedSample, (unsigned long)a->dataFilter, a->evFilter,
-	    a->minLatency, a->includeNewFork, a->branchSampleFilter, a->timeline, a->ringBufferKb);
+	    a->minLatency, a->includeNewFork, a->branchSampleFilter);
 	ok();
 	return 3;
+}
+
+EXPORT int KperfOpen(enum PmuTaskType type, struct PmuAttr *a, const struct KperfPmuOpts *o)
+{
+	int pd = PmuOpen(type, a), n = (int)strlen(last_attr);
+
+	if (pd > 0 && o)
+		ADD(" aggregate=%u ringBufferKb=%u sz=%zu", o->aggregate, o->ringBufferKb, o->sz);
+	return pd;
 }
 
 EXPORT int PmuEnable(int pd)
@@ -181,7 +190,6 @@ EXPORT int PmuRead(int pd, struct PmuData **out)
 		frames[i].symbol = &syms[i];
 		frames[i].next = i < 2 ? &frames[i + 1] : NULL;
 		frames[i].prev = i > 0 ? &frames[i - 1] : NULL;
-		frames[i].count = 7;
 	}
 	spe_ext.pa = 0x10;
 	spe_ext.va = 0x20;
@@ -253,12 +261,12 @@ EXPORT int PmuGetField(struct SampleRawData *r, const char *name, void *value, u
 
 	last_size = (int)size;
 	if (!r)
-		return fail(LIBPERF_ERR_INVALID_ARG, "not a tracepoint record");
+		return fail(KPERF_ERR_INVALID_ARG, "not a tracepoint record");
 	f = find_field(name);
 	if (!f)
-		return fail(LIBPERF_ERR_INVALID_FIELD, "no such field");
+		return fail(LIBPERF_ERR_INVALID_FIELD_ARGS, "no such field");
 	if (size < f->size)
-		return fail(LIBPERF_ERR_BUFFER_TOO_SMALL, "buffer too small");
+		return fail(LIBPERF_ERR_INVALID_FIELD_ARGS, "buffer too small");
 	memcpy(value, r->data + f->offset, f->size);
 	ok();
 	return 0;
@@ -269,7 +277,7 @@ EXPORT struct SampleRawField *PmuGetFieldExp(struct SampleRawData *r, const char
 	struct SampleRawField *f = r ? find_field(name) : NULL;
 
 	if (!f) {
-		fail(LIBPERF_ERR_INVALID_FIELD, "no such field");
+		fail(LIBPERF_ERR_INVALID_FIELD_ARGS, "no such field");
 		return NULL;
 	}
 	ok();
@@ -353,7 +361,7 @@ EXPORT int PmuGetNumaCore(unsigned node, unsigned **list)
 	unsigned *v;
 
 	if (node != 0)
-		return fail(LIBPERF_ERR_INVALID_ID, "no such numa node");
+		return fail(KPERF_ERR_INVALID_ID, "no such numa node");
 	v = track(calloc(2, sizeof(*v)));
 	v[0] = 0;
 	v[1] = 1;
@@ -366,13 +374,13 @@ EXPORT int PmuGetClusterCore(unsigned id, unsigned **list)
 {
 	(void)id;
 	*list = NULL;
-	return fail(LIBPERF_ERR_INVALID_ID, "no clusters on this machine");
+	return fail(KPERF_ERR_INVALID_ID, "no clusters on this machine");
 }
 
 EXPORT int64_t PmuGetCpuFreq(unsigned core)
 {
 	if (core != 0)
-		return fail(LIBPERF_ERR_INVALID_ID, "no such core");
+		return fail(KPERF_ERR_INVALID_ID, "no such core");
 	ok();
 	return 2500000000LL;
 }

@@ -40,11 +40,11 @@ def test_codes_match_pcerrc_h():
 @requires("PmuTraceOpen")
 class TestTraceOpen:
     def test_unknown_syscall(self):
-        trace_open_fails(E.LIBPERF_ERR_INVALID_SYSCALL, "nosuchcall", funcs=["nosuchcall"])
-        assert E.LIBPERF_ERR_INVALID_SYSCALL == 2000
+        trace_open_fails(E.LIBPERF_ERR_INVALID_SYSCALL_FUN, "nosuchcall", funcs=["nosuchcall"])
+        assert E.LIBPERF_ERR_INVALID_SYSCALL_FUN == 1039
 
     def test_unknown_syscall_suggests(self):
-        trace_open_fails(2000, "'reed'", "read", funcs=["getpid", "reed"])
+        trace_open_fails(1039, "'reed'", "read", funcs=["getpid", "reed"])
 
     def test_nonexistent_pid(self):
         pid = free_pid()
@@ -61,12 +61,12 @@ class TestTraceOpen:
         assert E.LIBPERF_ERR_INVALID_CPULIST == 1003
 
     def test_attribute_out_of_range(self):
-        trace_open_fails(E.LIBPERF_ERR_INVALID_ATTR, "ringBufferKb", ringBufferKb=1 << 30)
+        trace_open_fails(E.KPERF_ERR_INVALID_ATTR, "ringBufferKb", ringBufferKb=1 << 30)
         trace_open_fails(2004, "summaryEntries", summaryEntries=1 << 30)
         trace_open_fails(2004, "fromExec", fromExec=True)
 
     def test_bad_cgroup(self):
-        trace_open_fails(E.LIBPERF_ERR_INVALID_CGROUP, "/nonexistent", cgroupPath="/nonexistent")
+        trace_open_fails(E.KPERF_ERR_INVALID_CGROUP, "/nonexistent", cgroupPath="/nonexistent")
         trace_open_fails(2005, "/proc", "cgroup v2", cgroupPath="/proc")
 
     def test_unknown_trace_type(self):
@@ -111,7 +111,7 @@ class TestTraceOpen:
         t.start()
         t.join()
         assert seen["before"] == 0
-        assert seen["after"][0] == 2000 and "nosuchcall" in seen["after"][1]
+        assert seen["after"][0] == 1039 and "nosuchcall" in seen["after"][1]
         assert kperf.errorno() == 1006 and "4242" in kperf.error()
 
     def test_garbage_collected_data_does_not_clear_the_error(self):
@@ -126,7 +126,7 @@ class TestTraceOpen:
 
 def test_syscall_number_unknown():
     assert kperf.syscall_number("nosuchcall") == -1
-    assert kperf.errorno() == 2000 and "nosuchcall" in kperf.error()
+    assert kperf.errorno() == 1039 and "nosuchcall" in kperf.error()
 
 
 class TestPythonArguments:
@@ -162,11 +162,11 @@ class TestPythonArguments:
         with pytest.raises(TypeError, match="PmuAttr"):
             kperf.open(kperf.PmuTaskType.COUNTING, kperf.PmuTraceAttr())
 
-    def test_evt_attr_must_match_evt_list(self):
-        attr = kperf.PmuAttr(evtList=["cpu-clock", "task-clock"], evtAttr=[1])
+    def test_evt_attr_may_not_outnumber_evt_list(self):
+        attr = kperf.PmuAttr(evtList=["cpu-clock"], evtAttr=[1, 2])
         assert kperf.open(kperf.PmuTaskType.COUNTING, attr) == -1
-        assert kperf.errorno() == E.LIBPERF_ERR_INVALID_ATTR
-        assert "evtAttr has 1" in kperf.error() and "2 events" in kperf.error()
+        assert kperf.errorno() == E.LIBPERF_ERR_INVALID_EVTATTR
+        assert "numEvtAttr (2) is larger than numEvt (1)" in kperf.error()
 
     def test_get_field_needs_a_sized_buffer(self):
         with pytest.raises(TypeError, match="record of kperf.read"):
@@ -174,6 +174,6 @@ class TestPythonArguments:
 
     def test_topology_ids_must_be_unsigned(self):
         assert kperf.get_cpu_freq(-1) == -1
-        assert kperf.errorno() == E.LIBPERF_ERR_INVALID_ID and "-1" in kperf.error()
-        assert kperf.get_numa_core(-1) == [] and kperf.errorno() == E.LIBPERF_ERR_INVALID_ID
+        assert kperf.errorno() == E.KPERF_ERR_INVALID_ID and "-1" in kperf.error()
+        assert kperf.get_numa_core(-1) == [] and kperf.errorno() == E.KPERF_ERR_INVALID_ID
         assert kperf.get_cluster_core(-3) == [] and "-3" in kperf.error()

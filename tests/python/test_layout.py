@@ -35,6 +35,9 @@ ENUMS = {
     "PmuDeviceMetric": kperf.PmuDeviceMetric,
     "PmuBdfType": kperf.PmuBdfType,
     "PmuMetricMode": kperf.PmuMetricMode,
+    "HIP_DATA_SOURCE": kperf.HipDataSource,
+    "SpeLdStOpType": kperf.SpeLdStOpType,
+    "PmuHwMetric": kperf.PmuHwMetric,
 }
 
 
@@ -46,6 +49,8 @@ def ctypes_fields(cls):
         name, typ = f[0], f[1]
         if name in anon:
             out.extend(ctypes_fields(typ))
+        elif name.startswith("_pad"):
+            continue  # padding that C gets from an alignment attribute
         else:
             out.append((name, len(f) == 3))
     return out
@@ -58,7 +63,7 @@ def c_ast(tmp_path_factory):
     if not clang:
         pytest.skip("clang is not installed (it is a build dependency: make deps)")
     src = tmp_path_factory.mktemp("ast") / "h.c"
-    src.write_text('#include "kperf/pmu.h"\n')
+    src.write_text('#include "kperf/kperf.h"\n')
     out = subprocess.run(
         [clang, "-I", INCLUDE, "-Xclang", "-ast-dump=json", "-fsyntax-only", str(src)],
         check=True,
@@ -99,7 +104,7 @@ def c_layout(tmp_path_factory, c_ast):
         "#include <stdio.h>",
         "#include <string.h>",
         "#include <stddef.h>",
-        '#include "kperf/pmu.h"',
+        '#include "kperf/kperf.h"',
         "static void bits(const char *n, const unsigned char *p, size_t len, int one) {",
         "\tsize_t i; int b, first = -1, width = 0;",
         "\tfor (i = 0; i < len; i++) for (b = 0; b < 8; b++) if (p[i] >> b & 1) {",

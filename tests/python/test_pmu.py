@@ -77,9 +77,9 @@ def test_sampling_tracepoint_records_and_fields(workload):
         assert ret.value == -errno.ENOENT
     small = ctypes.c_int8(0)
     assert kperf.get_field(recs[0], "ret", small) == -1
-    assert kperf.errorno() == E.LIBPERF_ERR_BUFFER_TOO_SMALL
+    assert kperf.errorno() == E.LIBPERF_ERR_INVALID_FIELD_ARGS
     assert kperf.get_field(recs[0], "no_such_field", ret) == -1
-    assert kperf.errorno() == E.LIBPERF_ERR_INVALID_FIELD and "no_such_field" in kperf.error()
+    assert kperf.errorno() == E.LIBPERF_ERR_INVALID_FIELD_ARGS and "no_such_field" in kperf.error()
     fmt = open("/sys/kernel/tracing/events/syscalls/sys_exit_openat/format").read()
     m = re.search(r"field:(long ret);\s*offset:(\d+);\s*size:(\d+);\s*signed:(\d)", fmt)
     f = kperf.get_field_exp(recs[0], "ret")

@@ -156,9 +156,9 @@ def test_trace_object_context_manager(workload):
 def test_trace_object_raises_on_failure():
     with pytest.raises(kperf.KperfError) as e:
         kperf.Trace(funcs=["no_such_syscall"])
-    assert e.value.errno == kperf.Error.LIBPERF_ERR_INVALID_SYSCALL == 2000
+    assert e.value.errno == kperf.Error.LIBPERF_ERR_INVALID_SYSCALL_FUN == 1039
     assert "no_such_syscall" in e.value.message
-    assert kperf.errorno() == 2000
+    assert kperf.errorno() == 1039
 
 
 def test_sys_call_func_list():
@@ -169,7 +169,7 @@ def test_sys_call_func_list():
     assert all(isinstance(n, str) and n for n in names)
     assert kperf.syscall_number("getppid") == 110
     assert kperf.syscall_number("no_such_syscall") == -1
-    assert kperf.errorno() == 2000
+    assert kperf.errorno() == 1039
 
 
 def test_handle_accepts_trace_object(workload):

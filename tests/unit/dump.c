@@ -12,7 +12,7 @@
 
 #include "core/core.h"
 #include "kperf/pcerrc.h"
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 
 static struct Symbol syms[3] = {
 	{ .addr = 0x401136,
@@ -48,7 +48,6 @@ static void setup(void)
 		stack[i].symbol = &syms[i];
 		stack[i].next = i < 2 ? &stack[i + 1] : NULL;
 		stack[i].prev = i > 0 ? &stack[i - 1] : NULL;
-		stack[i].count = 1;
 	}
 	memset(data, 0, sizeof(data));
 	data[0].stack = &stack[0];
@@ -285,9 +284,9 @@ Test(dump, null_data_and_path)
 	cr_expect_str_eq(Perror(), "pmuData is NULL but len is 3");
 	cr_expect_neq(access(path, F_OK), 0, "nothing created");
 	cr_expect_eq(PmuDumpData(data, 2, NULL, 0), -1);
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_ARG);
+	cr_expect_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
 	cr_expect_eq(PmuDumpData(data, 2, "", 0), -1);
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_ARG);
+	cr_expect_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
 	/* nothing to write: the file is created empty */
 	cr_expect_eq(PmuDumpData(NULL, 0, path, 0), 0, "%s", Perror());
 	cr_expect_eq(access(path, F_OK), 0);
@@ -308,7 +307,7 @@ Test(dump, unwritable_paths)
 Test(dump, full_disk_is_an_io_error)
 {
 	cr_expect_eq(PmuDumpData(data, 2, "/dev/full", 1), -1);
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_IO);
+	cr_expect_eq(Perrorno(), KPERF_ERR_IO);
 	cr_expect_str_eq(Perror(), "writing /dev/full failed: No space left on device");
 }
 

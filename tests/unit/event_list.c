@@ -16,7 +16,7 @@
 #include "events/events.h"
 #include "fixtures/fixture.h"
 #include "kperf/pcerrc.h"
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 
 static bool in_list(const char **names, unsigned n, const char *name)
 {

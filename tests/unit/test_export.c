@@ -216,7 +216,7 @@ Test(export, go_tool_pprof_reads_it)
 Test(export, pprof_unwritable_path)
 {
 	cr_assert_lt(kp_export_pprof("/nonexistent/dir/x.pb.gz", recs, NRECS, NULL), 0);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_IO);
+	cr_assert_eq(Perrorno(), KPERF_ERR_IO);
 }
 
 Test(export, profile_json)

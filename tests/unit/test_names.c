@@ -11,7 +11,7 @@
 #include "core/core.h"
 #include "events/events.h"
 #include "export/export.h"
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 #include "trace/trace.h"
 #include "tracefs/tracefs.h"
 
@@ -31,11 +31,11 @@ Test(syscalls, numbers_of_x86_64)
 Test(syscalls, unknown_name_suggests_close_ones)
 {
 	cr_assert_eq(PmuSysCallNumber("getppidd"), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_SYSCALL);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_SYSCALL_FUN);
 	cr_assert(strstr(Perror(), "unknown syscall 'getppidd'"), "%s", Perror());
 	cr_assert(strstr(Perror(), "did you mean getppid"), "%s", Perror());
 	cr_assert_eq(PmuSysCallNumber(""), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_SYSCALL);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_SYSCALL_FUN);
 	cr_assert_eq(PmuSysCallNumber(NULL), -1);
 }
 
@@ -109,7 +109,7 @@ Test(events, bad_names_have_codes)
 	cr_assert(strstr(Perror(), "did you mean cpu-clock"), "%s", Perror());
 	kp_clear();
 	cr_assert_lt(kp_event_parse("nosuchpmu/x/", true, &ev), 0);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_PMU_NOT_PRESENT);
+	cr_assert_eq(Perrorno(), KPERF_ERR_PMU_NOT_PRESENT);
 	kp_clear();
 	cr_assert_lt(kp_event_parse("sched:no_such_event", true, &ev), 0);
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_EVENT);
@@ -129,7 +129,7 @@ Test(events, hardware_event_without_pmu_is_refused)
 		cr_skip_test("this machine has a hardware PMU");
 	kp_clear();
 	cr_assert_lt(kp_event_parse("cycles", true, &ev), 0);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_PMU_NOT_PRESENT);
+	cr_assert_eq(Perrorno(), KPERF_ERR_PMU_NOT_PRESENT);
 	cr_assert(strstr(Perror(), "no hardware PMU"), "%s", Perror());
 }
 
@@ -187,7 +187,7 @@ Test(tracefs, malformed_formats_refused)
 		cr_assert_lt(kp_tp_format_parse(bad[i], strlen(bad[i]), &fmt), 0, "accepted #%zu",
 			     i);
 		cr_assert_null(fmt);
-		cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_FORMAT, "#%zu: %s", i, Perror());
+		cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_FORMAT, "#%zu: %s", i, Perror());
 	}
 }
 

@@ -314,7 +314,7 @@ Test(sym, process_exits_after_record)
 	cr_assert_str_eq(s->symbolName, "wl_lib_work");
 	/* recording it again keeps what was known, with a warning */
 	cr_assert_eq(SymResolverRecordModule(pid), 0, "%s", Perror());
-	cr_assert_eq(GetWarn(), LIBPERF_WARN_PROC_EXITED);
+	cr_assert_eq(GetWarn(), KPERF_WARN_PROC_EXITED);
 	cr_assert_str_eq(SymResolverMapAddr(pid, hot)->symbolName, "hot_loop");
 }
 
@@ -341,9 +341,9 @@ Test(sym, bad_pids)
 	cr_assert_null(SymResolverMapAddr(-3, 0x401000));
 	cr_assert_eq(Perrorno(), LIBSYM_ERR_PARAM_PID_INVALID);
 	cr_assert_null(StackToHash(1, NULL, 3));
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_ARG);
+	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
 	cr_assert_null(StackToHash(1, st, 0));
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_ARG);
+	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
 	/* a never recorded pid: FreeModuleData is harmless */
 	FreeModuleData(pid);
 	cr_assert_eq(Perrorno(), SUCCESS);

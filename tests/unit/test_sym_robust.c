@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 #include "kperf/pcerrc.h"
-#include "kperf/symbol.h"
+#include "kperf/kperf.h"
 #include "sym/sym.h"
 #include "symtest.h"
 
@@ -331,7 +331,7 @@ Test(sym_robust, mmap2_told_after_exit_and_replaced_file)
 		     0);
 	cr_assert_eq(kp_sym_add_mapping_id(pid, start, end, pgoff, bin, maj, min, ino), 0, "%s",
 		     Perror());
-	cr_assert_eq(GetWarn(), LIBPERF_WARN_SYM_INCOMPLETE);
+	cr_assert_eq(GetWarn(), KPERF_WARN_SYM_INCOMPLETE);
 	cr_assert(strstr(GetWarnMsg(), "was replaced"), "%s", GetWarnMsg());
 	cr_assert_eq(kp_sym_resolve_addr(pid, hot, 0, &s), 0, "%s", Perror());
 	cr_assert_str_eq(s->symbolName, "[unknown]");
@@ -342,7 +342,7 @@ Test(sym_robust, mmap2_told_after_exit_and_replaced_file)
 	cr_assert_eq(unlink(bin), 0);
 	cr_assert_eq(kp_sym_add_mapping_id(pid, start, end, pgoff, bin, maj, min, ino), 0, "%s",
 		     Perror());
-	cr_assert_eq(GetWarn(), LIBPERF_WARN_SYM_INCOMPLETE);
+	cr_assert_eq(GetWarn(), KPERF_WARN_SYM_INCOMPLETE);
 	cr_assert(strstr(GetWarnMsg(), bin), "%s", GetWarnMsg());
 	cr_assert_eq(kp_sym_resolve_addr(pid, hot, 0, &s), 0, "%s", Perror());
 	cr_assert_str_eq(s->symbolName, "[unknown]");

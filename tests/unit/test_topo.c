@@ -16,7 +16,7 @@
 
 #include "core/core.h"
 #include "fixtures/fixture.h"
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 #include "topo/topo.h"
 
 static void use(const char *fixture)
@@ -84,11 +84,11 @@ Test(topo, kunpeng_bad_cpu)
 
 	use("kunpeng920");
 	cr_assert_eq(kp_topo_cpu(32, &t), -ENOENT);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_ID);
+	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ID);
 	cr_assert(strstr(Perror(), "cpu 32 does not exist: this machine has cpus 0-31"), "%s",
 		  Perror());
 	cr_assert_eq(kp_topo_cpu(-1, &t), -ENOENT);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_ID);
+	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ID);
 }
 
 Test(topo, kunpeng_numa_cores)
@@ -111,12 +111,12 @@ Test(topo, kunpeng_numa_does_not_exist)
 	use("kunpeng920");
 	cr_assert_eq(PmuGetNumaCore(4, &list), -1);
 	cr_assert_null(list);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_ID);
+	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ID);
 	cr_assert_str_eq(Perror(), "numa node 4 does not exist: this machine has numa nodes 0-3");
 	cr_assert_eq(PmuGetNumaCore(0x80000000u, &list), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_ID);
+	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ID);
 	cr_assert_eq(PmuGetNumaCore(0, NULL), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_ARG);
+	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
 }
 
 Test(topo, kunpeng_cluster_cores)
@@ -145,10 +145,10 @@ Test(topo, kunpeng_cluster_does_not_exist)
 	use("kunpeng920");
 	cr_assert_eq(PmuGetClusterCore(8, &list), -1);
 	cr_assert_null(list);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_ID);
+	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ID);
 	cr_assert_str_eq(Perror(), "cluster 8 does not exist: this machine has clusters 0-7");
 	cr_assert_eq(PmuGetClusterCore(1, NULL), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_ARG);
+	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
 }
 
 Test(topo, kunpeng_socket_cores)
@@ -184,10 +184,10 @@ Test(topo, cpu_freq_of_missing_core)
 {
 	use("kunpeng920");
 	cr_assert_eq(PmuGetCpuFreq(32), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_ID);
+	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ID);
 	cr_assert(strstr(Perror(), "cpu 32 does not exist"), "%s", Perror());
 	cr_assert_eq(PmuGetCpuFreq(0xffffffffu), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_ID);
+	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ID);
 }
 
 /* ---- x86: 2 sockets x 4 cores x 2 threads, one L3 per socket, no cluster ids ---- */

@@ -1,7 +1,7 @@
 /*
  * tp_format.c - the tracefs format parser: real formats (copied from a 6.18 kernel) parse
  * to the exact fields, every kind of malformed input is refused with
- * LIBPERF_ERR_INVALID_FORMAT and the wrong line, and thousands of random mutations of real
+ * KPERF_ERR_INVALID_FORMAT and the wrong line, and thousands of random mutations of real
  * formats never crash it nor fail with another code.
  */
 #include <criterion/criterion.h>
@@ -247,7 +247,7 @@ Test(tp_format, bad_inputs_are_refused_with_the_line)
 		err = kp_tp_format_parse(bad_cases[i].text, strlen(bad_cases[i].text), &fmt);
 		cr_expect_eq(err, -EINVAL, "case %zu: err %d", i, err);
 		cr_expect_null(fmt, "case %zu", i);
-		cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FORMAT, "case %zu: code %d", i,
+		cr_expect_eq(Perrorno(), KPERF_ERR_INVALID_FORMAT, "case %zu: code %d", i,
 			     Perrorno());
 		cr_expect(strstr(Perror(), bad_cases[i].why) != NULL, "case %zu: '%s' lacks '%s'",
 			  i, Perror(), bad_cases[i].why);
@@ -264,11 +264,11 @@ Test(tp_format, nul_byte_and_null_text)
 	text[40] = '\0'; /* inside line 3 */
 	kp_clear();
 	cr_assert_eq(kp_tp_format_parse(text, sizeof(text) - 1, &fmt), -EINVAL);
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FORMAT);
+	cr_expect_eq(Perrorno(), KPERF_ERR_INVALID_FORMAT);
 	cr_expect(strstr(Perror(), "NUL byte") != NULL, "%s", Perror());
 	kp_clear();
 	cr_assert_eq(kp_tp_format_parse(NULL, 10, &fmt), -EINVAL);
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FORMAT);
+	cr_expect_eq(Perrorno(), KPERF_ERR_INVALID_FORMAT);
 	cr_expect_null(fmt);
 }
 
@@ -437,7 +437,7 @@ Test(tp_format, fuzz_mutations_of_real_formats)
 		if (err) {
 			cr_assert_eq(err, -EINVAL, "seed %llu it %d: err %d",
 				     (unsigned long long)seed, it, err);
-			cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_FORMAT,
+			cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_FORMAT,
 				     "seed %llu it %d: code %d (%s)", (unsigned long long)seed, it,
 				     Perrorno(), Perror());
 			cr_assert_null(fmt);

@@ -15,7 +15,7 @@
 
 #include "core/core.h"
 #include "kperf/pcerrc.h"
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 #include "tracefs/tracefs.h"
 
 #define ID_ALL 65001
@@ -187,14 +187,14 @@ Test(tp_raw, buffer_too_small_writes_nothing)
 	raw = new_rec(rec, sizeof(rec));
 	memset(buf, 0x55, sizeof(buf));
 	cr_assert_eq(PmuGetField(raw, "s64", buf, 4), -1);
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_BUFFER_TOO_SMALL);
+	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect_str_eq(Perror(), "field 's64' (long s64, 8 bytes in the format) needs a buffer "
 				   "of 8 bytes; the buffer has 4");
 	cr_expect_eq(buf[0], 0x55);
 	cr_expect_eq(PmuGetField(raw, "u16", buf, 1), -1);
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_BUFFER_TOO_SMALL);
+	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect_eq(PmuGetField(raw, "u16", buf, 0), -1);
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_BUFFER_TOO_SMALL);
+	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	/* a success clears the error */
 	cr_expect_eq(PmuGetField(raw, "u16", buf, 2), 0);
 	cr_expect_eq(Perrorno(), SUCCESS);
@@ -216,7 +216,7 @@ Test(tp_raw, char_array_is_a_terminated_string)
 	cr_expect_eq(PmuGetField(raw, "comm", buf, 9), 0, "exact fit");
 	cr_expect_str_eq(buf, "worker-7");
 	cr_expect_eq(PmuGetField(raw, "comm", buf, 8), -1);
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_BUFFER_TOO_SMALL);
+	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect(strstr(Perror(), "needs a buffer of 9 bytes; the buffer has 8") != NULL, "%s",
 		  Perror());
 	kp_raw_data_free(raw);
@@ -225,7 +225,7 @@ Test(tp_raw, char_array_is_a_terminated_string)
 	memcpy(rec + 48, "0123456789abcdef", 16);
 	raw = new_rec(rec, sizeof(rec));
 	cr_expect_eq(PmuGetField(raw, "comm", buf, 16), -1);
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_BUFFER_TOO_SMALL);
+	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect_eq(PmuGetField(raw, "comm", buf, 17), 0);
 	cr_expect_str_eq(buf, "0123456789abcdef");
 	kp_raw_data_free(raw);
@@ -245,14 +245,14 @@ Test(tp_raw, data_loc_rel_loc_and_arrays)
 	cr_expect_str_eq(buf, "hello");
 	cr_expect_eq(PmuGetField(raw, "name", buf, 6), 0);
 	cr_expect_eq(PmuGetField(raw, "name", buf, 5), -1);
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_BUFFER_TOO_SMALL);
+	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_assert_eq(PmuGetField(raw, "rname", buf, sizeof(buf)), 0, "%s", Perror());
 	cr_expect_str_eq(buf, "rel");
 	cr_assert_eq(PmuGetField(raw, "stack", stack, sizeof(stack)), 0, "%s", Perror());
 	cr_expect(stack[0] == 1 && stack[1] == 2 && stack[2] == 3);
 	cr_expect_eq(stack[3], 9, "only the payload is written");
 	cr_expect_eq(PmuGetField(raw, "stack", stack, 16), -1);
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_BUFFER_TOO_SMALL);
+	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect(strstr(Perror(), "needs a buffer of 24 bytes") != NULL, "%s", Perror());
 	cr_assert_eq(PmuGetField(raw, "mac", mac, sizeof(mac)), 0);
 	cr_expect_arr_eq(mac, want_mac, 6);
@@ -377,12 +377,12 @@ Test(tp_raw, unknown_field_names_the_fields)
 	build(rec);
 	raw = new_rec(rec, sizeof(rec));
 	cr_expect_eq(PmuGetField(raw, "nam", buf, sizeof(buf)), -1);
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD);
+	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect_str_eq(Perror(), "tracepoint test:allkinds has no field 'nam' (did you mean "
 				   "name?) (its fields: s8, s16, u16, s32, u32, s64, u64, ptr, "
 				   "comm, name, rname, stack, mac)");
 	cr_expect_null(PmuGetFieldExp(raw, "nosuchfield_at_all"));
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD);
+	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect(strstr(Perror(), "did you mean") == NULL, "%s", Perror());
 	kp_raw_data_free(raw);
 }
@@ -396,19 +396,19 @@ Test(tp_raw, null_arguments)
 	build(rec);
 	raw = new_rec(rec, sizeof(rec));
 	cr_expect_eq(PmuGetField(NULL, "name", buf, sizeof(buf)), -1);
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_ARG);
+	cr_expect_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
 	cr_expect(strstr(Perror(), "rawData is NULL") != NULL);
 	cr_expect_eq(PmuGetField(raw, NULL, buf, sizeof(buf)), -1);
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_ARG);
+	cr_expect_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
 	cr_expect_eq(PmuGetField(raw, "", buf, sizeof(buf)), -1);
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_ARG);
+	cr_expect_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
 	cr_expect_eq(PmuGetField(raw, "name", NULL, 8), -1);
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_ARG);
+	cr_expect_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
 	cr_expect_str_eq(Perror(), "value is NULL: pass a buffer for the field");
 	cr_expect_null(PmuGetFieldExp(NULL, "name"));
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_ARG);
+	cr_expect_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
 	cr_expect_null(PmuGetFieldExp(raw, NULL));
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_ARG);
+	cr_expect_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
 	kp_raw_data_free(raw);
 }
 
@@ -491,7 +491,7 @@ Test(tp_raw, register_twice_is_refused)
 	cr_assert_eq(kp_tp_format_parse(all_fmt, strlen(all_fmt), &fmt), 0);
 	kp_clear();
 	cr_expect_eq(kp_tp_format_register(fmt), -EEXIST);
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FORMAT);
+	cr_expect_eq(Perrorno(), KPERF_ERR_INVALID_FORMAT);
 	cr_expect_str_eq(Perror(), "a tracepoint format with id 65001 is already known");
 	kp_tp_format_free(fmt);
 	cr_expect_eq(kp_tp_format_register(NULL), -EINVAL);
@@ -578,7 +578,7 @@ Test(tp_raw, fuzz_decode_random_records)
 				ok++;
 			} else {
 				cr_assert(Perrorno() == LIBPERF_ERR_INVALID_PMU_DATA ||
-						  Perrorno() == LIBPERF_ERR_BUFFER_TOO_SMALL,
+						  Perrorno() == LIBPERF_ERR_INVALID_FIELD_ARGS,
 					  "it %d field %s: %d %s", it, fields[k], Perrorno(),
 					  Perror());
 				refused++;

@@ -9,8 +9,7 @@
 
 #include "cli.h"
 #include "core/core.h"
-#include "kperf/pcerrc.h"
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 
 static void usage(FILE *f)
 {
@@ -27,9 +26,10 @@ static void usage(FILE *f)
 static int try_trace(void)
 {
 	int self = getpid();
-	struct PmuTraceAttr a = { .pidList = &self, .numPid = 1, .summaryOnly = 1 };
+	struct PmuTraceAttr a = { .pidList = &self, .numPid = 1 };
+	struct KperfTraceOpts o = KPERF_OPTS(KperfTraceOpts, .summaryOnly = 1);
 	struct PmuTraceStats st = { 0 };
-	int pd = PmuTraceOpen(TRACE_SYS_CALL, &a);
+	int pd = KperfTraceOpen(TRACE_SYS_CALL, &a, &o);
 	char warning[512];
 
 	snprintf(warning, sizeof(warning), "%s", GetWarnMsg()); /* the next call clears it */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 
 static void usage(FILE *f)
 {

@@ -19,7 +19,7 @@
 #include "cli.h"
 #include "core/core.h"
 #include "export/export.h"
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 
 enum out_format { OUT_NONE, OUT_FOLDED, OUT_PPROF, OUT_JSON, OUT_DUMP };
 
@@ -289,7 +289,8 @@ int cmd_record(int argc, char **argv)
 		attr.pidList = o.pids;
 		attr.numPid = (unsigned)o.npids;
 	}
-	pd = PmuOpen(SAMPLING, &attr);
+	/* samples counted per distinct stack in the kernel: a read costs the number of stacks */
+	pd = KperfOpen(SAMPLING, &attr, &KPERF_OPTS(KperfPmuOpts, .aggregate = 1));
 	if (pd < 0) {
 		fprintf(stderr, "kperf-bpf record: %s\n", Perror());
 		goto done;

@@ -19,7 +19,7 @@
 #include "core/core.h"
 #include "events/events.h"
 #include "export/export.h"
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 
 static const char *const default_events[] = {
 	"task-clock", "context-switches", "cpu-migrations", "page-faults",
@@ -159,7 +159,7 @@ static int check_events(struct stat_opts *o, bool *supported)
 		supported[i] = kp_event_parse(o->events[i], true, &ev) == 0;
 		if (supported[i]) {
 			kp_event_free(&ev);
-		} else if (Perrorno() != LIBPERF_ERR_PMU_NOT_PRESENT) {
+		} else if (Perrorno() != KPERF_ERR_PMU_NOT_PRESENT) {
 			fprintf(stderr, "kperf-bpf stat: %s\n", Perror());
 			return -1;
 		}

@@ -21,7 +21,7 @@
 #include "cli.h"
 #include "core/core.h"
 #include "export/export.h"
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 
 #define TICK_MS 100
 #define STATUS_MS 250
@@ -274,7 +274,7 @@ static void read_events(FILE *out, int pd, const struct trace_opts *o, int64_t *
 	for (i = 0; i < n; i++) {
 		if (!*t0)
 			*t0 = d[i].startTs;
-		kp_report_event(out, o->format, &d[i], *t0, *first);
+		kp_report_event(out, o->format, &d[i], KperfTraceGetExt(d, i), *t0, *first);
 		*first = false;
 	}
 	PmuTraceDataFree(d);
@@ -284,6 +284,7 @@ int cmd_trace(int argc, char **argv)
 {
 	struct trace_opts o = { 0 };
 	struct PmuTraceAttr attr = { 0 };
+	struct KperfTraceOpts kopts = KPERF_OPTS(KperfTraceOpts);
 	struct kp_launch launch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
 	bool launched = false, first = true, tty = isatty(2);
 	double start_ms, attach_ms, last_status = 0, last_interval;
@@ -313,8 +314,8 @@ int cmd_trace(int argc, char **argv)
 		child_pid = launch.pid;
 		attr.pidList = &child_pid;
 		attr.numPid = 1;
-		attr.fromExec = 1;
-		attr.includeNewFork = 1;
+		kopts.fromExec = 1;
+		kopts.includeNewFork = 1;
 	} else {
 		attr.pidList = o.pids;
 		attr.numPid = (unsigned)o.npids;
@@ -323,12 +324,14 @@ int cmd_trace(int argc, char **argv)
 	attr.numCpu = (unsigned)o.ncpus;
 	attr.funcs = (const char **)o.funcs;
 	attr.numFuncs = (unsigned)o.nfuncs;
-	attr.cgroupPath = o.cgroup;
-	attr.summaryOnly = !o.events;
-	attr.minDurationNs = (uint64_t)(o.min_duration_ms * 1e6);
-	attr.ringBufferKb = o.ringbuf_kb;
+	kopts.cgroupPath = o.cgroup;
+	kopts.summaryOnly = !o.events;
+	kopts.minDurationNs = (uint64_t)(o.min_duration_ms * 1e6);
+	kopts.ringBufferKb = o.ringbuf_kb;
+	/* tracing everything: the tracer's own reads would feed the trace */
+	kopts.excludeSelf = 1;
 
-	pd = PmuTraceOpen(TRACE_SYS_CALL, &attr);
+	pd = KperfTraceOpen(TRACE_SYS_CALL, &attr, &kopts);
 	if (pd < 0) {
 		fprintf(stderr, "kperf-bpf trace: %s\n", Perror());
 		goto done;

@@ -209,7 +209,7 @@ int kp_bpf_load_error(const char *what, int err)
 		return err;
 	if (rejected_prog[0])
 		return kp_fail(
-			LIBPERF_ERR_BPF_LOAD, err,
+			KPERF_ERR_BPF_LOAD, err,
 			"the verifier of kernel %s rejected the BPF program %s (%s "
 			"programs, %s):\n%s\nkperf-bpf's programs are meant to load on every "
 			"kernel from 5.10 on: please report this, with the whole log that "
@@ -224,7 +224,7 @@ int kp_bpf_load_error(const char *what, int err)
 			       "process has the capabilities: a security policy (LSM, seccomp, "
 			       "lockdown) forbids it. %s",
 			       what, strerror(-err), tail);
-	return kp_fail(LIBPERF_ERR_BPF_LOAD, err,
+	return kp_fail(KPERF_ERR_BPF_LOAD, err,
 		       "the %s BPF programs failed to load on kernel %s: %s %s", what,
 		       kp_kernel_release(), strerror(-err), tail);
 }

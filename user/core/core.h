@@ -64,6 +64,8 @@ int kp_registry_add(void *ptr, void (*release)(void *ptr));
 bool kp_registry_release(void *ptr);
 /* Is <ptr> a live returned array? */
 bool kp_registry_has(const void *ptr);
+/* Is <ptr> a live returned array that <release> frees (an array of that kind)? */
+bool kp_registry_is(const void *ptr, void (*release)(void *ptr));
 
 /* ---- the running system (sys.c) ---- */
 
@@ -95,7 +97,7 @@ const char *kp_tracefs(void);
 const char *kp_sysfs(void);
 /* Open a cgroup v2 directory: an absolute path, or a path relative to the cgroup2 mount
  * (found in /proc/self/mounts: /sys/fs/cgroup, or /sys/fs/cgroup/unified on hybrid
- * systems). Returns the fd or LIBPERF_ERR_INVALID_CGROUP. */
+ * systems). Returns the fd or KPERF_ERR_INVALID_CGROUP. */
 int kp_cgroup_open(const char *path);
 /* Monotonic time in ns. */
 uint64_t kp_now_ns(void);
@@ -110,6 +112,11 @@ int kp_read_long(const char *path, long *val);
 int kp_edit_distance(const char *a, const char *b);
 /* strdup that records COMMON_ERR_NOMEM on failure */
 char *kp_strdup(const char *s);
+/* Copy a caller's options struct (kperf.h: leading size_t sz) of <src_sz> bytes into <dst>
+ * of <dst_sz> bytes: fields the caller's version does not have read as 0, and bytes of a
+ * newer caller beyond <dst_sz> must be 0 (KPERF_ERR_INVALID_ATTR names <what> otherwise).
+ * src NULL: all zero. */
+int kp_opts_copy(void *dst, size_t dst_sz, const void *src, size_t src_sz, const char *what);
 /* Grow *arr (of *cap elements of <elem> bytes) so that it holds at least <need>. */
 int kp_grow(void **arr, size_t *cap, size_t need, size_t elem);
 

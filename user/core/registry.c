@@ -136,3 +136,17 @@ bool kp_registry_has(const void *ptr)
 	pthread_mutex_unlock(&reg_lock);
 	return found;
 }
+
+bool kp_registry_is(const void *ptr, void (*release)(void *ptr))
+{
+	struct slot *s;
+	bool found;
+
+	if (!ptr || ptr == TOMBSTONE)
+		return false;
+	pthread_mutex_lock(&reg_lock);
+	s = find(ptr);
+	found = s && s->release == release;
+	pthread_mutex_unlock(&reg_lock);
+	return found;
+}

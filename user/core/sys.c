@@ -344,22 +344,22 @@ int kp_cgroup_open(const char *path)
 	int fd;
 
 	if (!path || !*path)
-		return kp_fail(LIBPERF_ERR_INVALID_CGROUP, -EINVAL, "empty cgroup path");
+		return kp_fail(KPERF_ERR_INVALID_CGROUP, -EINVAL, "empty cgroup path");
 	if (path[0] == '/') {
 		snprintf(full, sizeof(full), "%s", path);
 	} else {
 		if (cgroup2_root(root, sizeof(root)))
-			return kp_fail(LIBPERF_ERR_INVALID_CGROUP, -ENOENT,
+			return kp_fail(KPERF_ERR_INVALID_CGROUP, -ENOENT,
 				       "cgroup '%s': no cgroup v2 hierarchy is mounted", path);
 		snprintf(full, sizeof(full), "%s/%s", root, path);
 	}
 	fd = open(full, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return kp_fail(LIBPERF_ERR_INVALID_CGROUP, -errno, "cannot open cgroup %s: %s",
-			       full, strerror(errno));
+		return kp_fail(KPERF_ERR_INVALID_CGROUP, -errno, "cannot open cgroup %s: %s", full,
+			       strerror(errno));
 	if (fstatfs(fd, &st) || st.f_type != CGROUP2_SUPER_MAGIC) {
 		close(fd);
-		return kp_fail(LIBPERF_ERR_INVALID_CGROUP, -EINVAL,
+		return kp_fail(KPERF_ERR_INVALID_CGROUP, -EINVAL,
 			       "%s is not a cgroup v2 directory (cgroup v1 hierarchies cannot be "
 			       "used)",
 			       full);

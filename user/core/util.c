@@ -139,3 +139,26 @@ int kp_grow(void **arr, size_t *cap, size_t need, size_t elem)
 	*cap = n;
 	return 0;
 }
+
+int kp_opts_copy(void *dst, size_t dst_sz, const void *src, size_t src_sz, const char *what)
+{
+	const unsigned char *b = src;
+	size_t i;
+
+	memset(dst, 0, dst_sz);
+	if (!src)
+		return 0;
+	if (src_sz < sizeof(size_t))
+		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
+			       "%s.sz is %zu: set it to sizeof(struct %s)", what, src_sz, what);
+	for (i = dst_sz; i < src_sz; i++)
+		if (b[i])
+			return kp_fail(KPERF_ERR_INVALID_ATTR, -E2BIG,
+				       "%s has fields this library does not know (sz %zu, this "
+				       "version knows %zu bytes): set them to 0 or use a newer "
+				       "libkperf-bpf",
+				       what, src_sz, dst_sz);
+	memcpy(dst, src, src_sz < dst_sz ? src_sz : dst_sz);
+	*(size_t *)dst = dst_sz;
+	return 0;
+}

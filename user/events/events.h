@@ -42,7 +42,7 @@ struct kp_event {
 
 /*
  * Parse <name>. Errors: LIBPERF_ERR_INVALID_EVENT (unknown name, bad syntax, with close
- * names suggested), LIBPERF_ERR_PMU_NOT_PRESENT (a hardware or PMU event this machine has
+ * names suggested), KPERF_ERR_PMU_NOT_PRESENT (a hardware or PMU event this machine has
  * no PMU for: checked by opening it once when <probe> is true).
  */
 int kp_event_parse(const char *name, bool probe, struct kp_event *ev);

@@ -332,7 +332,7 @@ static int parse_pmu(const char *name, const char *body, struct kp_event *ev)
 	if (strchr(pmu, '.') || strchr(evname, '/'))
 		return kp_fail(LIBPERF_ERR_INVALID_EVENT, -EINVAL, "event '%s' is malformed", name);
 	if (pmu_dir(pmu, dir, sizeof(dir)))
-		return kp_fail(LIBPERF_ERR_PMU_NOT_PRESENT, -ENODEV,
+		return kp_fail(KPERF_ERR_PMU_NOT_PRESENT, -ENODEV,
 			       "event '%s': this machine has no PMU called '%s' (see %s/bus/"
 			       "event_source/devices)",
 			       name, pmu, kp_sysfs());
@@ -429,10 +429,10 @@ static int probe(struct kp_event *ev)
 		return 0; /* exists; privileges are checked when it is really opened */
 	if (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV || err == -EINVAL) {
 		if (ev->kind == KP_EV_PMU)
-			return kp_fail(LIBPERF_ERR_PMU_NOT_PRESENT, err,
+			return kp_fail(KPERF_ERR_PMU_NOT_PRESENT, err,
 				       "event '%s': the %s PMU refused it (%s)", ev->name, ev->pmu,
 				       strerror(-err));
-		return kp_fail(LIBPERF_ERR_PMU_NOT_PRESENT, err,
+		return kp_fail(KPERF_ERR_PMU_NOT_PRESENT, err,
 			       "hardware event '%s' is not available: this machine has no hardware "
 			       "PMU for it (a VM without a virtual PMU?). Software events such as "
 			       "cpu-clock, task-clock, page-faults and context-switches work",

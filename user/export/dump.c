@@ -34,7 +34,7 @@
 #include "core/core.h"
 #include "export.h"
 #include "kperf/pcerrc.h"
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 
 static void put_text(FILE *f, const char *s)
 {
@@ -131,7 +131,7 @@ KP_EXPORT int PmuDumpData(struct PmuData *pmuData, unsigned len, char *filepath,
 		return kp_public_fail(kp_fail(LIBPERF_ERR_INVALID_PMU_DATA, -EINVAL,
 					      "pmuData is NULL but len is %u", len));
 	if (!filepath || !*filepath)
-		return kp_public_fail(kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL,
+		return kp_public_fail(kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
 					      "no file path to dump the data to"));
 	fd = open(filepath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -153,15 +153,15 @@ KP_EXPORT int PmuDumpData(struct PmuData *pmuData, unsigned len, char *filepath,
 		char msg[512];
 
 		snprintf(msg, sizeof(msg), "writing %s failed: %s", filepath, strerror(-err));
-		kp_fail(LIBPERF_ERR_IO, err, "%s", msg);
+		kp_fail(KPERF_ERR_IO, err, "%s", msg);
 	}
 	if (err && before >= 0 && ftruncate(fd, before))
-		kp_fail(LIBPERF_ERR_IO, err,
+		kp_fail(KPERF_ERR_IO, err,
 			"writing %s failed (%s) and it could not be cut back to its previous "
 			"%lld bytes",
 			filepath, strerror(-err), (long long)before);
 	if (fclose(f) == EOF && !err)
-		err = kp_fail(LIBPERF_ERR_IO, -errno, "closing %s failed: %s", filepath,
+		err = kp_fail(KPERF_ERR_IO, -errno, "closing %s failed: %s", filepath,
 			      strerror(errno));
 	return err ? kp_public_fail(err) : SUCCESS;
 }

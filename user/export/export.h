@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 
 enum kp_format {
 	KP_FORMAT_TABLE,
@@ -44,8 +44,8 @@ void kp_report_syscalls(FILE *f, enum kp_format fmt, const struct PmuTraceSummar
 
 /* One per-call record: a line (table), an object of the "events" array (json, with a
  * leading comma when !first), or a CSV row. */
-void kp_report_event(FILE *f, enum kp_format fmt, const struct PmuTraceData *d, int64_t t0_ns,
-		     bool first);
+void kp_report_event(FILE *f, enum kp_format fmt, const struct PmuTraceData *d,
+		     const struct KperfTraceDataExt *x, int64_t t0_ns, bool first);
 /* The CSV header line, once before any row (events, intervals and the summary share it). */
 void kp_report_csv_header(FILE *f);
 /* What goes before the first and after the last event in JSON and CSV. */

@@ -358,8 +358,8 @@ void kp_report_events_end(FILE *f, enum kp_format fmt)
 		fputs("],", f);
 }
 
-void kp_report_event(FILE *f, enum kp_format fmt, const struct PmuTraceData *d, int64_t t0_ns,
-		     bool first)
+void kp_report_event(FILE *f, enum kp_format fmt, const struct PmuTraceData *d,
+		     const struct KperfTraceDataExt *x, int64_t t0_ns, bool first)
 {
 	cJSON *o;
 	char *text;
@@ -367,7 +367,7 @@ void kp_report_event(FILE *f, enum kp_format fmt, const struct PmuTraceData *d, 
 	switch (fmt) {
 	case KP_FORMAT_TABLE:
 		fprintf(f, "%12.3f %16s/%-7d %s() = %" PRId64 " %12.3f us\n",
-			(double)(d->startTs - t0_ns) / 1e6, d->comm, d->tid, d->funcs, d->ret,
+			(double)(d->startTs - t0_ns) / 1e6, d->comm, d->tid, d->funcs, x->ret,
 			d->elapsedTime * 1e3);
 		break;
 	case KP_FORMAT_JSON:
@@ -378,8 +378,8 @@ void kp_report_event(FILE *f, enum kp_format fmt, const struct PmuTraceData *d, 
 		cJSON_AddNumberToObject(o, "cpu", d->cpu);
 		cJSON_AddStringToObject(o, "comm", d->comm);
 		cJSON_AddStringToObject(o, "syscall", d->funcs);
-		cJSON_AddNumberToObject(o, "nr", d->nr);
-		cJSON_AddNumberToObject(o, "ret", (double)d->ret);
+		cJSON_AddNumberToObject(o, "nr", x->nr);
+		cJSON_AddNumberToObject(o, "ret", (double)x->ret);
 		cJSON_AddNumberToObject(o, "dur_ns", round(d->elapsedTime * 1e6));
 		text = cJSON_PrintUnformatted(o);
 		if (text) {
@@ -392,7 +392,7 @@ void kp_report_event(FILE *f, enum kp_format fmt, const struct PmuTraceData *d, 
 		fprintf(f, "event,%d,%d,", (int)d->pid, d->tid);
 		csv_str(f, d->comm);
 		fprintf(f, ",%d,%s,%d,%" PRId64 ",%" PRId64 ",%.0f,,,,,,,,,,\n", d->cpu, d->funcs,
-			d->nr, d->startTs, d->ret, d->elapsedTime * 1e6);
+			x->nr, d->startTs, x->ret, d->elapsedTime * 1e6);
 		break;
 	}
 }

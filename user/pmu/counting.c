@@ -68,8 +68,10 @@ static int open_counter(struct kp_pmu *p, int ev, pid_t pid, pid_t tid, int cpu,
 	attr.disabled = group_fd < 0;
 	attr.inherit = tid > 0;
 	attr.enable_on_exec = tid > 0 && p->attr.enableOnExec && group_fd < 0;
-	attr.exclude_user |= p->attr.excludeUser;
-	attr.exclude_kernel |= p->attr.excludeKernel;
+	attr.exclude_user |= p->attr.excludeUser | p->evt_attrs[ev].excludeUser;
+	attr.exclude_kernel |= p->attr.excludeKernel | p->evt_attrs[ev].excludeKernel;
+	attr.exclude_guest |= p->attr.excludeGuest;
+	attr.exclude_host |= p->attr.excludeHost;
 	if (cgroup >= 0) {
 		target = k->cgroup_fds[cgroup];
 		flags |= PERF_FLAG_PID_CGROUP;
@@ -123,7 +125,7 @@ static int open_failed(struct kp_pmu *p, int ev, int err, pid_t tid, int cpu)
 	case ENOENT:
 	case EOPNOTSUPP:
 	case ENODEV:
-		return kp_fail(LIBPERF_ERR_PMU_NOT_PRESENT, err,
+		return kp_fail(KPERF_ERR_PMU_NOT_PRESENT, err,
 			       "event '%s' is not supported here (%s)", name, strerror(-err));
 	default:
 		return kp_fail(LIBPERF_ERR_INVALID_EVENT, err, "cannot open '%s' on %s %d: %s",
@@ -249,7 +251,7 @@ int kp_counting_open(struct kp_pmu *p)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 	if (p->attr.numCgroup) {
 		if (p->npids)
-			return kp_fail(LIBPERF_ERR_INVALID_ATTR, -EINVAL,
+			return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
 				       "give either pidList or cgroupNameList, not both");
 		err = open_cgroups(p);
 		for (j = 0; j < p->counting->ncgroups && !err; j++)

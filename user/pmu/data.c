@@ -22,10 +22,13 @@
 #define DATA_MAGIC 0x6b70657266444154ULL /* "kperfDAT" */
 #define CHUNK_SIZE 65536
 
+/* chunk data is 64-byte aligned: libkperf's struct Stack is __attribute__((aligned(64))) */
+#define CHUNK_ALIGN 64
+
 struct chunk {
 	struct chunk *next;
 	size_t used, size;
-	max_align_t data[];
+	_Alignas(CHUNK_ALIGN) unsigned char data[];
 };
 
 struct arena {
@@ -49,16 +52,20 @@ struct data_hdr {
 	max_align_t recs[]; /* struct PmuData[len] */
 };
 
-static void *arena_alloc(struct arena *a, size_t size)
+/* <size> bytes aligned to <align> (a power of two, at most CHUNK_ALIGN) */
+static void *arena_alloc_aligned(struct arena *a, size_t size, size_t align)
 {
 	struct chunk *c = a->head;
 	void *p;
 
 	size = (size + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
-	if (!c || c->size - c->used < size) {
+	if (c)
+		c->used = (c->used + align - 1) & ~(align - 1);
+	if (!c || c->used > c->size || c->size - c->used < size) {
 		size_t csize = size > CHUNK_SIZE ? size : CHUNK_SIZE;
 
-		c = malloc(sizeof(*c) + csize);
+		c = aligned_alloc(CHUNK_ALIGN, (sizeof(*c) + csize + CHUNK_ALIGN - 1) &
+						       ~(size_t)(CHUNK_ALIGN - 1));
 		if (!c)
 			return NULL;
 		c->size = csize;
@@ -75,6 +82,11 @@ static void *arena_alloc(struct arena *a, size_t size)
 	p = (char *)c->data + c->used;
 	c->used += size;
 	return p;
+}
+
+static void *arena_alloc(struct arena *a, size_t size)
+{
+	return arena_alloc_aligned(a, size, sizeof(max_align_t));
 }
 
 static void arena_free(struct arena *a)
@@ -169,6 +181,7 @@ static struct Symbol *copy_symbol(struct kp_data_builder *b, const struct Symbol
 	s->symbolName = intern(b, src->symbolName);
 	s->mangleName = intern(b, src->mangleName);
 	s->fileName = intern(b, src->fileName);
+	s->mntPoint = intern(b, src->mntPoint);
 	slot->val = s;
 	return s;
 }
@@ -188,11 +201,10 @@ static struct Stack *copy_stack(struct kp_data_builder *b, const struct Stack *s
 	if (slot->val)
 		return slot->val;
 	for (; src && depth < 4096; src = src->next, depth++) {
-		node = arena_alloc(&b->arena, sizeof(*node));
+		node = arena_alloc_aligned(&b->arena, sizeof(*node), _Alignof(struct Stack));
 		if (!node)
 			return NULL;
 		node->symbol = copy_symbol(b, src->symbol);
-		node->count = src->count;
 		node->prev = prev;
 		node->next = NULL;
 		if (prev)

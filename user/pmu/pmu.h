@@ -16,7 +16,7 @@
 #include <sys/types.h>
 
 #include "events/events.h"
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 
 struct kp_counting;
 struct kp_sampling;
@@ -24,10 +24,12 @@ struct kp_sampling;
 struct kp_pmu {
 	pthread_mutex_t lock; /* serialises API calls on this task */
 	enum PmuTaskType type;
-	struct PmuAttr attr; /* a copy; its arrays point to the copies below */
+	struct PmuAttr attr; /* a copy, without the caller's arrays */
+	struct KperfPmuOpts opts; /* kperf-bpf's options, zero where the caller gave none */
 	struct kp_event *events; /* parsed evtList */
 	int nevents;
 	int *group_ids; /* per event, -1 when not grouped */
+	struct EvtAttr *evt_attrs; /* per event: evtAttr[i] (numEvtAttr of them), else zero */
 	int *pids; /* processes (tgids) from pidList, deduplicated */
 	int npids;
 	int *cpus; /* cpuList, or every online CPU */

@@ -275,9 +275,9 @@ static int load(struct kp_pmu *p)
 
 	kp_bpf_log_init();
 	kp_bpf_log_clear();
-	if (p->attr.ringBufferKb > MAX_RINGBUF_KB)
-		return kp_fail(LIBPERF_ERR_INVALID_ATTR, -EINVAL,
-			       "ringBufferKb %u is too large (at most %u)", p->attr.ringBufferKb,
+	if (p->opts.ringBufferKb > MAX_RINGBUF_KB)
+		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
+			       "ringBufferKb %u is too large (at most %u)", p->opts.ringBufferKb,
 			       MAX_RINGBUF_KB);
 	if (p->nevents > KP_MAX_EVENTS)
 		return kp_fail(LIBPERF_ERR_INVALID_EVTLIST, -E2BIG,
@@ -285,10 +285,10 @@ static int load(struct kp_pmu *p)
 			       KP_MAX_EVENTS);
 	skel = s->skel = sample_bpf__open();
 	if (!skel)
-		return kp_fail(LIBPERF_ERR_BPF_LOAD, -errno, "cannot open the sampling BPF object");
+		return kp_fail(KPERF_ERR_BPF_LOAD, -errno, "cannot open the sampling BPF object");
 	skel->rodata->cfg.kernel_stack = p->attr.callStack && !p->attr.excludeKernel;
 	skel->rodata->cfg.user_stack = p->attr.callStack && !p->attr.excludeUser;
-	skel->rodata->cfg.timeline = p->attr.timeline;
+	skel->rodata->cfg.timeline = !p->opts.aggregate;
 	skel->rodata->cfg.filter_pid = p->npids > 0;
 	skel->rodata->cfg.filter_cpu = p->attr.numCpu > 0;
 	for (i = 0; i < p->ncpus && p->attr.numCpu; i++) {
@@ -313,8 +313,8 @@ static int load(struct kp_pmu *p)
 			s->has_sample = true;
 		}
 	}
-	if (s->has_tp || p->attr.timeline)
-		rb = ringbuf_bytes(p->attr.ringBufferKb);
+	if (s->has_tp || !p->opts.aggregate)
+		rb = ringbuf_bytes(p->opts.ringBufferKb);
 	skel->rodata->cfg.wakeup_bytes = rb / 4;
 	bpf_map__set_max_entries(skel->maps.records, rb ? (__u32)rb : (__u32)getpagesize());
 	bpf_map__set_max_entries(skel->maps.stacks, p->attr.callStack ? STACK_ENTRIES : 1);
@@ -358,7 +358,7 @@ static int load(struct kp_pmu *p)
 		s->fork_link = bpf_program__attach(skel->progs.kp_tp_fork);
 		s->exit_link = bpf_program__attach(skel->progs.kp_tp_exit);
 		if (!s->fork_link || !s->exit_link)
-			return kp_fail(LIBPERF_ERR_BPF_ATTACH, -errno,
+			return kp_fail(KPERF_ERR_BPF_ATTACH, -errno,
 				       "cannot follow the processes' forks: %s", strerror(errno));
 	}
 	return 0;
@@ -374,12 +374,16 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu)
 	attr.disabled = 1;
 	attr.inherit = tid > 0;
 	attr.enable_on_exec = tid > 0 && p->attr.enableOnExec;
-	attr.exclude_user |= p->attr.excludeUser;
-	attr.exclude_kernel |= p->attr.excludeKernel;
+	attr.exclude_user |= p->attr.excludeUser | p->evt_attrs[evt].excludeUser;
+	attr.exclude_kernel |= p->attr.excludeKernel | p->evt_attrs[evt].excludeKernel;
+	attr.exclude_guest |= p->attr.excludeGuest;
+	attr.exclude_host |= p->attr.excludeHost;
 	if (p->events[evt].kind == KP_EV_TRACEPOINT) {
 		attr.sample_period = 1;
 	} else {
-		if (p->attr.useFreq || !p->attr.period) {
+		if (p->evt_attrs[evt].period) {
+			attr.sample_period = p->evt_attrs[evt].period;
+		} else if (p->attr.useFreq || !p->attr.period) {
 			attr.freq = 1;
 			attr.sample_freq = p->attr.freq ? p->attr.freq : DEFAULT_FREQ;
 		} else {
@@ -424,7 +428,7 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu)
 	e->link = attach_event(s, p, evt, fd);
 	if (!e->link) {
 		err = -errno;
-		return kp_fail(LIBPERF_ERR_BPF_ATTACH, err, "cannot attach to '%s': %s %s",
+		return kp_fail(KPERF_ERR_BPF_ATTACH, err, "cannot attach to '%s': %s %s",
 			       p->events[evt].name, strerror(-err), kp_bpf_log_tail());
 	}
 	return 0;
@@ -555,7 +559,7 @@ int kp_sampling_enable(struct kp_pmu *p)
 		if (!s->ev[i].link) {
 			err = -errno;
 			detach_tracepoints(s);
-			return kp_fail(LIBPERF_ERR_BPF_ATTACH, err, "cannot attach to '%s': %s",
+			return kp_fail(KPERF_ERR_BPF_ATTACH, err, "cannot attach to '%s': %s",
 				       p->events[s->ev[i].evt].name, strerror(-err));
 		}
 	}
@@ -743,7 +747,7 @@ static int drain_locked(struct kp_pmu *p)
 	size_t i;
 	int err = 0;
 
-	if (s->has_sample && !p->attr.timeline) {
+	if (s->has_sample && p->opts.aggregate) {
 		old = s->skel->bss->gen;
 		__atomic_store_n(&s->skel->bss->gen, old + 1, __ATOMIC_SEQ_CST);
 		/* a sample that read the old generation finishes its update within
@@ -906,8 +910,8 @@ static int add_record(struct kp_pmu *p, struct kp_data_builder *b, const struct 
 		    kp_sym_resolve_stack((pid_t)k->tgid, ips, (unsigned)n,
 					 p->attr.symbolMode == RESOLVE_ELF_DWARF ? KP_SYM_DWARF : 0,
 					 &d.stack)) {
-			kp_warn(LIBPERF_WARN_SYM_INCOMPLETE,
-				"a stack of pid %u was not resolved: %s", k->tgid, Perror());
+			kp_warn(KPERF_WARN_SYM_INCOMPLETE, "a stack of pid %u was not resolved: %s",
+				k->tgid, Perror());
 			kp_clear_error();
 			d.stack = NULL;
 		}
@@ -923,7 +927,7 @@ static void warn_losses(struct kp_pmu *p)
 	counters(s, c);
 	lost = c[KP_SCNT_MAP_FULL] + c[KP_SCNT_RB_DROPPED];
 	if (lost > s->dropped_warned) {
-		kp_warn(LIBPERF_WARN_RECORDS_DROPPED,
+		kp_warn(KPERF_WARN_RECORDS_DROPPED,
 			"%llu samples or records were lost (%llu: aggregation map full, %llu: ring "
 			"buffer full); raise ringBufferKb or read more often",
 			(unsigned long long)(lost - s->dropped_warned),
@@ -931,7 +935,7 @@ static void warn_losses(struct kp_pmu *p)
 			(unsigned long long)c[KP_SCNT_RB_DROPPED]);
 		s->dropped_warned = lost;
 	} else if (c[KP_SCNT_STACK_LOST]) {
-		kp_warn(LIBPERF_WARN_RECORDS_DROPPED,
+		kp_warn(KPERF_WARN_RECORDS_DROPPED,
 			"%llu stacks could not be captured (stack map collisions); those samples "
 			"have only their top frame",
 			(unsigned long long)c[KP_SCNT_STACK_LOST]);

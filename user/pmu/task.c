@@ -27,6 +27,7 @@ static void task_destroy(void *obj)
 		kp_event_free(&p->events[i]);
 	free(p->events);
 	free(p->group_ids);
+	free(p->evt_attrs);
 	free(p->pids);
 	free(p->cpus);
 	pthread_mutex_destroy(&p->lock);
@@ -61,13 +62,9 @@ static int check_sampling_attr(const struct PmuAttr *a)
 	long max_rate = 100000;
 
 	if (a->branchSampleFilter)
-		return kp_fail(LIBPERF_ERR_PMU_NOT_PRESENT, -EOPNOTSUPP,
+		return kp_fail(KPERF_ERR_PMU_NOT_PRESENT, -EOPNOTSUPP,
 			       "branch sampling (branchSampleFilter) needs hardware branch records "
 			       "(Intel LBR, Arm BRBE), which this machine's PMU does not provide");
-	if (a->blockedSample)
-		return kp_fail(LIBPERF_ERR_INVALID_ATTR, -EOPNOTSUPP,
-			       "blockedSample (off-CPU sampling) is not supported by kperf-bpf; "
-			       "use `kperf-bpf trace` for time spent blocked in syscalls");
 	kp_read_long("/proc/sys/kernel/perf_event_max_sample_rate", &max_rate);
 	if (a->useFreq && a->freq > (unsigned long)max_rate)
 		return kp_fail(LIBPERF_ERR_INVALID_SAMPLE_RATE, -EINVAL,
@@ -85,9 +82,17 @@ static int parse_events(struct kp_pmu *p, const struct PmuAttr *a)
 	if (!a->numEvt || !a->evtList)
 		return kp_fail(LIBPERF_ERR_INVALID_EVTLIST, -EINVAL,
 			       "evtList is empty: name at least one event (e.g. \"cpu-clock\")");
+	if (a->numEvtAttr && !a->evtAttr)
+		return kp_fail(LIBPERF_ERR_INVALID_EVTATTR, -EINVAL,
+			       "evtAttr is NULL but numEvtAttr is %u", a->numEvtAttr);
+	if (a->numEvtAttr > a->numEvt)
+		return kp_fail(LIBPERF_ERR_INVALID_EVTATTR, -EINVAL,
+			       "numEvtAttr (%u) is larger than numEvt (%u)", a->numEvtAttr,
+			       a->numEvt);
 	p->events = calloc(a->numEvt, sizeof(*p->events));
 	p->group_ids = calloc(a->numEvt, sizeof(*p->group_ids));
-	if (!p->events || !p->group_ids)
+	p->evt_attrs = calloc(a->numEvt, sizeof(*p->evt_attrs));
+	if (!p->events || !p->group_ids || !p->evt_attrs)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 	for (i = 0; i < a->numEvt; i++) {
 		if (!a->evtList[i])
@@ -97,7 +102,11 @@ static int parse_events(struct kp_pmu *p, const struct PmuAttr *a)
 		if (err)
 			return err;
 		p->nevents++;
-		p->group_ids[i] = a->evtAttr ? a->evtAttr[i].groupId : -1;
+		if (i < a->numEvtAttr)
+			p->evt_attrs[i] = a->evtAttr[i];
+		else
+			p->evt_attrs[i].groupId = -1;
+		p->group_ids[i] = p->evt_attrs[i].groupId;
 		if (p->group_ids[i] < -1)
 			return kp_fail(LIBPERF_ERR_INVALID_EVTLIST, -EINVAL,
 				       "evtAttr[%u].groupId is %d: use -1 (no group) or an id >= 0",
@@ -148,7 +157,31 @@ static int check_targets(struct kp_pmu *p, const struct PmuAttr *a)
 	return kp_check_perf_privileges(p->system_wide);
 }
 
+/* fields of PmuAttr this version cannot honour yet: refused, never silently ignored */
+static int check_unsupported(const struct PmuAttr *a)
+{
+	static const char *const why = "is not implemented by kperf-bpf yet";
+
+	if (a->blockedSample)
+		return kp_fail(KPERF_ERR_NOT_SUPPORTED, -EOPNOTSUPP, "blockedSample %s", why);
+	if (a->enableUserAccess)
+		return kp_fail(KPERF_ERR_NOT_SUPPORTED, -EOPNOTSUPP, "enableUserAccess %s", why);
+	if (a->enableBpf)
+		return kp_fail(KPERF_ERR_NOT_SUPPORTED, -EOPNOTSUPP, "enableBpf %s", why);
+	if (a->enableHwMetric)
+		return kp_fail(KPERF_ERR_NOT_SUPPORTED, -EOPNOTSUPP, "enableHwMetric %s", why);
+	if (a->perThread)
+		return kp_fail(KPERF_ERR_NOT_SUPPORTED, -EOPNOTSUPP, "perThread %s", why);
+	return 0;
+}
+
 KP_EXPORT int PmuOpen(enum PmuTaskType type, struct PmuAttr *attr)
+{
+	return KperfOpen(type, attr, NULL);
+}
+
+KP_EXPORT int KperfOpen(enum PmuTaskType type, struct PmuAttr *attr,
+			const struct KperfPmuOpts *opts)
 {
 	struct kp_pmu *p = NULL;
 	int err, pd;
@@ -164,14 +197,18 @@ KP_EXPORT int PmuOpen(enum PmuTaskType type, struct PmuAttr *attr)
 			       "unknown task type %d: use COUNTING (0) or SAMPLING (1)", (int)type),
 		       -1;
 	if (!attr)
-		return kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL, "attr is NULL"), -1;
+		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL, "attr is NULL"), -1;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return kp_public_fail(-ENOMEM);
 	pthread_mutex_init(&p->lock, NULL);
 	p->type = type;
 	p->attr = *attr;
-	err = parse_events(p, attr);
+	err = kp_opts_copy(&p->opts, sizeof(p->opts), opts, opts ? opts->sz : 0, "KperfPmuOpts");
+	if (!err)
+		err = check_unsupported(attr);
+	if (!err)
+		err = parse_events(p, attr);
 	if (!err && type == SAMPLING)
 		err = check_sampling_attr(attr);
 	if (!err)
@@ -355,7 +392,7 @@ KP_EXPORT int PmuRead(int pd, struct PmuData **out)
 
 	kp_clear();
 	if (!out)
-		return kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL, "the output pointer is NULL"), -1;
+		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL, "the output pointer is NULL"), -1;
 	*out = NULL;
 	p = get(pd);
 	if (!p)
@@ -385,7 +422,7 @@ KP_EXPORT int PmuAppendData(struct PmuData *from, struct PmuData **to)
 
 	kp_clear();
 	if (!to)
-		return kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL, "toData is NULL"), -1;
+		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL, "toData is NULL"), -1;
 	nfrom = from ? kp_data_len(from) : 0;
 	if (nfrom < 0)
 		return kp_fail(LIBPERF_ERR_INVALID_PMU_DATA, -EINVAL,

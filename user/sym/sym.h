@@ -72,8 +72,8 @@ int kp_sym_resolve_addr(pid_t pid, uint64_t addr, unsigned flags, struct Symbol 
  * come out right (the leaf and the first user frame after kernel frames are exact ips).
  * Equal stacks of a pid give the same list (leaf first, next towards the caller, prev
  * back), resolved once. A pid that is gone and was never recorded still gets its kernel frames
- * (user frames "[unknown]", warning LIBPERF_WARN_SYM_INCOMPLETE); pid <= 0 means kernel only.
- * -EINVAL (LIBPERF_ERR_INVALID_ARG) when no address is left. */
+ * (user frames "[unknown]", warning KPERF_WARN_SYM_INCOMPLETE); pid <= 0 means kernel only.
+ * -EINVAL (KPERF_ERR_INVALID_ARG) when no address is left. */
 int kp_sym_resolve_stack(pid_t pid, const uint64_t *addrs, unsigned nr, unsigned flags,
 			 struct Stack **out);
 
@@ -105,6 +105,8 @@ struct sym_arena {
 	size_t used, cap; /* in the head chunk */
 };
 void *sym_arena_alloc(struct sym_arena *a, size_t size); /* zeroed, 16-byte aligned */
+/* zeroed, aligned to <align> (a power of two, at most 64) */
+void *sym_arena_alloc_aligned(struct sym_arena *a, size_t size, size_t align);
 void sym_arena_free(struct sym_arena *a);
 
 /* open-addressing hash map from a 128-bit key (two u64) to a pointer */
@@ -131,7 +133,7 @@ char *sym_demangle(const char *name);
 uint64_t sym_now_ms(void);
 
 /* A step failed but resolution goes on: forget the recorded error (keeping any warning), or
- * turn it into a LIBPERF_WARN_SYM_INCOMPLETE warning with the same message. */
+ * turn it into a KPERF_WARN_SYM_INCOMPLETE warning with the same message. */
 void sym_drop_error(void);
 void sym_demote_error(void);
 
@@ -301,7 +303,7 @@ struct sym_proc {
 };
 
 /* Read /proc/<pid>/maps into p (merge) and open the files of executable mappings. Failures
- * to open a file become warnings (LIBPERF_WARN_SYM_INCOMPLETE). */
+ * to open a file become warnings (KPERF_WARN_SYM_INCOMPLETE). */
 int sym_proc_read_maps(struct sym_proc *p, unsigned flags);
 /* Insert one mapping, cutting what it overlaps; opens its file when <load>. */
 int sym_proc_add_map(struct sym_proc *p, const struct sym_map *m, bool load, unsigned flags);

@@ -679,7 +679,7 @@ static Elf *find_debug_file(struct sym_file *f, const struct sym_file_ref *ref, 
 			}
 		}
 		if (s.crc_mismatch)
-			kp_warn(LIBPERF_WARN_SYM_INCOMPLETE,
+			kp_warn(KPERF_WARN_SYM_INCOMPLETE,
 				"the debug file %s of %s was found, but its CRC does not match the "
 				".gnu_debuglink: it belongs to another build and was ignored",
 				s.debuglink, ref->path);

@@ -222,7 +222,7 @@ struct sym_file *sym_proc_map_file(struct sym_proc *p, struct sym_map *m, unsign
 		sym_drop_error();
 	} else if (replaced) {
 		sym_drop_error();
-		kp_warn(LIBPERF_WARN_SYM_INCOMPLETE,
+		kp_warn(KPERF_WARN_SYM_INCOMPLETE,
 			"%s was replaced since process %d mapped it (inode %llu, now %llu): its "
 			"addresses resolve to [unknown]",
 			bare, (int)p->pid, (unsigned long long)m->ino,

@@ -347,7 +347,7 @@ static int ensure_proc(pid_t pid, bool must_exist, struct sym_proc **out)
 		}
 		/* resolve what can be: kernel frames, [unknown] for the rest */
 		kp_clear();
-		kp_warn(LIBPERF_WARN_SYM_INCOMPLETE,
+		kp_warn(KPERF_WARN_SYM_INCOMPLETE,
 			"process %d is gone and was never recorded: its user addresses resolve "
 			"to [unknown]",
 			(int)pid);
@@ -434,7 +434,7 @@ static int resolve_stack(pid_t pid, const uint64_t *addrs, unsigned nr, unsigned
 	*out = NULL;
 	flags &= KP_SYM_DWARF;
 	if (!addrs || !nr)
-		return kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL,
+		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
 			       "an empty stack (no addresses) cannot be resolved");
 	keys = malloc(nr * sizeof(*keys));
 	if (!keys)
@@ -459,7 +459,7 @@ static int resolve_stack(pid_t pid, const uint64_t *addrs, unsigned nr, unsigned
 	}
 	if (!n) {
 		free(keys);
-		return kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL,
+		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
 			       "the stack holds no address (only context markers or zeros)");
 	}
 	err = ensure_proc(pid, must_exist && need_user, &p);
@@ -479,7 +479,7 @@ static int resolve_stack(pid_t pid, const uint64_t *addrs, unsigned nr, unsigned
 		}
 	}
 	e = sym_arena_alloc(&p->arena, sizeof(*e));
-	nodes = sym_arena_alloc(&p->arena, n * sizeof(*nodes));
+	nodes = sym_arena_alloc_aligned(&p->arena, n * sizeof(*nodes), _Alignof(struct Stack));
 	if (!e || !nodes) {
 		err = -ENOMEM;
 		goto out;
@@ -558,7 +558,7 @@ static int record_pid_locked(pid_t pid, unsigned flags)
 	}
 	forget_unknowns(p);
 	if (p->gone)
-		kp_warn(LIBPERF_WARN_PROC_EXITED,
+		kp_warn(KPERF_WARN_PROC_EXITED,
 			"process %d has exited: the mappings recorded before are kept", (int)pid);
 	return 0;
 }
@@ -876,7 +876,7 @@ KP_EXPORT struct Stack *StackToHash(int pid, unsigned long *stack, int nr)
 		return NULL;
 	}
 	if (!stack || nr <= 0) {
-		kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL,
+		kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
 			"StackToHash needs a stack of at least one address (got %s, nr=%d)",
 			stack ? "an array" : "NULL", nr);
 		return NULL;

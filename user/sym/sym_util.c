@@ -19,21 +19,23 @@
 struct sym_chunk {
 	struct sym_chunk *next;
 	size_t size;
-	_Alignas(16) unsigned char data[];
+	_Alignas(64) unsigned char data[]; /* libkperf's struct Stack is 64-byte aligned */
 };
 
 #define CHUNK_MIN (64 * 1024)
 
-void *sym_arena_alloc(struct sym_arena *a, size_t size)
+void *sym_arena_alloc_aligned(struct sym_arena *a, size_t size, size_t align)
 {
 	struct sym_chunk *c;
 	void *p;
 
 	size = (size + 15) & ~(size_t)15;
-	if (!a->head || a->used + size > a->cap) {
+	if (a->head)
+		a->used = (a->used + align - 1) & ~(align - 1);
+	if (!a->head || a->used > a->cap || a->used + size > a->cap) {
 		size_t n = size > CHUNK_MIN ? size : CHUNK_MIN;
 
-		c = malloc(sizeof(*c) + n);
+		c = aligned_alloc(64, (sizeof(*c) + n + 63) & ~(size_t)63);
 		if (!c)
 			return NULL;
 		c->size = n;
@@ -46,6 +48,11 @@ void *sym_arena_alloc(struct sym_arena *a, size_t size)
 	a->used += size;
 	memset(p, 0, size);
 	return p;
+}
+
+void *sym_arena_alloc(struct sym_arena *a, size_t size)
+{
+	return sym_arena_alloc_aligned(a, size, 16);
 }
 
 void sym_arena_free(struct sym_arena *a)
@@ -290,5 +297,5 @@ void sym_demote_error(void)
 		return;
 	snprintf(msg, sizeof(msg), "%s", Perror());
 	kp_clear();
-	kp_warn(LIBPERF_WARN_SYM_INCOMPLETE, "%s", msg);
+	kp_warn(KPERF_WARN_SYM_INCOMPLETE, "%s", msg);
 }

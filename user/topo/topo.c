@@ -459,7 +459,7 @@ static int topo_for_cpu(int cpu, struct topo **out)
 		}
 	}
 	if (!cpu_known(t, cpu))
-		return kp_fail(LIBPERF_ERR_INVALID_ID, -ENOENT,
+		return kp_fail(KPERF_ERR_INVALID_ID, -ENOENT,
 			       "cpu %d does not exist: this machine has cpus 0-%d (see %s/devices/"
 			       "system/cpu)",
 			       cpu, t->ncpu - 1, t->root);
@@ -574,7 +574,7 @@ static int group_cpus(enum kp_group g, int id, int **cpus)
 	}
 	if (!exists || id < 0) {
 		existing_ids(t, g, ids, sizeof(ids));
-		return kp_fail(LIBPERF_ERR_INVALID_ID, -ENOENT,
+		return kp_fail(KPERF_ERR_INVALID_ID, -ENOENT,
 			       "%s %d does not exist: this machine has %s%s %s", group_names[g], id,
 			       group_names[g], strchr(ids, ',') || strchr(ids, '-') ? "s" : "",
 			       ids);

@@ -27,7 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 
 struct kp_cpu_info {
 	int cpu;
@@ -55,7 +55,7 @@ enum kp_cluster_source {
 /*
  * The libkperf view of <cpu> for PmuData.cpuTopo: coreId is the logical CPU number (as
  * libkperf fills it: "系统核ID"), numaId and socketId as in kp_cpu_info.
- * 0, or -ENOENT with LIBPERF_ERR_INVALID_ID recorded when the CPU does not exist.
+ * 0, or -ENOENT with KPERF_ERR_INVALID_ID recorded when the CPU does not exist.
  */
 int kp_topo_cpu(int cpu, struct CpuTopology *out);
 /* Everything known about <cpu>; errors as kp_topo_cpu. */
@@ -65,7 +65,7 @@ int kp_topo_cpu_count(void);
 
 /*
  * CPU lists, ascending, malloc'd into *cpus (free()); the return value is their number.
- * A node / socket / cluster that does not exist: -ENOENT with LIBPERF_ERR_INVALID_ID and a
+ * A node / socket / cluster that does not exist: -ENOENT with KPERF_ERR_INVALID_ID and a
  * message naming the ids that do exist. A numa node without CPUs (memory only) returns 0
  * and *cpus = NULL.
  */
@@ -89,7 +89,7 @@ void kp_topo_reset(void);
  *      the calibrated TSC frequency. Measuring APERF/MPERF ourselves through the msr PMU
  *      would need those counters, which a CPU without them (this VM: the msr PMU has only
  *      "tsc") lacks; the TSC runs at a constant rate and says nothing the kernel does not.
- * *source (optional) names the source used. Errors: LIBPERF_ERR_INVALID_ID (no such CPU),
+ * *source (optional) names the source used. Errors: KPERF_ERR_INVALID_ID (no such CPU),
  * LIBPERF_ERR_KERNEL_NOT_SUPPORT (neither source has this CPU).
  */
 int kp_topo_cpu_freq(int cpu, int64_t *hz, const char **source);

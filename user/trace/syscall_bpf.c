@@ -69,7 +69,7 @@ static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
 
 	/* the tracer's own syscalls would feed back into what it traces: skip them when
 	 * tracing everything; a caller that names its own pid gets its own pid traced */
-	cfg->self_tgid = o->ntgids ? 0 : (__u32)getpid();
+	cfg->self_tgid = o->ntgids || !o->exclude_self ? 0 : (__u32)getpid();
 	cfg->record_events = o->record_events;
 	cfg->min_duration_ns = o->min_duration_ns;
 	cfg->wakeup_bytes = o->ringbuf_bytes / 4;
@@ -79,7 +79,7 @@ static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
 	cfg->filter_cgroup = o->cgroup_fd >= 0;
 	for (i = 0; i < o->nnrs; i++) {
 		if (o->nrs[i] < 0 || o->nrs[i] >= KP_SYSCALL_WORDS * 64)
-			return kp_fail(LIBPERF_ERR_INVALID_SYSCALL, -EINVAL,
+			return kp_fail(LIBPERF_ERR_INVALID_SYSCALL_FUN, -EINVAL,
 				       "syscall number %d is beyond what the filter holds",
 				       o->nrs[i]);
 		set_bit(cfg->syscall_mask, (unsigned)o->nrs[i]);
@@ -151,7 +151,7 @@ static int populate(struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o)
 		fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "cgroup_filter"));
 		key = 0;
 		if (bpf_map_update_elem(fd, &key, &o->cgroup_fd, BPF_ANY))
-			return kp_fail(LIBPERF_ERR_INVALID_CGROUP, -errno,
+			return kp_fail(KPERF_ERR_INVALID_CGROUP, -errno,
 				       "the kernel refused the cgroup for filtering: %s",
 				       strerror(errno));
 	}
@@ -265,20 +265,20 @@ int kp_sys_bpf_open(const struct kp_sys_bpf_opts *o, struct kp_sys_bpf **out)
 			kp_bpf_log_clear();
 			err = load_variant(b, o, true, NULL);
 			if (!err)
-				kp_warn(LIBPERF_WARN_FALLBACK,
-					"%s; using the raw_syscalls fallback", why);
+				kp_warn(KPERF_WARN_FALLBACK, "%s; using the raw_syscalls fallback",
+					why);
 		}
 	} else {
 		err = load_variant(b, o, true, NULL);
 		if (!err)
-			kp_warn(LIBPERF_WARN_FALLBACK,
+			kp_warn(KPERF_WARN_FALLBACK,
 				"%s; using the raw_syscalls fallback (no CO-RE, start times in an "
 				"LRU hash)",
 				why);
 	}
 	if (err) {
 		if (!kp_failed() && !btf && !kp_bpf_rejected_prog()[0])
-			kp_fail(LIBPERF_ERR_NO_BTF, err,
+			kp_fail(KPERF_ERR_NO_BTF, err,
 				"the kernel has no BTF (/sys/kernel/btf/vmlinux) and the "
 				"raw_syscalls fallback failed to load: %s %s",
 				strerror(-err), kp_bpf_log_tail());
@@ -318,7 +318,7 @@ int kp_sys_bpf_attach(struct kp_sys_bpf *b)
 			int err = -errno;
 
 			kp_sys_bpf_detach(b);
-			return kp_fail(LIBPERF_ERR_BPF_ATTACH, err, "cannot attach %s: %s %s",
+			return kp_fail(KPERF_ERR_BPF_ATTACH, err, "cannot attach %s: %s %s",
 				       prog_names[i], strerror(-err), kp_bpf_log_tail());
 		}
 	}

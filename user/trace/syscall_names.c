@@ -107,12 +107,12 @@ int kp_syscall_lookup(const char *name)
 
 	pthread_once(&exists_once, scan_kernel);
 	if (!name || !*name)
-		return kp_fail(LIBPERF_ERR_INVALID_SYSCALL, -EINVAL, "empty syscall name");
+		return kp_fail(LIBPERF_ERR_INVALID_SYSCALL_FUN, -EINVAL, "empty syscall name");
 	nr = find_nr(name);
 	if (nr >= 0 && exists[nr])
 		return nr;
 	if (nr >= 0)
-		return kp_fail(LIBPERF_ERR_INVALID_SYSCALL, -ENOENT,
+		return kp_fail(LIBPERF_ERR_INVALID_SYSCALL_FUN, -ENOENT,
 			       "syscall '%s' (number %d) does not exist in this kernel "
 			       "(no syscalls:sys_enter_%s tracepoint)",
 			       name, nr, tp_name(kp_syscall_table[nr]));
@@ -139,7 +139,8 @@ int kp_syscall_lookup(const char *name)
 		if (shown && len + 2 < sizeof(hint))
 			strcat(hint, "?)");
 	}
-	return kp_fail(LIBPERF_ERR_INVALID_SYSCALL, -ENOENT, "unknown syscall '%s'%s", name, hint);
+	return kp_fail(LIBPERF_ERR_INVALID_SYSCALL_FUN, -ENOENT, "unknown syscall '%s'%s", name,
+		       hint);
 }
 
 int kp_syscall_list(const char ***names)

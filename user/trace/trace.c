@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "core/core.h"
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 #include "trace.h"
 
 #define DEFAULT_RINGBUF_KB 16384
@@ -183,29 +183,35 @@ static size_t ringbuf_bytes(unsigned kb)
 	return p;
 }
 
-/* validate <a> into <o>; the arrays it allocates are freed by the caller */
-static int check_attr(const struct PmuTraceAttr *a, struct kp_sys_bpf_opts *o, int **nrs,
-		      int **tgids, int *cgroup_fd)
+/* validate <a> and <x> into <o>; the arrays it allocates are freed by the caller */
+static int check_attr(const struct PmuTraceAttr *a, const struct KperfTraceOpts *x,
+		      struct kp_sys_bpf_opts *o, int **nrs, int **tgids, int *cgroup_fd)
 {
 	unsigned i;
 	int v;
 
+	if (a->callStack)
+		return kp_fail(KPERF_ERR_NOT_SUPPORTED, -EOPNOTSUPP,
+			       "callStack on syscall records is not implemented by kperf-bpf yet");
+	if (a->symbolMode > RESOLVE_DELAY_DWARF)
+		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL, "symbolMode %d does not exist",
+			       (int)a->symbolMode);
 	if (a->numFuncs && !a->funcs)
-		return kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL, "funcs is NULL but numFuncs is %u",
+		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL, "funcs is NULL but numFuncs is %u",
 			       a->numFuncs);
 	if (a->numPid && !a->pidList)
 		return kp_fail(LIBPERF_ERR_INVALID_PIDLIST, -EINVAL,
 			       "pidList is NULL but numPid is %u", a->numPid);
-	if (a->ringBufferKb > MAX_RINGBUF_KB)
-		return kp_fail(LIBPERF_ERR_INVALID_ATTR, -EINVAL,
-			       "ringBufferKb %u is too large (at most %u, 1 GiB)", a->ringBufferKb,
+	if (x->ringBufferKb > MAX_RINGBUF_KB)
+		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
+			       "ringBufferKb %u is too large (at most %u, 1 GiB)", x->ringBufferKb,
 			       MAX_RINGBUF_KB);
-	if (a->summaryEntries > MAX_SUMMARY_ENTRIES)
-		return kp_fail(LIBPERF_ERR_INVALID_ATTR, -EINVAL,
-			       "summaryEntries %u is too large (at most %u)", a->summaryEntries,
+	if (x->summaryEntries > MAX_SUMMARY_ENTRIES)
+		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
+			       "summaryEntries %u is too large (at most %u)", x->summaryEntries,
 			       MAX_SUMMARY_ENTRIES);
-	if (a->fromExec && !a->numPid)
-		return kp_fail(LIBPERF_ERR_INVALID_ATTR, -EINVAL,
+	if (x->fromExec && !a->numPid)
+		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
 			       "fromExec needs the pids that are going to exec (pidList)");
 	v = kp_check_cpus(a->cpuList, a->numCpu);
 	if (v)
@@ -239,24 +245,32 @@ static int check_attr(const struct PmuTraceAttr *a, struct kp_sys_bpf_opts *o, i
 	}
 	o->cpus = a->numCpu ? a->cpuList : NULL;
 	o->ncpus = a->numCpu;
-	if (a->cgroupPath && *a->cgroupPath) {
-		*cgroup_fd = kp_cgroup_open(a->cgroupPath);
+	if (x->cgroupPath && *x->cgroupPath) {
+		*cgroup_fd = kp_cgroup_open(x->cgroupPath);
 		if (*cgroup_fd < 0)
 			return *cgroup_fd;
 	}
 	o->cgroup_fd = *cgroup_fd;
-	o->record_events = !a->summaryOnly;
-	o->follow_fork = a->includeNewFork;
-	o->from_exec = a->fromExec;
-	o->min_duration_ns = a->minDurationNs;
-	o->ringbuf_bytes = ringbuf_bytes(a->ringBufferKb);
-	o->summary_entries = a->summaryEntries ? a->summaryEntries : DEFAULT_SUMMARY_ENTRIES;
+	o->record_events = !x->summaryOnly;
+	o->follow_fork = x->includeNewFork;
+	o->from_exec = x->fromExec;
+	o->exclude_self = x->excludeSelf;
+	o->min_duration_ns = x->minDurationNs;
+	o->ringbuf_bytes = ringbuf_bytes(x->ringBufferKb);
+	o->summary_entries = x->summaryEntries ? x->summaryEntries : DEFAULT_SUMMARY_ENTRIES;
 	return 0;
 }
 
 KP_EXPORT int PmuTraceOpen(enum PmuTraceType traceType, struct PmuTraceAttr *traceAttr)
 {
+	return KperfTraceOpen(traceType, traceAttr, NULL);
+}
+
+KP_EXPORT int KperfTraceOpen(enum PmuTraceType traceType, struct PmuTraceAttr *traceAttr,
+			     const struct KperfTraceOpts *opts)
+{
 	struct PmuTraceAttr none = { 0 };
+	struct KperfTraceOpts x;
 	struct kp_sys_bpf_opts o = { .cgroup_fd = -1 };
 	int *nrs = NULL, *tgids = NULL, cgroup_fd = -1, err, pd;
 	struct kp_trace *t = NULL;
@@ -269,7 +283,9 @@ KP_EXPORT int PmuTraceOpen(enum PmuTraceType traceType, struct PmuTraceAttr *tra
 		       -1;
 	if (!traceAttr)
 		traceAttr = &none;
-	err = check_attr(traceAttr, &o, &nrs, &tgids, &cgroup_fd);
+	err = kp_opts_copy(&x, sizeof(x), opts, opts ? opts->sz : 0, "KperfTraceOpts");
+	if (!err)
+		err = check_attr(traceAttr, &x, &o, &nrs, &tgids, &cgroup_fd);
 	if (err)
 		goto out;
 	err = kp_check_bpf_load();
@@ -285,7 +301,7 @@ KP_EXPORT int PmuTraceOpen(enum PmuTraceType traceType, struct PmuTraceAttr *tra
 	t->wake_fd = t->epoll_fd = -1;
 	t->cgroup_fd = cgroup_fd;
 	cgroup_fd = -1;
-	t->summary_only = traceAttr->summaryOnly;
+	t->summary_only = x.summaryOnly;
 	o.on_event = store_record;
 	o.ctx = t;
 	err = kp_sys_bpf_open(&o, &t->bpf);
@@ -360,12 +376,12 @@ static void warn_drops(struct kp_trace *t)
 	kp_sys_bpf_counters(t->bpf, c);
 	dropped = c[KP_CNT_DROPPED] + t->store_dropped;
 	if (c[KP_CNT_SUMMARY_FULL] + c[KP_CNT_STATE_FULL])
-		kp_warn(LIBPERF_WARN_SUMMARY_FULL,
+		kp_warn(KPERF_WARN_SUMMARY_FULL,
 			"%llu calls were not counted: the summary map is full (raise "
 			"summaryEntries) or start times could not be stored",
 			(unsigned long long)(c[KP_CNT_SUMMARY_FULL] + c[KP_CNT_STATE_FULL]));
 	if (dropped > t->dropped_warned) {
-		kp_warn(LIBPERF_WARN_RECORDS_DROPPED,
+		kp_warn(KPERF_WARN_RECORDS_DROPPED,
 			"%llu per-call records were dropped (%llu so far): the %zu KiB ring buffer "
 			"was full; the summary is still exact. Raise ringBufferKb, read more often, "
 			"or set minDurationNs",
@@ -378,6 +394,22 @@ static void warn_drops(struct kp_trace *t)
 static void release_block(void *p)
 {
 	free(p);
+}
+
+/*
+ * A PmuTraceRead array is one block: a header, the records, their extensions (kperf.h), then
+ * the strings. The registry knows the records' address; the header is just before it.
+ */
+struct rec_block {
+	size_t n;
+	struct KperfTraceDataExt *ext;
+	/* keeps the records that follow aligned as malloc's own memory */
+	max_align_t align[];
+};
+
+static void release_records(void *p)
+{
+	free((char *)p - sizeof(struct rec_block));
 }
 
 /* the name of syscall <nr>, or "syscall_<nr>" written into <slot> */
@@ -401,7 +433,7 @@ KP_EXPORT int PmuTraceRead(int pd, struct PmuTraceData **out)
 
 	kp_clear();
 	if (!out)
-		return kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL, "the output pointer is NULL"), -1;
+		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL, "the output pointer is NULL"), -1;
 	*out = NULL;
 	t = kp_handle_get(pd, KP_HANDLE_TRACE);
 	if (!t)
@@ -416,7 +448,10 @@ KP_EXPORT int PmuTraceRead(int pd, struct PmuTraceData **out)
 	pthread_mutex_unlock(&t->rb_lock);
 
 	if (n) {
-		d = malloc(n * (sizeof(*d) + 2 * NAME_SLOT));
+		struct rec_block *blk =
+			malloc(sizeof(*blk) + n * (sizeof(*d) + sizeof(*blk->ext) + 2 * NAME_SLOT));
+
+		d = blk ? (struct PmuTraceData *)(blk + 1) : NULL;
 		if (!d) {
 			/* keep nothing half-done: these records are lost, and said so */
 			t->store_dropped += n;
@@ -426,7 +461,9 @@ KP_EXPORT int PmuTraceRead(int pd, struct PmuTraceData **out)
 			kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory for %zu records", n);
 			return -1;
 		}
-		pool = (char *)(d + n);
+		blk->n = n;
+		blk->ext = (struct KperfTraceDataExt *)(d + n);
+		pool = (char *)(blk->ext + n);
 		for (i = 0; i < n; i++) {
 			const struct kp_sys_event *e = &recs[i];
 			char *comm = pool + i * 2 * NAME_SLOT, *name = comm + NAME_SLOT;
@@ -441,13 +478,12 @@ KP_EXPORT int PmuTraceRead(int pd, struct PmuTraceData **out)
 				.tid = (int)e->tid,
 				.cpu = (int)e->cpu,
 				.comm = comm,
-				.ret = e->ret,
-				.nr = (int)e->nr,
 			};
+			blk->ext[i] = (struct KperfTraceDataExt){ .ret = e->ret, .nr = (int)e->nr };
 		}
-		if (kp_registry_add(d, release_block)) {
+		if (kp_registry_add(d, release_records)) {
 			t->store_dropped += n;
-			free(d);
+			free(blk);
 			free(recs);
 			pthread_mutex_unlock(&t->lock);
 			kp_handle_put(t);
@@ -467,6 +503,24 @@ KP_EXPORT int PmuTraceRead(int pd, struct PmuTraceData **out)
 KP_EXPORT void PmuTraceDataFree(struct PmuTraceData *data)
 {
 	kp_registry_release(data);
+}
+
+KP_EXPORT const struct KperfTraceDataExt *KperfTraceGetExt(const struct PmuTraceData *data,
+							   int index)
+{
+	const struct rec_block *blk;
+
+	kp_clear();
+	if (!kp_registry_is(data, release_records))
+		return kp_fail(LIBPERF_ERR_INVALID_PMU_DATA, -EINVAL,
+			       "not an array returned by PmuTraceRead (or already freed)"),
+		       NULL;
+	blk = (const struct rec_block *)data - 1;
+	if (index < 0 || (size_t)index >= blk->n)
+		return kp_fail(LIBPERF_ERR_INVALID_PMU_DATA, -EINVAL,
+			       "record %d is out of range: the array has %zu", index, blk->n),
+		       NULL;
+	return &blk->ext[index];
 }
 
 KP_EXPORT void PmuTraceClose(int pd)
@@ -496,7 +550,7 @@ KP_EXPORT int PmuTraceReadSummary(int pd, struct PmuTraceSummary **out)
 
 	kp_clear();
 	if (!out)
-		return kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL, "the output pointer is NULL"), -1;
+		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL, "the output pointer is NULL"), -1;
 	*out = NULL;
 	t = kp_handle_get(pd, KP_HANDLE_TRACE);
 	if (!t)
@@ -561,7 +615,7 @@ KP_EXPORT int PmuTraceGetStats(int pd, struct PmuTraceStats *stats)
 
 	kp_clear();
 	if (!stats)
-		return kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL, "stats is NULL"), -1;
+		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL, "stats is NULL"), -1;
 	t = kp_handle_get(pd, KP_HANDLE_TRACE);
 	if (!t)
 		return -1;

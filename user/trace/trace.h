@@ -15,7 +15,7 @@
 
 /* ---- syscall_names.c ---- */
 
-/* The number of <name> if the running kernel implements it, else LIBPERF_ERR_INVALID_SYSCALL
+/* The number of <name> if the running kernel implements it, else LIBPERF_ERR_INVALID_SYSCALL_FUN
  * with close names suggested. */
 int kp_syscall_lookup(const char *name);
 /* The name of <nr>, NULL when the table has none. */
@@ -45,6 +45,7 @@ struct kp_sys_bpf_opts {
 	bool record_events;
 	bool follow_fork;
 	bool from_exec;
+	bool exclude_self; /* with no tgids: leave out the caller's own process */
 	uint64_t min_duration_ns;
 	size_t ringbuf_bytes; /* a power of two, multiple of the page size */
 	unsigned summary_entries;
@@ -53,7 +54,7 @@ struct kp_sys_bpf_opts {
 };
 
 /* Open and load (not attach). Picks tp_btf + task storage when the kernel has BTF and
- * they load, else the raw_syscalls fallback (kp_warn LIBPERF_WARN_FALLBACK). */
+ * they load, else the raw_syscalls fallback (kp_warn KPERF_WARN_FALLBACK). */
 int kp_sys_bpf_open(const struct kp_sys_bpf_opts *opts, struct kp_sys_bpf **out);
 int kp_sys_bpf_attach(struct kp_sys_bpf *b);
 void kp_sys_bpf_detach(struct kp_sys_bpf *b);

@@ -83,7 +83,7 @@ static int scan_ids(void)
 	unsigned id;
 
 	if (!tfs)
-		return kp_fail(LIBPERF_ERR_NO_TRACEFS, -ENOENT,
+		return kp_fail(KPERF_ERR_NO_TRACEFS, -ENOENT,
 			       "tracefs is not mounted and could not be mounted at "
 			       "/sys/kernel/tracing (mount -t tracefs nodev /sys/kernel/tracing)");
 	snprintf(dir, sizeof(dir), "%s/events", tfs);
@@ -238,14 +238,14 @@ int kp_tp_format_register(struct kp_tp_format *fmt)
 	int err = 0;
 
 	if (!fmt || !fmt->id || fmt->id > 65535)
-		return kp_fail(LIBPERF_ERR_INVALID_FORMAT, -EINVAL,
+		return kp_fail(KPERF_ERR_INVALID_FORMAT, -EINVAL,
 			       "a tracepoint format needs an id between 1 and 65535");
 	pthread_mutex_lock(&cache_lock);
 	e = entry_of(fmt->id);
 	if (!e)
 		err = kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 	else if (e->fmt)
-		err = kp_fail(LIBPERF_ERR_INVALID_FORMAT, -EEXIST,
+		err = kp_fail(KPERF_ERR_INVALID_FORMAT, -EEXIST,
 			      "a tracepoint format with id %u is already known", fmt->id);
 	else
 		e->fmt = fmt;

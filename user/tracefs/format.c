@@ -183,7 +183,7 @@ static int split_decl(const char *decl, struct kp_tp_field *f)
 
 static int bad_line(int lineno, const char *why)
 {
-	return kp_fail(LIBPERF_ERR_INVALID_FORMAT, -EINVAL,
+	return kp_fail(KPERF_ERR_INVALID_FORMAT, -EINVAL,
 		       "malformed tracepoint format, line %d: %s", lineno, why);
 }
 
@@ -259,7 +259,7 @@ int kp_tp_format_parse(const char *text, size_t len, struct kp_tp_format **out)
 
 	*out = NULL;
 	if (!text)
-		return kp_fail(LIBPERF_ERR_INVALID_FORMAT, -EINVAL, "empty tracepoint format");
+		return kp_fail(KPERF_ERR_INVALID_FORMAT, -EINVAL, "empty tracepoint format");
 	fmt = calloc(1, sizeof(*fmt));
 	if (!fmt)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
@@ -324,10 +324,10 @@ int kp_tp_format_parse(const char *text, size_t len, struct kp_tp_format **out)
 		free(line);
 	}
 	if (!err && !fmt->nfields)
-		err = kp_fail(LIBPERF_ERR_INVALID_FORMAT, -EINVAL,
+		err = kp_fail(KPERF_ERR_INVALID_FORMAT, -EINVAL,
 			      "malformed tracepoint format: no fields");
 	if (!err && !seen_id)
-		err = kp_fail(LIBPERF_ERR_INVALID_FORMAT, -EINVAL,
+		err = kp_fail(KPERF_ERR_INVALID_FORMAT, -EINVAL,
 			      "malformed tracepoint format: no ID line");
 
 	if (err) {
@@ -362,7 +362,7 @@ int kp_tp_format_load(const char *system, const char *event, struct kp_tp_format
 			       event ? event : "");
 	tfs = kp_tracefs();
 	if (!tfs)
-		return kp_fail(LIBPERF_ERR_NO_TRACEFS, -ENOENT,
+		return kp_fail(KPERF_ERR_NO_TRACEFS, -ENOENT,
 			       "tracefs is not mounted and could not be mounted at "
 			       "/sys/kernel/tracing (mount -t tracefs nodev /sys/kernel/tracing)");
 	snprintf(path, sizeof(path), "%s/events/%s/%s/format", tfs, system, event);
@@ -380,7 +380,7 @@ int kp_tp_format_load(const char *system, const char *event, struct kp_tp_format
 		char msg[1024];
 
 		snprintf(msg, sizeof(msg), "%s", Perror());
-		return kp_fail(LIBPERF_ERR_INVALID_FORMAT, err, "%s: %s", path, msg);
+		return kp_fail(KPERF_ERR_INVALID_FORMAT, err, "%s: %s", path, msg);
 	}
 	if (!err) {
 		free((*out)->system);

@@ -25,7 +25,7 @@
 
 #include "core/core.h"
 #include "kperf/pcerrc.h"
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 #include "tracefs.h"
 
 struct raw_rec {
@@ -265,11 +265,11 @@ static int lookup(const struct SampleRawData *raw, const char *field, struct raw
 	int err;
 
 	if (!raw)
-		return kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL,
+		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
 			       "rawData is NULL: only samples of tracepoint events carry a raw "
 			       "record");
 	if (!field || !*field)
-		return kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL, "the field name is NULL or empty");
+		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL, "the field name is NULL or empty");
 	r = rec_get(raw);
 	if (!r)
 		return kp_fail(LIBPERF_ERR_INVALID_PMU_DATA, -EINVAL,
@@ -312,7 +312,7 @@ static int find_field(const struct kp_tp_format *fmt, const char *name,
 		if (n >= sizeof(list))
 			n = sizeof(list) - 1;
 	}
-	return kp_fail(LIBPERF_ERR_INVALID_FIELD, -ENOENT,
+	return kp_fail(LIBPERF_ERR_INVALID_FIELD_ARGS, -ENOENT,
 		       "tracepoint %s:%s has no field '%s'%s%s%s (its fields: %s)",
 		       fmt->system ? fmt->system : "?", fmt->event ? fmt->event : "?", name,
 		       best ? " (did you mean " : "", best ? best : "", best ? "?)" : "", list);
@@ -320,7 +320,7 @@ static int find_field(const struct kp_tp_format *fmt, const char *name,
 
 static int too_small(const struct kp_tp_field *f, size_t need, uint32_t vSize)
 {
-	return kp_fail(LIBPERF_ERR_BUFFER_TOO_SMALL, -ENOSPC,
+	return kp_fail(LIBPERF_ERR_INVALID_FIELD_ARGS, -ENOSPC,
 		       "field '%s' (%s, %u bytes in the format) needs a buffer of %zu bytes; "
 		       "the buffer has %u",
 		       f->name, f->decl, f->size, need, vSize);
@@ -384,7 +384,7 @@ KP_EXPORT int PmuGetField(struct SampleRawData *rawData, const char *fieldName, 
 
 	kp_clear();
 	if (!value)
-		return kp_public_fail(kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL,
+		return kp_public_fail(kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
 					      "value is NULL: pass a buffer for the field"));
 	err = lookup(rawData, fieldName, &r, &fmt);
 	if (err)

@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 
 /* Largest tracepoint record: the kernel's trace entries fit in one page with their
  * __data_loc payloads, and a __data_loc offset is 16 bits. */
@@ -63,7 +63,7 @@ struct kp_tp_format {
 
 /* Parse the text of a format file. Malformed input (no ID, a field without offset or size,
  * a field past 64 KiB, a duplicate or nameless field, a NUL byte, ...) is refused with
- * LIBPERF_ERR_INVALID_FORMAT and the number of the wrong line; returns 0 or a negative errno. */
+ * KPERF_ERR_INVALID_FORMAT and the number of the wrong line; returns 0 or a negative errno. */
 int kp_tp_format_parse(const char *text, size_t len, struct kp_tp_format **out);
 /* Read and parse <tracefs>/events/<system>/<event>/format (not cached). */
 int kp_tp_format_load(const char *system, const char *event, struct kp_tp_format **out);
@@ -78,7 +78,7 @@ const struct kp_tp_field *kp_tp_format_field(const struct kp_tp_format *fmt, con
  * PmuGetField does: integers and pointers as their bytes, strings NUL-terminated, arrays
  * and __data_loc payloads as bytes. Never reads outside <rec> nor writes past vSize:
  * LIBPERF_ERR_INVALID_PMU_DATA (-ERANGE) for a field or payload outside the record,
- * LIBPERF_ERR_BUFFER_TOO_SMALL (-ENOSPC).
+ * LIBPERF_ERR_INVALID_FIELD_ARGS (-ENOSPC).
  */
 int kp_tp_field_decode(const struct kp_tp_field *f, const void *rec, size_t len, void *value,
 		       uint32_t vSize);
@@ -99,7 +99,7 @@ int kp_tp_format_get(const char *system, const char *event, const struct kp_tp_f
 int kp_tp_format_by_id(unsigned id, const struct kp_tp_format **out);
 /*
  * Add a format that does not come from this machine's tracefs (a recorded file, a test).
- * Takes ownership of <fmt> on success; -EEXIST (LIBPERF_ERR_INVALID_FORMAT) when a format
+ * Takes ownership of <fmt> on success; -EEXIST (KPERF_ERR_INVALID_FORMAT) when a format
  * with its id is already known.
  */
 int kp_tp_format_register(struct kp_tp_format *fmt);

@@ -277,7 +277,7 @@ static int port_target(const struct kp_unc_attr *a, struct port_target *pt)
 		}
 	}
 	free(c);
-	return kp_fail(LIBPERF_ERR_INVALID_BDF, -ENOENT,
+	return kp_fail(KPERF_ERR_INVALID_BDF, -ENOENT,
 		       "%s: port %s is not a root port any PCIe PMU of this machine monitors",
 		       kp_unc_metric_name(a->metric), a->bdf);
 }
@@ -404,12 +404,12 @@ KP_EXPORT int PmuGetDevMetric(struct PmuData *pmuData, unsigned len, struct PmuD
 
 	kp_clear();
 	if (!data) {
-		kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL, "PmuGetDevMetric: data is NULL");
+		kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL, "PmuGetDevMetric: data is NULL");
 		return -1;
 	}
 	*data = NULL;
 	if (!pmuData && len) {
-		kp_fail(LIBPERF_ERR_INVALID_ARG, -EINVAL,
+		kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
 			"PmuGetDevMetric: pmuData is NULL but len is %u", len);
 		return -1;
 	}

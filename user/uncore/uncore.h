@@ -29,7 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "kperf/pmu.h"
+#include "kperf/kperf.h"
 
 enum kp_unc_kind {
 	KP_UNC_OTHER,
@@ -87,7 +87,7 @@ struct kp_cover {
 
 /*
  * The PCI functions the PMUs of <kind> measure, sorted by (domain, requester id). 0 when
- * there are such PMUs but they cover nothing; -ENODEV with LIBPERF_ERR_PMU_NOT_PRESENT when
+ * there are such PMUs but they cover nothing; -ENODEV with KPERF_ERR_PMU_NOT_PRESENT when
  * the machine has no PMU of the kind.
  */
 int kp_unc_cover(enum kp_cover_kind kind, struct kp_cover **out);

@@ -1,0 +1,140 @@
+/*
+ * kperf.h - what kperf-bpf adds to libkperf's API.
+ *
+ * libkperf's headers (pmu.h, symbol.h, pcerrc.h, proc_data_types.h) keep libkperf's layouts
+ * byte for byte, and libkperf keeps appending fields to its structs: so kperf-bpf never adds
+ * a field to them. Its options live here, in structs that start with their own size (as
+ * libbpf's opts do): a program built against an older kperf.h passes a smaller sz and the
+ * fields it does not know read as 0; a newer program's extra fields must be 0 when passed to
+ * an older library, or the call fails with KPERF_ERR_INVALID_ATTR. Zero-initialise them, or
+ * use KPERF_OPTS:
+ *
+ *	struct KperfTraceOpts o = KPERF_OPTS(KperfTraceOpts, .summaryOnly = 1);
+ *	int pd = KperfTraceOpen(TRACE_SYS_CALL, &attr, &o);
+ *
+ * The functions follow the API's conventions (pmu.h): -1 or NULL on failure with
+ * Perrorno()/Perror() set, arrays owned by the caller until their *Free.
+ */
+#ifndef KPERF_KPERF_H
+#define KPERF_KPERF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "pcerrc.h"
+#include "pmu.h"
+#include "symbol.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+#pragma GCC visibility push(default)
+
+#define KPERF_OPTS(TYPE, ...) ((struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ })
+
+/* ---- PmuOpen with options ---- */
+
+struct KperfPmuOpts {
+	size_t sz; /* sizeof(struct KperfPmuOpts) */
+	/* SAMPLING: 1 = one PmuData per distinct (pid, tid, cpu, stack), counted in the kernel,
+	 * with the number of samples in count and ts 0 (the cost of a read is the number of
+	 * distinct stacks, not of samples); 0 = one PmuData per sample with its ts, as libkperf */
+	unsigned aggregate;
+	/* SAMPLING: ring buffer for per-sample and tracepoint records, KiB (0: 16 MiB) */
+	unsigned ringBufferKb;
+};
+
+/* PmuOpen with kperf-bpf's options; opts may be NULL (PmuOpen(t, a) is KperfOpen(t, a, NULL)). */
+int KperfOpen(enum PmuTaskType collectType, struct PmuAttr *attr,
+	      const struct KperfPmuOpts *opts);
+
+/* ---- syscall tracing with options ---- */
+
+struct KperfTraceOpts {
+	size_t sz; /* sizeof(struct KperfTraceOpts) */
+	/* 1: keep only the in-kernel summary (PmuTraceReadSummary); PmuTraceRead returns 0 */
+	unsigned summaryOnly;
+	/* per-call records only for calls that took at least this long */
+	uint64_t minDurationNs;
+	/* per-call ring buffer size in KiB (a power of two is used), 0: 16384 */
+	unsigned ringBufferKb;
+	/* a cgroup v2 directory: only its tasks and those of its descendants */
+	const char *cgroupPath;
+	/* 1: processes forked by a traced process are traced too */
+	unsigned includeNewFork;
+	/* 1: the pids in pidList are traced from their next execve on (used to launch a
+	 * command: the launcher's own syscalls before the exec are not reported) */
+	unsigned fromExec;
+	/* (process, syscall) entries of the in-kernel summary, 0: 16384 */
+	unsigned summaryEntries;
+	/* 1: tracing every process leaves out the caller's own (whose reading of the records
+	 * would otherwise feed the trace); libkperf's default, 0, includes it */
+	unsigned excludeSelf;
+};
+
+int KperfTraceOpen(enum PmuTraceType traceType, struct PmuTraceAttr *traceAttr,
+		   const struct KperfTraceOpts *opts);
+
+/* What kperf-bpf knows of a PmuTraceData record beyond libkperf's fields. */
+struct KperfTraceDataExt {
+	int64_t ret; /* return value (negative errno on failure) */
+	int nr; /* syscall number */
+};
+
+/* The extension of record <index> of an array PmuTraceRead returned; it lives as long as the
+ * array. NULL (LIBPERF_ERR_INVALID_PMU_DATA) when <data> is not such an array or index is out
+ * of range. */
+const struct KperfTraceDataExt *KperfTraceGetExt(const struct PmuTraceData *data, int index);
+
+#define KPERF_HIST_SLOTS 40
+
+/* One (process, syscall) pair, cumulative since the trace was opened. */
+struct PmuTraceSummary {
+	const char *funcs; /* syscall name */
+	int nr; /* syscall number */
+	pid_t pid; /* process (thread group) */
+	const char *comm; /* the process's command name when it first made this call */
+	uint64_t calls;
+	uint64_t errors; /* calls that returned a negative value */
+	uint64_t totalNs;
+	uint64_t minNs;
+	uint64_t maxNs;
+	/* hist[i]: calls whose latency in ns had its highest set bit at i (i.e. in
+	 * [2^i, 2^(i+1)), with 0 ns in hist[0]); the last slot also holds everything longer */
+	uint64_t hist[KPERF_HIST_SLOTS];
+};
+
+struct PmuTraceStats {
+	uint64_t records; /* per-call records delivered by PmuTraceRead so far */
+	uint64_t dropped; /* per-call records lost: the ring buffer was full */
+	uint64_t summaryDropped; /* calls not counted: the summary map was full */
+	unsigned fallback; /* 1: the raw_syscalls / hash-map fallback is in use */
+	unsigned ringBufferKb; /* the ring buffer size in use */
+};
+
+/* Summaries sorted by (pid, total time descending); returns their number or -1. */
+int PmuTraceReadSummary(int pd, struct PmuTraceSummary **summary);
+void PmuTraceSummaryFree(struct PmuTraceSummary *summary);
+int PmuTraceGetStats(int pd, struct PmuTraceStats *stats);
+/* the number of a syscall name, or -1 (Perrorno: LIBPERF_ERR_INVALID_SYSCALL_FUN) */
+int PmuSysCallNumber(const char *name);
+
+/* ---- lists the library keeps (libkperf has no way to release them) ---- */
+
+/* Release the arrays of PmuEventList (all types); the next call builds them again. */
+void PmuEventListFree(void);
+/* Release the arrays of PmuDeviceBdfList. */
+void PmuDeviceBdfListFree(void);
+/* Release the array of PmuSysCallFuncList. */
+void PmuSysCallFuncListFree(void);
+
+/* ---- symbol resolver: single files ---- */
+
+/* Load the symbols (or symbols and lines) of an ELF file that no recorded process maps. */
+int SymResolverRecordElf(const char *fileName);
+int SymResolverRecordDwarf(const char *fileName);
+
+#pragma GCC visibility pop
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,467 @@
+/*
+ * test_layout.c - the public structs, enums and codes are libkperf's, byte for byte.
+ *
+ * The numbers below are facts about libkperf's headers at its current head (the public
+ * repository openeuler-mirror/libkperf): every struct's size, every field's offset and size,
+ * every bit-field's byte, bit and width, every enumerator's value and every error code. They
+ * were read off libkperf's own headers compiled for x86_64 (pahole), and are written here as
+ * numbers: a program or a ctypes layout built for libkperf must work on libkperf-bpf, so a
+ * change to include/kperf that moves anything fails here.
+ */
+#include <criterion/criterion.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "kperf/kperf.h"
+
+#define STRUCT_SIZE(S, N) cr_expect_eq(sizeof(struct S), (size_t)(N), "sizeof(struct " #S ")")
+#define FIELD(S, F, OFF, SZ)                                                               \
+	do {                                                                               \
+		cr_expect_eq(offsetof(struct S, F), (size_t)(OFF), #S "." #F " offset");   \
+		cr_expect_eq(sizeof(((struct S *)0)->F), (size_t)(SZ), #S "." #F " size"); \
+	} while (0)
+/* a bit-field: set it to all ones in a zeroed struct and see which bits of the storage unit
+ * (an unsigned int at byte OFF) turned on */
+#define BITFIELD(S, F, OFF, BIT, BITS)                                                      \
+	do {                                                                                \
+		struct S s_;                                                                \
+		unsigned u_;                                                                \
+		memset(&s_, 0, sizeof(s_));                                                 \
+		s_.F = (unsigned)((1ull << (BITS)) - 1);                                    \
+		memcpy(&u_, (const char *)&s_ + (OFF), sizeof(u_));                         \
+		cr_expect_eq(u_, ((BITS) == 32 ? ~0u : ((1u << (BITS)) - 1)) << (BIT),      \
+			     #S "." #F " is %u bits at bit %u of byte %u", BITS, BIT, OFF); \
+	} while (0)
+#define CODE(NAME, V) cr_expect_eq(NAME, V, #NAME)
+#define ENUMV(NAME, V) cr_expect_eq((long long)(NAME), (long long)(V), #NAME)
+
+Test(layout, structs_are_libkperfs)
+{
+	STRUCT_SIZE(EvtAttr, 12);
+	FIELD(EvtAttr, groupId, 0, 4);
+	FIELD(EvtAttr, period, 4, 4);
+	BITFIELD(EvtAttr, excludeUser, 8, 0, 1);
+	BITFIELD(EvtAttr, excludeKernel, 8, 1, 1);
+	STRUCT_SIZE(PmuAttr, 136);
+	FIELD(PmuAttr, evtList, 0, 8);
+	FIELD(PmuAttr, numEvt, 8, 4);
+	FIELD(PmuAttr, pidList, 16, 8);
+	FIELD(PmuAttr, numPid, 24, 4);
+	FIELD(PmuAttr, cpuList, 32, 8);
+	FIELD(PmuAttr, numCpu, 40, 4);
+	FIELD(PmuAttr, evtAttr, 48, 8);
+	FIELD(PmuAttr, numEvtAttr, 56, 4);
+	FIELD(PmuAttr, period, 60, 4);
+	FIELD(PmuAttr, freq, 60, 4);
+	BITFIELD(PmuAttr, useFreq, 64, 0, 1);
+	BITFIELD(PmuAttr, excludeUser, 64, 1, 1);
+	BITFIELD(PmuAttr, excludeKernel, 64, 2, 1);
+	BITFIELD(PmuAttr, excludeGuest, 64, 3, 1);
+	BITFIELD(PmuAttr, excludeHost, 64, 4, 1);
+	FIELD(PmuAttr, symbolMode, 68, 4);
+	BITFIELD(PmuAttr, callStack, 72, 0, 1);
+	BITFIELD(PmuAttr, blockedSample, 72, 1, 1);
+	FIELD(PmuAttr, dataFilter, 80, 8);
+	FIELD(PmuAttr, evFilter, 88, 4);
+	FIELD(PmuAttr, minLatency, 96, 8);
+	BITFIELD(PmuAttr, includeNewFork, 104, 0, 1);
+	FIELD(PmuAttr, branchSampleFilter, 112, 8);
+	FIELD(PmuAttr, cgroupNameList, 120, 8);
+	FIELD(PmuAttr, numCgroup, 128, 4);
+	BITFIELD(PmuAttr, enableUserAccess, 132, 0, 1);
+	BITFIELD(PmuAttr, enableBpf, 132, 1, 1);
+	BITFIELD(PmuAttr, enableHwMetric, 132, 2, 1);
+	BITFIELD(PmuAttr, enableOnExec, 132, 3, 1);
+	BITFIELD(PmuAttr, perThread, 132, 4, 1);
+	STRUCT_SIZE(PmuTraceAttr, 56);
+	FIELD(PmuTraceAttr, funcs, 0, 8);
+	FIELD(PmuTraceAttr, numFuncs, 8, 4);
+	FIELD(PmuTraceAttr, pidList, 16, 8);
+	FIELD(PmuTraceAttr, numPid, 24, 4);
+	FIELD(PmuTraceAttr, cpuList, 32, 8);
+	FIELD(PmuTraceAttr, numCpu, 40, 4);
+	BITFIELD(PmuTraceAttr, callStack, 44, 0, 1);
+	FIELD(PmuTraceAttr, symbolMode, 48, 4);
+	STRUCT_SIZE(CpuTopology, 12);
+	FIELD(CpuTopology, coreId, 0, 4);
+	FIELD(CpuTopology, numaId, 4, 4);
+	FIELD(CpuTopology, socketId, 8, 4);
+	STRUCT_SIZE(BranchSampleRecord, 32);
+	FIELD(BranchSampleRecord, fromAddr, 0, 8);
+	FIELD(BranchSampleRecord, toAddr, 8, 8);
+	FIELD(BranchSampleRecord, cycles, 16, 8);
+	FIELD(BranchSampleRecord, misPred, 24, 1);
+	FIELD(BranchSampleRecord, predicted, 25, 1);
+	STRUCT_SIZE(PmuDataExt, 32);
+	FIELD(PmuDataExt, pa, 0, 8);
+	FIELD(PmuDataExt, va, 8, 8);
+	FIELD(PmuDataExt, event, 16, 8);
+	FIELD(PmuDataExt, lat, 24, 2);
+	FIELD(PmuDataExt, source, 26, 2);
+	FIELD(PmuDataExt, op, 28, 4);
+	FIELD(PmuDataExt, nr, 0, 8);
+	FIELD(PmuDataExt, branchRecords, 8, 8);
+	STRUCT_SIZE(SampleRawData, 8);
+	FIELD(SampleRawData, data, 0, 8);
+	STRUCT_SIZE(SampleRawField, 32);
+	FIELD(SampleRawField, fieldName, 0, 8);
+	FIELD(SampleRawField, fieldStr, 8, 8);
+	FIELD(SampleRawField, offset, 16, 4);
+	FIELD(SampleRawField, size, 20, 4);
+	FIELD(SampleRawField, isSigned, 24, 4);
+	STRUCT_SIZE(PmuData, 104);
+	FIELD(PmuData, stack, 0, 8);
+	FIELD(PmuData, evt, 8, 8);
+	FIELD(PmuData, ts, 16, 8);
+	FIELD(PmuData, pid, 24, 4);
+	FIELD(PmuData, tid, 28, 4);
+	FIELD(PmuData, cpu, 32, 4);
+	FIELD(PmuData, groupId, 36, 4);
+	FIELD(PmuData, cpuTopo, 40, 8);
+	FIELD(PmuData, comm, 48, 8);
+	FIELD(PmuData, period, 56, 8);
+	FIELD(PmuData, count, 64, 8);
+	FIELD(PmuData, countPercent, 72, 8);
+	FIELD(PmuData, ext, 80, 8);
+	FIELD(PmuData, rawData, 88, 8);
+	FIELD(PmuData, cgroupName, 96, 8);
+	STRUCT_SIZE(Stack, 64);
+	FIELD(Stack, symbol, 0, 8);
+	FIELD(Stack, next, 8, 8);
+	FIELD(Stack, prev, 16, 8);
+	STRUCT_SIZE(PmuTraceData, 56);
+	FIELD(PmuTraceData, funcs, 0, 8);
+	FIELD(PmuTraceData, startTs, 8, 8);
+	FIELD(PmuTraceData, elapsedTime, 16, 8);
+	FIELD(PmuTraceData, pid, 24, 4);
+	FIELD(PmuTraceData, tid, 28, 4);
+	FIELD(PmuTraceData, cpu, 32, 4);
+	FIELD(PmuTraceData, comm, 40, 8);
+	FIELD(PmuTraceData, stack, 48, 8);
+	STRUCT_SIZE(PmuCpuFreqDetail, 32);
+	FIELD(PmuCpuFreqDetail, cpuId, 0, 4);
+	FIELD(PmuCpuFreqDetail, minFreq, 8, 8);
+	FIELD(PmuCpuFreqDetail, maxFreq, 16, 8);
+	FIELD(PmuCpuFreqDetail, avgFreq, 24, 8);
+	STRUCT_SIZE(PmuDeviceAttr, 24);
+	FIELD(PmuDeviceAttr, metric, 0, 4);
+	FIELD(PmuDeviceAttr, bdf, 8, 8);
+	FIELD(PmuDeviceAttr, port, 16, 8);
+	STRUCT_SIZE(PmuDeviceData, 40);
+	FIELD(PmuDeviceData, metric, 0, 4);
+	FIELD(PmuDeviceData, count, 8, 8);
+	FIELD(PmuDeviceData, mode, 16, 4);
+	FIELD(PmuDeviceData, coreId, 24, 4);
+	FIELD(PmuDeviceData, numaId, 24, 4);
+	FIELD(PmuDeviceData, clusterId, 24, 4);
+	FIELD(PmuDeviceData, bdf, 24, 8);
+	FIELD(PmuDeviceData, port, 24, 8);
+	FIELD(PmuDeviceData, channelId, 24, 4);
+	FIELD(PmuDeviceData, ddrNumaId, 28, 4);
+	FIELD(PmuDeviceData, socketId, 32, 4);
+	STRUCT_SIZE(PmuHwMetricAttr, 32);
+	FIELD(PmuHwMetricAttr, metric, 0, 8);
+	FIELD(PmuHwMetricAttr, basePeriodList, 8, 8);
+	FIELD(PmuHwMetricAttr, thresholdList, 16, 8);
+	FIELD(PmuHwMetricAttr, pid, 24, 4);
+	STRUCT_SIZE(SymbolSource, 16);
+	FIELD(SymbolSource, moduleName, 0, 8);
+	FIELD(SymbolSource, symbolName, 8, 8);
+	STRUCT_SIZE(UTraceAttr, 32);
+	FIELD(UTraceAttr, symSrc, 0, 8);
+	FIELD(UTraceAttr, numSym, 8, 4);
+	FIELD(UTraceAttr, pidList, 16, 8);
+	FIELD(UTraceAttr, numPid, 24, 4);
+	FIELD(UTraceAttr, fetchG, 28, 4);
+	STRUCT_SIZE(UTraceData, 64);
+	FIELD(UTraceData, addr, 0, 8);
+	FIELD(UTraceData, comm, 8, 8);
+	FIELD(UTraceData, tid, 16, 4);
+	FIELD(UTraceData, cpu, 20, 4);
+	FIELD(UTraceData, timestamp, 24, 8);
+	FIELD(UTraceData, gPtr, 32, 8);
+	FIELD(UTraceData, module, 40, 8);
+	FIELD(UTraceData, func, 48, 8);
+	FIELD(UTraceData, isRet, 56, 4);
+	STRUCT_SIZE(Symbol, 88);
+	FIELD(Symbol, addr, 0, 8);
+	FIELD(Symbol, module, 8, 8);
+	FIELD(Symbol, symbolName, 16, 8);
+	FIELD(Symbol, mangleName, 24, 8);
+	FIELD(Symbol, fileName, 32, 8);
+	FIELD(Symbol, lineNum, 40, 4);
+	FIELD(Symbol, offset, 48, 8);
+	FIELD(Symbol, codeMapEndAddr, 56, 8);
+	FIELD(Symbol, codeMapAddr, 64, 8);
+	FIELD(Symbol, firstLine, 72, 4);
+	FIELD(Symbol, mntPoint, 80, 8);
+	STRUCT_SIZE(StackAsm, 40);
+	FIELD(StackAsm, funcName, 0, 8);
+	FIELD(StackAsm, funcStartAddr, 8, 8);
+	FIELD(StackAsm, functFileOffset, 16, 8);
+	FIELD(StackAsm, next, 24, 8);
+	FIELD(StackAsm, asmCode, 32, 8);
+	STRUCT_SIZE(AsmCode, 32);
+	FIELD(AsmCode, addr, 0, 8);
+	FIELD(AsmCode, code, 8, 8);
+	FIELD(AsmCode, fileName, 16, 8);
+	FIELD(AsmCode, lineNum, 24, 4);
+	cr_expect_eq(_Alignof(struct Stack), 64, "Stack is 64-byte aligned");
+}
+
+Test(layout, error_and_warning_codes_are_libkperfs)
+{
+	CODE(SUCCESS, 0);
+	CODE(COMMON_ERR_NOMEM, 1);
+	CODE(COMMON_ERR_WRITE, 2);
+	CODE(LIBSYM_ERR_BASE, 100);
+	CODE(LIBSYM_ERR_DWARF_FORMAT_FAILED, 101);
+	CODE(LIBSYM_ERR_ELFIN_FOMAT_FAILED, 102);
+	CODE(LIBSYM_ERR_OPEN_FILE_FAILED, 103);
+	CODE(LIBSYM_ERR_NOT_FIND_PID, 104);
+	CODE(LIBSYM_ERR_MAP_ADDR_MODULE_FAILED, 105);
+	CODE(LIBSYM_ERR_MAP_KERNAL_ADDR_FAILED, 106);
+	CODE(LIBSYM_ERR_PARAM_PID_INVALID, 107);
+	CODE(LIBSYM_ERR_STRCPY_OPERATE_FAILED, 108);
+	CODE(LIBSYM_ERR_SNPRINF_OPERATE_FAILED, 109);
+	CODE(LIBSYM_ERR_MAP_CODE_KERNEL_NOT_SUPPORT, 110);
+	CODE(LIBSYM_ERR_MAP_CODE_FIND_ELF_FAILED, 111);
+	CODE(LIBSYM_ERR_CMD_OPERATE_FAILED, 112);
+	CODE(LIBSYM_ERR_FILE_NOT_RGE, 113);
+	CODE(LIBSYM_ERR_START_SMALLER_END, 114);
+	CODE(LIBSYM_ERR_STOUL_OPERATE_FAILED, 115);
+	CODE(LIBSYM_ERR_FILE_INVALID, 116);
+	CODE(LIBSYM_ERR_READ_BUILDID, 117);
+	CODE(LIBSYM_ERR_BUILDID_TOO_LONG, 118);
+	CODE(LIBSYM_ERR_ASM_RESOLVE_FAILED, 119);
+	CODE(LIBPERF_ERR_NO_AVAIL_PD, 1000);
+	CODE(LIBPERF_ERR_CHIP_TYPE_INVALID, 1001);
+	CODE(LIBPERF_ERR_FAIL_LISTEN_PROC, 1002);
+	CODE(LIBPERF_ERR_INVALID_CPULIST, 1003);
+	CODE(LIBPERF_ERR_INVALID_PIDLIST, 1004);
+	CODE(LIBPERF_ERR_INVALID_EVTLIST, 1005);
+	CODE(LIBPERF_ERR_INVALID_PD, 1006);
+	CODE(LIBPERF_ERR_INVALID_EVENT, 1007);
+	CODE(LIBPERF_ERR_SPE_UNAVAIL, 1008);
+	CODE(LIBPERF_ERR_FAIL_GET_CPU, 1009);
+	CODE(LIBPERF_ERR_FAIL_GET_PROC, 1010);
+	CODE(LIBPERF_ERR_NO_PERMISSION, 1011);
+	CODE(LIBPERF_ERR_DEVICE_BUSY, 1012);
+	CODE(LIBPERF_ERR_DEVICE_INVAL, 1013);
+	CODE(LIBPERF_ERR_FAIL_MMAP, 1014);
+	CODE(LIBPERF_ERR_FAIL_RESOLVE_MODULE, 1015);
+	CODE(LIBPERF_ERR_KERNEL_NOT_SUPPORT, 1016);
+	CODE(LIBPERF_ERR_INVALID_METRIC_TYPE, 1017);
+	CODE(LIBPERF_ERR_INVALID_PID, 1018);
+	CODE(LIBPERF_ERR_INVALID_TASK_TYPE, 1019);
+	CODE(LIBPERF_ERR_INVALID_TIME, 1020);
+	CODE(LIBPERF_ERR_NO_PROC, 1021);
+	CODE(LIBPERF_ERR_TOO_MANY_FD, 1022);
+	CODE(LIBPERF_ERR_RAISE_FD, 1023);
+	CODE(LIBPERF_ERR_INVALID_PMU_DATA, 1024);
+	CODE(LIBPERF_ERR_FAILED_PMU_ENABLE, 1025);
+	CODE(LIBPERF_ERR_FAILED_PMU_DISABLE, 1026);
+	CODE(LIBPERF_ERR_FAILED_PMU_RESET, 1027);
+	CODE(LIBPERF_ERR_NOT_OPENED, 1028);
+	CODE(LIBPERF_ERR_QUERY_EVENT_TYPE_INVALID, 1029);
+	CODE(LIBPERF_ERR_QUERY_EVENT_LIST_FAILED, 1030);
+	CODE(LIBPERF_ERR_PATH_INACCESSIBLE, 1031);
+	CODE(LIBPERF_ERR_INVALID_SAMPLE_RATE, 1032);
+	CODE(LIBPERF_ERR_INVALID_FIELD_ARGS, 1033);
+	CODE(LIBPERF_ERR_FIND_FIELD_LOSS, 1034);
+	CODE(LIBPERF_ERR_COUNT_OVERFLOW, 1035);
+	CODE(LIBPERF_ERR_INVALID_GROUP_SPE, 1036);
+	CODE(LIBPERF_ERR_INVALID_GROUP_ALL_UNCORE, 1037);
+	CODE(LIBPERF_ERR_INVALID_TRACE_TYPE, 1038);
+	CODE(LIBPERF_ERR_INVALID_SYSCALL_FUN, 1039);
+	CODE(LIBPERF_ERR_QUERY_SYSCALL_LIST_FAILED, 1040);
+	CODE(LIBPERF_ERR_OPEN_SYSCALL_HEADER_FAILED, 1041);
+	CODE(LIBPERF_ERR_INVALID_BRANCH_SAMPLE_FILTER, 1042);
+	CODE(LIBPERF_ERR_BRANCH_JUST_SUPPORT_SAMPLING, 1043);
+	CODE(LIBPERF_ERR_RESET_FD, 1044);
+	CODE(LIBPERF_ERR_SET_FD_RDONLY_NONBLOCK, 1045);
+	CODE(LIBPERF_ERR_NOT_SUPPORT_CONFIG_EVENT, 1046);
+	CODE(LIBPERF_ERR_INVALID_BLOCKED_SAMPLE, 1047);
+	CODE(LIBPERF_ERR_NOT_SUPPORT_GROUP_EVENT, 1048);
+	CODE(LIBPERF_ERR_NOT_SUPPORT_SYSTEM_SAMPLE, 1049);
+	CODE(LIBPERF_ERR_INVALID_PMU_DEVICES_METRIC, 1050);
+	CODE(LIBPERF_ERR_INVALID_PMU_DEVICES_BDF, 1051);
+	CODE(LIBPERF_ERR_OPEN_INVALID_FILE, 1052);
+	CODE(LIBPERF_ERR_INVALID_BDF_VALUE, 1053);
+	CODE(LIBPERF_ERR_NOT_SUPPORT_PCIE_BDF, 1054);
+	CODE(LIBPERF_ERR_NOT_SUPPORT_SMMU_BDF, 1055);
+	CODE(LIBPERF_ERR_INVALID_IOSMMU_DIR, 1056);
+	CODE(LIBPERF_ERR_INVALID_SMMU_NAME, 1057);
+	CODE(LIBPERF_ERR_NOT_SUPPORT_PCIE_COUNTING, 1058);
+	CODE(LIBPERF_ERR_OPEN_PCI_FILE_FAILD, 1059);
+	CODE(LIBPERF_ERR_INVALID_MTRIC_PARAM, 1060);
+	CODE(LIBPERF_ERR_PMU_DEVICES_NULL, 1061);
+	CODE(LIBPERF_ERR_CPUFREQ_NOT_CONFIG, 1062);
+	CODE(LIBPERF_ERR_CLUSTER_ID_OVERSIZE, 1063);
+	CODE(LIBPERF_ERR_INVALID_PMU_BDF_TYPE, 1064);
+	CODE(LIBPERF_ERR_INTERFACE_NOT_SUPPORT_X86, 1065);
+	CODE(LIBPERF_ERR_NOT_SUPPORT_METRIC, 1066);
+	CODE(LIBPERF_ERR_INVALID_CPU_FREQ_PERIOD, 1067);
+	CODE(LIBPERF_ERR_PMU_DATA_NO_FOUND, 1068);
+	CODE(LIBPERF_ERR_INVALID_CGROUP_LIST, 1069);
+	CODE(LIBPERF_ERR_NOT_SUPPORT_PMU_FILE, 1070);
+	CODE(LIBPERF_ERR_INVALID_PMU_FILE, 1071);
+	CODE(LIBPERF_ERR_NOT_SUPPORT_PCIE_PORT, 1072);
+	CODE(LIBPERF_ERR_INVALID_EVTATTR, 1073);
+	CODE(LIBPERF_ERR_COUNT_MMAP_IS_NULL, 1074);
+	CODE(LIBPERF_ERR_ENABLE_USER_ACCESS_FAILED, 1075);
+	CODE(LIBPERF_ERR_ALLOCATE_REGISTER_FAILED, 1076);
+	CODE(LIBPERF_ERR_CHECK_USER_ACCESS, 1077);
+	CODE(LIBPERF_ERR_COUNTER_INDEX_IS_ZERO, 1078);
+	CODE(LIBPERF_ERR_BPF_ACT_FAILED, 1079);
+	CODE(LIBPERF_ERR_INVALID_BPF_PARAM, 1080);
+	CODE(LIBPERF_ERR_NULL_POINTER, 1081);
+	CODE(LIBPERF_ERR_BUFFER_CORRUPTED, 1082);
+	CODE(LIBPERF_ERR_NOT_SUPPORT_HWMETRIC, 1083);
+	CODE(LIBPERF_ERR_INVALID_HWMETRIC_ATTR, 1084);
+	CODE(LIBPERF_ERR_INVALID_MIN_LATENCY, 1085);
+	CODE(LIBPERF_ERR_INVALID_EVT_FILTER, 1086);
+	CODE(LIBPERF_ERR_INVALID_DATA_FILTER, 1087);
+	CODE(LIBPERF_ERR_NOT_SUPPORT_EXEC_ON, 1088);
+	CODE(LIBPERF_ERR_NOT_SUPPORT_PER_THREAD, 1089);
+	CODE(LIBPERF_ERR_UTRACE_ELF_SCAN_FAILED, 1090);
+	CODE(LIBPERF_ERR_UTRACE_PROBE_REGISTER_FAILED, 1091);
+	CODE(LIBPERF_ERR_LBR_DRIVER_INVALID, 1092);
+	CODE(LIBPERF_ERR_UTRACE_JAVA_PROCESS_FAILED, 1093);
+	CODE(LIBPERF_ERR_PROC_FILE_NOT_FOUND, 1094);
+	CODE(LIBPERF_ERR_PROC_READ_FAILED, 1095);
+	CODE(LIBPERF_ERR_PROC_PARSE_FAILED, 1096);
+	CODE(LIBPERF_ERR_PROC_DATA_NULL, 1097);
+	CODE(LIBPERF_ERR_PROC_SOURCE_INVALID, 1098);
+	CODE(LIBPERF_ERR_KERNEL_TRACE_FAILED, 1099);
+	CODE(LIBPERF_ERR_INVALID_TRACE_CONF, 1100);
+	CODE(UNKNOWN_ERROR, 9999);
+	CODE(LIBSYM_WARN_LOAD_DWARF_FAILED, 100);
+	CODE(LIBPERF_WARN_CTXID_LOST, 1000);
+	CODE(LIBPERF_WARN_FAIL_GET_PROC, 1001);
+	CODE(LIBPERF_WARN_INVALID_GROUP_HAS_UNCORE, 1002);
+	CODE(LIBPERF_WARN_PCIE_BIOS_NOT_NEWEST, 1003);
+	CODE(LIBPERF_WARN_INVALID_SMMU_BDF, 1004);
+	CODE(LIBPERF_WARN_UTRACE_ELF_SCAN_FAILED, 1005);
+	CODE(LIBPERF_WARN_LBR_DRIVER_START_FAILED, 1006);
+	CODE(LIBPERF_WARN_UTRACE_KERNEL_FAILED, 1007);
+	CODE(LIBPERF_WARN_UTRACE_NATIVE_READ_FAILED, 1008);
+}
+
+Test(layout, enumerators_are_libkperfs)
+{
+	ENUMV(COUNTING, 0);
+	ENUMV(SAMPLING, 1);
+	ENUMV(SPE_SAMPLING, 2);
+	ENUMV(MAX_TASK_TYPE, 3);
+	ENUMV(CORE_EVENT, 0);
+	ENUMV(UNCORE_EVENT, 1);
+	ENUMV(TRACE_EVENT, 2);
+	ENUMV(ALL_EVENT, 3);
+	ENUMV(SPE_FILTER_NONE, 0);
+	ENUMV(TS_ENABLE, 1);
+	ENUMV(PA_ENABLE, 2);
+	ENUMV(PCT_ENABLE, 4);
+	ENUMV(JITTER, 65536);
+	ENUMV(BRANCH_FILTER, 4294967296);
+	ENUMV(LOAD_FILTER, 8589934592);
+	ENUMV(STORE_FILTER, 17179869184);
+	ENUMV(SPE_DATA_ALL, 30064836615);
+	ENUMV(SPE_EVENT_NONE, 0);
+	ENUMV(SPE_EVENT_RETIRED, 2);
+	ENUMV(SPE_EVENT_L1DMISS, 8);
+	ENUMV(SPE_EVENT_TLB_WALK, 32);
+	ENUMV(SPE_EVENT_MISPREDICTED, 128);
+	ENUMV(NO_SYMBOL_RESOLVE, 0);
+	ENUMV(RESOLVE_ELF, 1);
+	ENUMV(RESOLVE_ELF_DWARF, 2);
+	ENUMV(RESOLVE_DELAY_ELF, 3);
+	ENUMV(RESOLVE_DELAY_DWARF, 4);
+	ENUMV(KPERF_NO_BRANCH_SAMPLE, 0);
+	ENUMV(KPERF_SAMPLE_BRANCH_USER, 1);
+	ENUMV(KPERF_SAMPLE_BRANCH_KERNEL, 2);
+	ENUMV(KPERF_SAMPLE_BRANCH_HV, 4);
+	ENUMV(KPERF_SAMPLE_BRANCH_ANY, 8);
+	ENUMV(KPERF_SAMPLE_BRANCH_ANY_CALL, 16);
+	ENUMV(KPERF_SAMPLE_BRANCH_ANY_RETURN, 32);
+	ENUMV(KPERF_SAMPLE_BRANCH_IND_CALL, 64);
+	ENUMV(KPERF_SAMPLE_BRANCH_ABORT_TX, 128);
+	ENUMV(KPERF_SAMPLE_BRANCH_IN_TX, 256);
+	ENUMV(KPERF_SAMPLE_BRANCH_NO_TX, 512);
+	ENUMV(KPERF_SAMPLE_BRANCH_COND, 1024);
+	ENUMV(KPERF_SAMPLE_BRANCH_CALL_STACK, 2048);
+	ENUMV(KPERF_SAMPLE_BRANCH_IND_JUMP, 4096);
+	ENUMV(KPERF_SAMPLE_BRANCH_CALL, 8192);
+	ENUMV(KPERF_SAMPLE_BRANCH_NO_FLAGES, 16384);
+	ENUMV(KPERF_SAMPLE_BRANCH_NO_CYCLES, 32768);
+	ENUMV(KPERF_SAMPLE_BRANCH_TYPE_SAVE, 65536);
+	ENUMV(TRACE_SYS_CALL, 0);
+	ENUMV(SPE_EV_EXCEPT, 1);
+	ENUMV(SPE_EV_RETIRED, 2);
+	ENUMV(SPE_EV_L1D_ACCESS, 4);
+	ENUMV(SPE_EV_L1D_REFILL, 8);
+	ENUMV(SPE_EV_TLB_ACCESS, 16);
+	ENUMV(SPE_EV_TLB_WALK, 32);
+	ENUMV(SPE_EV_NOT_TAKEN, 64);
+	ENUMV(SPE_EV_MISPRED, 128);
+	ENUMV(SPE_EV_LLC_ACCESS, 256);
+	ENUMV(SPE_EV_LLC_MISS, 512);
+	ENUMV(SPE_EV_REMOTE_ACCESS, 1024);
+	ENUMV(SPE_EV_ALIGNMENT, 2048);
+	ENUMV(SPE_EV_PARTIAL_PRED, 131072);
+	ENUMV(SPE_EV_EMPTY_PRED, 262144);
+	ENUMV(SPE_FORWARD_HAZARD, 16777216);
+	ENUMV(SPE_STRUCTURE_HAZARD, 33554432);
+	ENUMV(HIP_PEER_CPU, 0);
+	ENUMV(HIP_PEER_CPU_HITM, 1);
+	ENUMV(HIP_L3, 2);
+	ENUMV(HIP_L3_HITM, 3);
+	ENUMV(HIP_PEER_CLUSTER, 4);
+	ENUMV(HIP_PEER_CLUSTER_HITM, 5);
+	ENUMV(HIP_REMOTE_SOCKET, 6);
+	ENUMV(HIP_REMOTE_SOCKET_HITM, 7);
+	ENUMV(HIP_LOCAL_MEM, 8);
+	ENUMV(HIP_REMOTE_MEM, 9);
+	ENUMV(HIP_NC_DEV, 13);
+	ENUMV(HIP_L2, 16);
+	ENUMV(HIP_L2_HITM, 17);
+	ENUMV(HIP_L1, 18);
+	ENUMV(SPE_OP_LD, 1048576);
+	ENUMV(SPE_OP_ST, 2097152);
+	ENUMV(SPE_OP_ATOMIC, 4194304);
+	ENUMV(SPE_OP_EXCL, 8388608);
+	ENUMV(SPE_OP_AR, 16777216);
+	ENUMV(PMU_DDR_READ_BW, 0);
+	ENUMV(PMU_DDR_WRITE_BW, 1);
+	ENUMV(PMU_L3_TRAFFIC, 2);
+	ENUMV(PMU_L3_MISS, 3);
+	ENUMV(PMU_L3_REF, 4);
+	ENUMV(PMU_L3_LAT, 5);
+	ENUMV(PMU_PCIE_RX_MRD_BW, 6);
+	ENUMV(PMU_PCIE_RX_MWR_BW, 7);
+	ENUMV(PMU_PCIE_TX_MRD_BW, 8);
+	ENUMV(PMU_PCIE_TX_MWR_BW, 9);
+	ENUMV(PMU_PCIE_RX_MRD_LAT, 10);
+	ENUMV(PMU_PCIE_RX_MWR_LAT, 11);
+	ENUMV(PMU_PCIE_TX_MRD_LAT, 12);
+	ENUMV(PMU_SMMU_TRAN, 13);
+	ENUMV(PMU_HHA_CROSS_NUMA, 14);
+	ENUMV(PMU_HHA_CROSS_SOCKET, 15);
+	ENUMV(PMU_BDF_TYPE_PCIE, 0);
+	ENUMV(PMU_BDF_TYPE_SMMU, 1);
+	ENUMV(PMU_METRIC_INVALID, 0);
+	ENUMV(PMU_METRIC_CORE, 1);
+	ENUMV(PMU_METRIC_NUMA, 2);
+	ENUMV(PMU_METRIC_CLUSTER, 3);
+	ENUMV(PMU_METRIC_BDF, 4);
+	ENUMV(PMU_METRIC_CHANNEL, 5);
+	ENUMV(PMU_HWM_CPI, 1);
+	ENUMV(PMU_HWM_CACHE_MISS, 2);
+	ENUMV(PMU_HWM_L3_CACHE_MISS, 4);
+	ENUMV(PMU_HWM_L2D_CACHE_MISS, 8);
+	ENUMV(PMU_HWM_L1_DCACHE_MISS, 16);
+	ENUMV(PMU_HWM_L1_ICACHE_LOAD_MISS, 32);
+	ENUMV(PMU_HWM_DTLB_LOAD_MISS, 64);
+	ENUMV(PMU_HWM_ITLD_LOAD_MISS, 128);
+	ENUMV(PMU_HWM_BRACH_LOADS_MISS, 256);
+}
