@@ -23,6 +23,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "sample.h"
+#include "bounds.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -240,10 +241,8 @@ static __always_inline bool tp_wanted(void)
 
 		if (cpu >= KP_SAMPLE_CPU_WORDS * 64)
 			return false;
-		/* mask where the index is used: older verifiers lose a bound checked on a
-		 * copy of the register */
-		barrier_var(cpu);
-		if (!(cfg.cpu_mask[(cpu >> 6) & (KP_SAMPLE_CPU_WORDS - 1)] & (1ULL << (cpu & 63))))
+		if (!(cfg.cpu_mask[KP_BOUND(cpu >> 6, KP_SAMPLE_CPU_WORDS - 1)] &
+		      (1ULL << (cpu & 63))))
 			return false;
 	}
 	if (cfg.filter_pid && !bpf_map_lookup_elem(&targets, &tgid))
@@ -263,9 +262,7 @@ static __always_inline int tp_record(void *ctx, __u32 evt)
 		return 0;
 	if (evt >= KP_MAX_EVENTS)
 		return 0;
-	/* keep the bound visible to the verifier on the register used for the index */
-	barrier_var(evt);
-	evt &= KP_MAX_EVENTS - 1;
+	evt = KP_BOUND(evt, KP_MAX_EVENTS - 1);
 	e = &cfg.evt[evt];
 	s = bpf_map_lookup_elem(&scratch_buf, &zero);
 	if (!s)

@@ -16,6 +16,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "syscall.h"
+#include "bounds.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -119,9 +120,8 @@ static __always_inline bool traced(__u32 tgid, long nr)
 	if (cfg.filter_syscall) {
 		if (nr >= KP_SYSCALL_WORDS * 64)
 			return false;
-		/* the mask bounds the index on the register that indexes (see hist) */
-		barrier_var(nr);
-		if (!(cfg.syscall_mask[(nr >> 6) & (KP_SYSCALL_WORDS - 1)] & (1ULL << (nr & 63))))
+		if (!(cfg.syscall_mask[KP_BOUND(nr >> 6, KP_SYSCALL_WORDS - 1)] &
+		      (1ULL << (nr & 63))))
 			return false;
 	}
 	if (cfg.filter_cpu) {
@@ -129,8 +129,7 @@ static __always_inline bool traced(__u32 tgid, long nr)
 
 		if (cpu >= KP_CPU_WORDS * 64)
 			return false;
-		barrier_var(cpu);
-		if (!(cfg.cpu_mask[(cpu >> 6) & (KP_CPU_WORDS - 1)] & (1ULL << (cpu & 63))))
+		if (!(cfg.cpu_mask[KP_BOUND(cpu >> 6, KP_CPU_WORDS - 1)] & (1ULL << (cpu & 63))))
 			return false;
 	}
 	if (tgid == cfg.self_tgid)
@@ -200,11 +199,9 @@ static __always_inline void update_summary(__u32 tgid, __u32 nr, __u64 dur, long
 		s->min_ns = dur;
 	if (dur > s->max_ns)
 		s->max_ns = dur;
-	/* the mask is the bound the verifier sees, on the register that indexes; the barrier
-	 * keeps clang from dropping it as redundant (log2_u64 is < 64 already) */
+	/* log2_u64 is < 64 already, but that is not what an older verifier can see */
 	slot = log2_u64(dur);
-	barrier_var(slot);
-	s->hist[slot & (KP_HIST_BPF_SLOTS - 1)]++;
+	s->hist[KP_BOUND(slot, KP_HIST_BPF_SLOTS - 1)]++;
 }
 
 static __always_inline void emit_record(__u64 id, __u32 nr, __u64 start, __u64 dur, long ret)

@@ -29,6 +29,25 @@ static inline unsigned tu_expected_syscall_fallback(void)
 	return !kp_have(KP_FEAT_BTF) || !kp_have(KP_FEAT_TASK_STORAGE);
 }
 
+/* The "signed:" of <field> in this kernel's format file of <system>:<event> (-1 if absent):
+ * it differs between kernels (char is signed in the formats of 6.1 and older). */
+static inline int tu_format_signed(const char *system, const char *event, const char *field)
+{
+	char path[512], *text, *p, want[128];
+	int sign = -1;
+
+	snprintf(path, sizeof(path), "%s/events/%s/%s/format",
+		 kp_tracefs() ? kp_tracefs() : "/sys/kernel/tracing", system, event);
+	if (kp_read_file(path, &text, NULL))
+		return -1;
+	snprintf(want, sizeof(want), " %s;", field);
+	p = strstr(text, want);
+	if (p && (p = strstr(p, "signed:")))
+		sign = atoi(p + 7);
+	free(text);
+	return sign;
+}
+
 /* build/ of this tree ($KPERF_BUILD, set by the Makefile) */
 static inline const char *tu_build(void)
 {

@@ -353,8 +353,9 @@ Test(sampling, period_mode_samples_every_n_events)
 
 	for (i = 0; i < p.n; i++)
 		period += p.d[i].period;
-	/* a sample every 1 ms of cpu-clock: 300 ms of CPU gives about 300 */
-	cr_assert(samples > 250 && samples < 330, "%lu samples", samples);
+	/* a sample every 1 ms of cpu-clock: 300 ms of CPU gives about 300, fewer under an
+	 * emulator (make test-kernels), whose timers fire late: a late tick is one sample */
+	cr_assert(samples > 150 && samples < 330, "%lu samples", samples);
 	cr_assert_eq(period, samples * 1000000);
 	done(&p);
 }

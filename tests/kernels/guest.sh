@@ -9,7 +9,8 @@
 #                          test added to tests/integration runs here without a change
 #   python.xml/.log        the Python tests (pytest), when python3 and pytest are there
 #   phases                 one line per phase: name, exit status, seconds
-# With FILTER, only the integration tests it selects run (a quicker look at one suite).
+# With FILTER, only the integration tests it selects run (a quicker look at one suite);
+# with FILTER py:EXPR, only the Python tests pytest -k EXPR selects.
 set -u
 out=$1
 build=$2
@@ -40,12 +41,22 @@ sysctl -qw kernel.perf_event_paranoid=2 2>/dev/null
 
 phase features 120 "$build/bin/kperf-bpf" features
 cp "$out/features.log" "$out/features.txt"
-if [ -n "$filter" ]; then
+# FILTER "py:EXPR" runs the Python tests that pytest -k EXPR selects instead
+case $filter in
+py:*)
+	phase python 900 env KPERF_BPF_LIB="$build/lib/libkperf-bpf.so" PYTHONPATH=python \
+		python3 -m pytest -q -p no:cacheprovider --junitxml="$out/python.xml" \
+		-k "${filter#py:}" tests/python
+	echo done >>"$out/phases"
+	exit 0
+	;;
+?*)
 	phase integration 1500 "$build/tests/integration" --jobs 1 --verbose \
 		--filter "$filter" --json="$out/integration.json"
 	echo done >>"$out/phases"
 	exit 0
-fi
+	;;
+esac
 # --verbose: the log shows each test as it ends, so a hang names its test. The unit tests
 # hardly depend on the kernel and take minutes under emulation: only on request (UNIT=1)
 if [ "$unit" = 1 ]; then
