@@ -32,6 +32,9 @@ CXX        := $(CROSS)g++
 PKG_CONFIG ?= $(CROSS)pkg-config
 # libcriterion-dev cannot be installed for two architectures at once: the arm64 library
 # comes from the test guests' root (tests/kernels/rootfs.sh), the headers are the host's
+# aarch64 gcc omits the frame record of leaf functions unless told: the workloads keep it,
+# so that a sample in a leaf unwinds through its caller (x86's frame pointers always do)
+WL_ARCH_CFLAGS := -mno-omit-leaf-frame-pointer
 CROSS_ROOT ?= $(KERNEL_CACHE)/rootfs-arm64
 CROSS_LIBS := $(CROSS_ROOT)/usr/lib/aarch64-linux-gnu
 CRITERION  := $(CROSS_LIBS)/libcriterion.so.3 -Wl,-rpath-link,$(CROSS_LIBS)
@@ -210,7 +213,7 @@ $(BUILD)/tests/integration: $(INTEG_SRCS) $(STLIB) $(wildcard tests/*.h) $(TEST_
 	$(CC) $(TEST_CFLAGS) -o $@ $(INTEG_SRCS) $(STLIB) $(LDFLAGS) $(LDLIBS) $(CRITERION)
 
 # workloads: plain programs with -g and frame pointers, so that their stacks and lines resolve
-WL_CFLAGS := -g -O1 -fno-omit-frame-pointer -fno-inline -Wall -pthread
+WL_CFLAGS := -g -O1 -fno-omit-frame-pointer -fno-inline -Wall -pthread $(WL_ARCH_CFLAGS)
 
 $(BUILD)/workloads/lib%.so: tests/workloads/lib%.c
 	@mkdir -p $(dir $@)

@@ -10,11 +10,11 @@
 #define KPERF_BPF_BOUNDS_H
 
 /* <idx> & <mask> (mask = 2^n - 1, a constant), as the verifier will see it */
-#define KP_BOUND(idx, mask)                                          \
-	({                                                           \
-		__u64 kp_bound_v = (__u64)(idx);                     \
+#define KP_BOUND(idx, mask)                                              \
+	({                                                               \
+		__u64 kp_bound_v = (__u64)(idx);                         \
 		asm volatile("%0 &= %1" : "+r"(kp_bound_v) : "i"(mask)); \
-		kp_bound_v;                                          \
+		kp_bound_v;                                              \
 	})
 
 #endif

@@ -29,6 +29,15 @@ static inline unsigned tu_expected_syscall_fallback(void)
 	return !kp_have(KP_FEAT_BTF) || !kp_have(KP_FEAT_TASK_STORAGE);
 }
 
+/* the kernel function every syscall's stack passes through, per architecture */
+#if defined(__x86_64__)
+#define TU_SYSCALL_ENTRY "do_syscall_64"
+#elif defined(__aarch64__)
+#define TU_SYSCALL_ENTRY "el0_svc"
+#else
+#error "tests/testutil.h: no syscall entry symbol for this architecture"
+#endif
+
 /* The "signed:" of <field> in this kernel's format file of <system>:<event> (-1 if absent):
  * it differs between kernels (char is signed in the formats of 6.1 and older). */
 static inline int tu_format_signed(const char *system, const char *event, const char *field)

@@ -85,7 +85,8 @@ Test(bpf_load, features_command_names_the_variants)
 	cr_assert_not_null(out);
 	cr_assert_eq(status, 0, "%s", out);
 	cr_assert(strstr(out, tu_expected_syscall_fallback() ?
-				      " variant  syscall   raw_syscalls tracepoints, LRU hash (" :
+				      " variant  syscall   raw_syscalls tracepoints, LRU hash\n"
+				      "          because   " :
 				      " variant  syscall   tp_btf, task storage\n"),
 		  "%s", out);
 	cr_assert(strstr(out, kp_have(KP_FEAT_ATTACH_COOKIE) ?

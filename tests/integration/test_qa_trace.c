@@ -199,7 +199,8 @@ Test(qa_trace, syscall_list_is_what_tracefs_has)
 
 	names = PmuSysCallFuncList(&n);
 	cr_assert_not_null(names, "%s", Perror());
-	cr_assert_gt(n, 300);
+	/* x86_64 has over 330 syscalls, arm64's generic table about 290 */
+	cr_assert_gt(n, 250);
 	cr_assert_eq(PmuSysCallFuncList(NULL), names, "the same array until freed");
 	for (i = 0; i < n; i++) {
 		cr_assert_geq(PmuSysCallNumber(names[i]), 0, "%s: %s", names[i], Perror());

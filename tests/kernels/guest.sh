@@ -10,7 +10,8 @@
 #   python.xml/.log        the Python tests (pytest), when python3 and pytest are there
 #   phases                 one line per phase: name, exit status, seconds
 # With FILTER, only the integration tests it selects run (a quicker look at one suite);
-# with FILTER py:EXPR, only the Python tests pytest -k EXPR selects.
+# with FILTER py:EXPR, only the Python tests pytest -k EXPR selects; with sh:BASE64, that
+# shell command (debugging).
 set -u
 out=$1
 build=$2
@@ -47,6 +48,13 @@ py:*)
 	phase python 900 env KPERF_BPF_LIB="$build/lib/libkperf-bpf.so" PYTHONPATH=python \
 		python3 -m pytest -q -p no:cacheprovider --junitxml="$out/python.xml" \
 		-k "${filter#py:}" tests/python
+	echo done >>"$out/phases"
+	exit 0
+	;;
+sh:*)
+	# a shell command, base64 (the kernel command line splits at spaces): for debugging
+	echo "${filter#sh:}" | base64 -d >/tmp/cmd.sh
+	phase shell 900 sh /tmp/cmd.sh
 	echo done >>"$out/phases"
 	exit 0
 	;;

@@ -10,7 +10,8 @@
 #
 # Environment: KPERF_KERNEL_CACHE (kernels, root; default /var/cache/kperf-kernels),
 # KPERF_KERNEL_OUT (results; default build/kernels), KPERF_KERNEL_TIMEOUT (seconds per boot,
-# default 900), KPERF_KERNEL_JOBS (guests at once, default 1), KPERF_KERNEL_SMP (vCPUs, 2),
+# default 900), KPERF_KERNEL_JOBS (guests at once, default 2: a guest's tests mostly keep one
+# vCPU busy), KPERF_KERNEL_SMP (vCPUs per guest, 2),
 # KPERF_BUILD / KPERF_BUILD_ARM64 (build trees, default build and build/arm64),
 # KPERF_KERNEL_README=0 (do not touch README.md), KPERF_KERNEL_FILTER=GLOB (only these
 # integration tests: criterion --filter; implies README=0), KPERF_KERNEL_UNIT=1 (the unit
@@ -21,7 +22,7 @@ src=$(cd "$here/../.." && pwd)
 cache=${KPERF_KERNEL_CACHE:-/var/cache/kperf-kernels}
 outroot=${KPERF_KERNEL_OUT:-$src/build/kernels}
 limit=${KPERF_KERNEL_TIMEOUT:-900}
-jobs=${KPERF_KERNEL_JOBS:-1}
+jobs=${KPERF_KERNEL_JOBS:-2}
 smp=${KPERF_KERNEL_SMP:-2}
 build_amd64=$(cd "$src" && realpath -m "${KPERF_BUILD:-build}")
 build_arm64=$(cd "$src" && realpath -m "${KPERF_BUILD_ARM64:-build/arm64}")
@@ -109,26 +110,21 @@ run_one() {
 	echo "kernels: $name-$arch: done in $(($(date +%s) - t0)) s (qemu exit $rc)"
 }
 
+# run.sh --one NAME ARCH SUITE PACKAGE: one guest (what the pool below starts)
+if [ "${1:-}" = --one ]; then
+	shift
+	run_one "$@"
+	exit 0
+fi
+
 select="$*"
 mkdir -p "$outroot"
 t_all=$(date +%s)
-lines=$(grep -v '^#' "$here/kernels.list" | grep -v '^[[:space:]]*$')
-n=0
-pids=""
-echo "$lines" | {
-	while read -r name arch suite pkg; do
-		# shellcheck disable=SC2086
-		selected $name $arch || continue
-		run_one "$name" "$arch" "$suite" "$pkg" &
-		pids="$pids $!"
-		n=$((n + 1))
-		if [ $((n % jobs)) -eq 0 ]; then
-			for p in $pids; do wait "$p" || true; done
-			pids=""
-		fi
-	done
-	for p in $pids; do wait "$p" || true; done
-}
+# a pool of $jobs guests: the next kernel boots as soon as one finishes
+grep -v '^#' "$here/kernels.list" | grep -v '^[[:space:]]*$' | while read -r name arch suite pkg; do
+	# shellcheck disable=SC2086
+	selected $name $arch && echo "$name $arch $suite $pkg"
+done | xargs -r -L 1 -P "$jobs" sh "$0" --one
 echo "kernels: all guests in $(($(date +%s) - t_all)) s"
 readme=$src/README.md
 [ "${KPERF_KERNEL_README:-1}" = 0 ] && readme=""

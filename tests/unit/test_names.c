@@ -47,7 +47,8 @@ Test(syscalls, list_is_what_this_kernel_has)
 	char path[512];
 
 	cr_assert_not_null(names);
-	cr_assert_gt(n, 300);
+	/* x86_64 has over 330 syscalls, arm64's generic table about 290 */
+	cr_assert_gt(n, 250);
 	for (i = 0; i < n; i++) {
 		getppid += !strcmp(names[i], "getppid");
 		mseal += !strcmp(names[i], "mseal");

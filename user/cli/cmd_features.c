@@ -39,7 +39,9 @@ static int try_trace(void)
 	}
 	PmuTraceGetStats(pd, &st);
 	if (st.fallback)
-		printf(" variant  syscall   raw_syscalls tracepoints, LRU hash (%s)\n", warning);
+		printf(" variant  syscall   raw_syscalls tracepoints, LRU hash\n"
+		       "          because   %s\n",
+		       warning);
 	else
 		printf(" variant  syscall   tp_btf, task storage\n");
 	PmuTraceClose(pd);
