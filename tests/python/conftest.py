@@ -44,6 +44,18 @@ def tracefs_field(system, event, field):
     return int(m[2]), int(m[3]), bool(int(m[4]))
 
 
+def has_core_pmu():
+    """Does this machine have a hardware PMU? x86's is 'cpu' (or cpu_core/cpu_atom),
+    arm64's armv8_pmuv3* (qemu's -cpu max emulates one)."""
+    root = "/sys/bus/event_source/devices"
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return False
+    return any(n in ("cpu", "cpu_core", "cpu_atom") or n.startswith("armv8_pmuv3")
+               for n in names)
+
+
 def bpf_fds():
     """BPF programs, maps and links this process holds open."""
     n = 0

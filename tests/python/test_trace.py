@@ -171,9 +171,9 @@ def test_sys_call_func_list():
     names = kperf.sys_call_func_list()
     assert "getppid" in names and "openat" in names and "read" in names
     assert "cycles" not in names
-    assert len(names) == len(set(names)) > 300
+    assert len(names) == len(set(names)) > 250  # arm64's generic table has about 290
     assert all(isinstance(n, str) and n for n in names)
-    assert kperf.syscall_number("getppid") == 110
+    assert kperf.syscall_number("getppid") == NR["getppid"]
     assert kperf.syscall_number("no_such_syscall") == -1
     assert kperf.errorno() == 1039
 

@@ -90,6 +90,7 @@ int main(int argc, char **argv)
 		pthread_join(tids[i], NULL);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	printf("cpu_ns=%llu\n", (unsigned long long)(ts.tv_sec - t0.tv_sec) * 1000000000ULL +
-					(unsigned long long)ts.tv_nsec - (unsigned long long)t0.tv_nsec);
+					(unsigned long long)ts.tv_nsec -
+					(unsigned long long)t0.tv_nsec);
 	return 0;
 }
