@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -85,16 +86,18 @@ static inline void tu_sleep_ms(long ms)
  * finished starting up (dynamic loader included) and waits for its go byte. */
 static inline int tu_wait_blocked(pid_t pid)
 {
-	char path[64], buf[64];
+	char path[64], buf[64], want[32];
 	int i;
 
+	/* "NR 0x0 ...": read's number is the architecture's (0 on x86_64, 63 on arm64) */
+	snprintf(want, sizeof(want), "%d 0x0 ", SYS_read);
 	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
 	for (i = 0; i < 500; i++) {
 		FILE *f = fopen(path, "r");
 		int ok = 0;
 
 		if (f) {
-			ok = fgets(buf, sizeof(buf), f) && !strncmp(buf, "0 0x0 ", 6);
+			ok = fgets(buf, sizeof(buf), f) && !strncmp(buf, want, strlen(want));
 			fclose(f);
 		}
 		if (ok)

@@ -71,7 +71,7 @@ if [ "$unit" = 1 ]; then
 	phase unit 900 "$build/tests/unit" --jobs 2 --verbose --json="$out/unit.json"
 fi
 # a test that hangs is cut off by the phase's limit; table.py then reads the verbose log
-phase integration 540 "$build/tests/integration" --jobs 1 --verbose \
+phase integration 720 "$build/tests/integration" --jobs 1 --verbose \
 	--json="$out/integration.json"
 if command -v python3 >/dev/null && python3 -c 'import pytest' 2>/dev/null; then
 	phase python 420 env KPERF_BPF_LIB="$build/lib/libkperf-bpf.so" PYTHONPATH=python \

@@ -10,7 +10,7 @@
 #
 # Environment: KPERF_KERNEL_CACHE (kernels, root; default /var/cache/kperf-kernels),
 # KPERF_KERNEL_OUT (results; default build/kernels), KPERF_KERNEL_TIMEOUT (seconds per boot,
-# default 900), KPERF_KERNEL_JOBS (guests at once, default 2: a guest's tests mostly keep one
+# default 1200: the guest's own phases end before), KPERF_KERNEL_JOBS (guests at once, default 2: a guest's tests mostly keep one
 # vCPU busy), KPERF_KERNEL_SMP (vCPUs per guest, 2),
 # KPERF_BUILD / KPERF_BUILD_ARM64 (build trees, default build and build/arm64),
 # KPERF_KERNEL_README=0 (do not touch README.md), KPERF_KERNEL_FILTER=GLOB (only these
@@ -21,7 +21,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 cache=${KPERF_KERNEL_CACHE:-/var/cache/kperf-kernels}
 outroot=${KPERF_KERNEL_OUT:-$src/build/kernels}
-limit=${KPERF_KERNEL_TIMEOUT:-900}
+limit=${KPERF_KERNEL_TIMEOUT:-1200}
 jobs=${KPERF_KERNEL_JOBS:-2}
 smp=${KPERF_KERNEL_SMP:-2}
 build_amd64=$(cd "$src" && realpath -m "${KPERF_BUILD:-build}")

@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -88,7 +89,21 @@ class Workload:
             [path, *map(str, args)], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL
         )
         self.pid = self.proc.pid
+        if "--wait" in map(str, args):
+            self._wait_blocked()
 
+    def _wait_blocked(self):
+        """Until the workload sits in read(0): its start-up (the dynamic loader's openat
+        calls, which take long under an emulator) is over before anyone traces it."""
+        want = "0 0x0 " if os.uname().machine == "x86_64" else "63 0x0 "
+        for _ in range(500):
+            try:
+                with open(f"/proc/{self.pid}/syscall") as f:
+                    if f.read().startswith(want):
+                        return
+            except OSError:
+                return
+            time.sleep(0.01)
     def go(self):
         """Release a workload started with --wait."""
         self.proc.stdin.write(b"g")
