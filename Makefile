@@ -48,9 +48,9 @@ PYTHON     ?= /usr/bin/python3
 SANITIZE   ?=
 
 # libraries every userspace object may use; why each one is there: README.md "Dependencies"
-PKGS       := libbpf libelf libdw zlib libcjson libprotobuf-c
+PKGS       := libbpf libelf libdw zlib libcjson libprotobuf-c capstone
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz -lcjson -lprotobuf-c)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz -lcjson -lprotobuf-c -lcapstone)
 
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
@@ -120,12 +120,13 @@ help:
 
 DEB_PKGS := make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	    libcjson-dev libprotobuf-c-dev protobuf-c-compiler libcriterion-dev python3 python3-pytest pkg-config \
-	    linux-libc-dev systemtap-sdt-dev elfutils binutils golang-go clang-format
+	    linux-libc-dev systemtap-sdt-dev elfutils binutils golang-go clang-format \
+	    libcapstone-dev binutils-aarch64-linux-gnu linux-perf
 
 # the cross toolchain and the arm64 libraries to link against (criterion: see CROSS_ROOT)
 DEB_PKGS_CROSS := gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross \
 	    libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64 libcjson-dev:arm64 \
-	    libprotobuf-c-dev:arm64 mmdebstrap
+	    libprotobuf-c-dev:arm64 libcapstone-dev:arm64 mmdebstrap
 # the kernel matrix: emulators, and what tests/kernels/fetch.sh uses to make an initramfs
 DEB_PKGS_KERNELS := qemu-system-x86 qemu-system-arm kmod cpio xz-utils zstd
 
@@ -228,7 +229,16 @@ $(BUILD)/workloads/%: tests/workloads/%.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(WL_CFLAGS) -o $@ $<
 
-workloads: $(WORKLOADS) $(WORKLOAD_LIBS)
+# a Go workload (UTrace's fetchG), built only where Go is installed; its test skips otherwise
+GO         := $(shell command -v go 2>/dev/null)
+GO_WORKLOADS := $(if $(GO),$(BUILD)/workloads/utrace_go)
+
+$(BUILD)/workloads/utrace_go: $(wildcard tests/workloads/utrace_go/*)
+	@mkdir -p $(dir $@)
+	cd tests/workloads/utrace_go && GO111MODULE=off GOFLAGS= CGO_ENABLED=0 \
+		GOCACHE=$(abspath $(BUILD))/go-cache $(GO) build -o $(abspath $@) .
+
+workloads: $(WORKLOADS) $(WORKLOAD_LIBS) $(GO_WORKLOADS)
 
 test: all $(BUILD)/tests/unit $(BUILD)/tests/integration
 	$(MAKE) --no-print-directory test-unit test-integration test-python
@@ -286,7 +296,8 @@ FUZZ_RUNS  ?= 200000
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) | $(SKELS) $(GEN)
 	@mkdir -p $(dir $@)
 	$(CLANG) -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude \
-		-Iuser -I$(BUILD) -Ibpf $(PKG_CFLAGS) -o $@ $< $(LIB_SRCS) $(PKG_LIBS) -lpthread -ldl -lm
+		-Iuser -I$(BUILD) -I$(BUILD)/gen -Ibpf $(PKG_CFLAGS) -o $@ $< $(LIB_SRCS) \
+		$(BUILD)/gen/profile.pb-c.c $(PKG_LIBS) -lstdc++ -lpthread -ldl -lm
 
 fuzz: $(FUZZERS)
 	@for f in $(FUZZERS); do n=$$(basename $$f); mkdir -p $(BUILD)/fuzz/corpus/$$n; \

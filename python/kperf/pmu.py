@@ -1003,10 +1003,11 @@ class PmuTraceData(_Block):
     def __init__(self, ptr=None, n=0):
         super().__init__(ptr, n)
         self._strs = _string_cache()
+        # the extensions (ret, nr) are one array beside the records: found once, indexed
+        self._ext = _lib.fn("KperfTraceGetExt")(self._ptr, 0) if self._ptr else None
 
     def _make(self, i, rec):
-        ext = _lib.fn("KperfTraceGetExt")(self._ptr, i)
-        return ImplPmuTraceData(rec, self._strs, ext.contents if ext else None)
+        return ImplPmuTraceData(rec, self._strs, self._ext[i] if self._ext else None)
 
 
 class ImplPmuDeviceData:

@@ -23,6 +23,7 @@ COLUMNS = [
     ("tracepoints", ["tp_*", "qa_tp"]),
     ("list, uncore", ["cli_list", "uncore_*"]),
     ("BPF load, features", ["bpf_load*"]),
+    ("uprobes (UTrace)", ["utrace*"]),
 ]
 BEGIN = "<!-- kernel-matrix: begin (make test-kernels writes this table) -->"
 END = "<!-- kernel-matrix: end -->"

@@ -40,7 +40,8 @@ int kp_public_fail(int neg_errno);
 enum kp_handle_kind {
 	KP_HANDLE_PMU = 1, /* PmuOpen */
 	KP_HANDLE_TRACE = 2, /* PmuTraceOpen */
-	KP_HANDLE_DEVICE = 3 /* PmuDeviceOpen (stored as PMU) */
+	KP_HANDLE_DEVICE = 3, /* PmuDeviceOpen (stored as PMU) */
+	KP_HANDLE_UTRACE = 4 /* UTraceOpen */
 };
 
 struct kp_handle_ops {

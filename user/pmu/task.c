@@ -439,9 +439,9 @@ KP_EXPORT int PmuAppendData(struct PmuData *from, struct PmuData **to)
 	if (!b)
 		return kp_public_fail(-ENOMEM);
 	for (i = 0; i < nto && !err; i++)
-		err = kp_data_builder_add(b, &(*to)[i], 0);
+		err = kp_data_builder_add_from(b, *to, (size_t)i);
 	for (i = 0; i < nfrom && !err; i++)
-		err = kp_data_builder_add(b, &from[i], 0);
+		err = kp_data_builder_add_from(b, from, (size_t)i);
 	if (err) {
 		kp_data_builder_free(b);
 		return kp_public_fail(err);
@@ -453,4 +453,31 @@ KP_EXPORT int PmuAppendData(struct PmuData *from, struct PmuData **to)
 		PmuDataFree(*to);
 	*to = merged;
 	return n;
+}
+
+/* ---- for collect.c ---- */
+
+struct kp_pmu *kp_pmu_get(int pd)
+{
+	return get(pd);
+}
+
+void kp_pmu_put(struct kp_pmu *p)
+{
+	put(p);
+}
+
+int kp_pmu_enable_locked(struct kp_pmu *p)
+{
+	return enable_locked(p);
+}
+
+int kp_pmu_disable_locked(struct kp_pmu *p)
+{
+	return disable_locked(p);
+}
+
+bool kp_pmu_any_alive(const struct kp_pmu *p)
+{
+	return any_alive(p);
 }

@@ -40,11 +40,26 @@ static struct sym_hmap procs; /* pid -> struct sym_proc */
 static struct sym_hmap kcache; /* (addr, flags) -> struct Symbol */
 static struct sym_arena karena;
 static uint64_t nsymbols, nstacks;
-static char empty_str[1];
+char sym_empty_str[1];
+
+void sym_lock(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+void sym_unlock(void)
+{
+	pthread_mutex_unlock(&lock);
+}
 
 static struct sym_proc *get_proc(pid_t pid)
 {
 	return sym_hmap_get(&procs, (uint64_t)pid, 0);
+}
+
+struct sym_proc *sym_proc_get(pid_t pid)
+{
+	return get_proc(pid);
 }
 
 static struct sym_proc *new_proc(pid_t pid)
@@ -59,6 +74,11 @@ static struct sym_proc *new_proc(pid_t pid)
 		return NULL;
 	}
 	return p;
+}
+
+struct sym_proc *sym_proc_new(pid_t pid)
+{
+	return new_proc(pid);
 }
 
 static bool drop_proc(void *val, void *ctx)
@@ -96,6 +116,11 @@ static void forget_unknowns(struct sym_proc *p)
 	sym_hmap_filter(&p->stacks, is_unknown_stack, NULL);
 }
 
+void sym_proc_forget_unknowns(struct sym_proc *p)
+{
+	forget_unknowns(p);
+}
+
 static struct Symbol *new_symbol(struct sym_arena *a, uint64_t addr)
 {
 	struct Symbol *s = sym_arena_alloc(a, sizeof(*s));
@@ -106,7 +131,8 @@ static struct Symbol *new_symbol(struct sym_arena *a, uint64_t addr)
 	s->module = (char *)UNKNOWN;
 	s->symbolName = (char *)UNKNOWN;
 	s->mangleName = (char *)UNKNOWN;
-	s->fileName = empty_str;
+	s->fileName = sym_empty_str;
+	s->mntPoint = sym_empty_str;
 	nsymbols++;
 	return s;
 }
@@ -185,9 +211,11 @@ static void fill_from_file(struct Symbol *s, struct sym_file *f, uint64_t vaddr,
 		unsigned line;
 
 		if (sym_dwarf_line(f, vlook, &file, &line) == 0) {
-			s->fileName = file ? (char *)file : empty_str;
+			s->fileName = file ? (char *)file : sym_empty_str;
 			s->lineNum = line;
 		}
+		if (sym_dwarf_decl_line(f, vlook, &line) == 0)
+			s->firstLine = line;
 	}
 }
 
@@ -298,6 +326,8 @@ static int resolve_user(struct sym_proc *p, uint64_t addr, unsigned flags, struc
 		return 0;
 	}
 	s->module = (char *)(m->path[0] ? m->path : "[anon]");
+	if (m->kind == SYM_MAP_FILE && p->mnt_point)
+		s->mntPoint = (char *)p->mnt_point;
 	off = addr - m->start + m->pgoff;
 	if (m->kind != SYM_MAP_ANON)
 		f = sym_proc_map_file(p, m, flags & KP_SYM_DWARF);
@@ -599,6 +629,8 @@ int kp_sym_add_mapping_id(pid_t pid, uint64_t start, uint64_t end, uint64_t pgof
 		}
 		/* told about a process that already exited: open files by their paths */
 		p->gone = !sym_proc_alive(pid);
+		if (!p->gone)
+			p->mnt_point = sym_mnt_point(pid);
 	}
 	/* MMAP2 without mmap_data only reports executable mappings */
 	err = sym_map_fill(&m, start, end, pgoff, path, makedev(maj, min), ino, true);
@@ -736,6 +768,7 @@ static void destroy_locked(void)
 	sym_hmap_free(&kcache);
 	sym_arena_free(&karena);
 	sym_kallsyms_free();
+	sym_code_free();
 	sym_files_free();
 	sym_intern_free();
 	nsymbols = nstacks = 0;

@@ -64,20 +64,29 @@ int kp_topo_cpuinfo_hz(const char *cpuinfo, int cpu, int64_t *hz)
 	return -ENOENT;
 }
 
+int kp_topo_cpufreq_hz(int cpu, int64_t *hz)
+{
+	char path[PATH_MAX];
+	long khz;
+
+	snprintf(path, sizeof(path), "%s/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq",
+		 kp_sysfs(), cpu);
+	if (kp_read_long(path, &khz) || khz <= 0)
+		return -ENOENT;
+	*hz = (int64_t)khz * 1000;
+	return 0;
+}
+
 int kp_topo_cpu_freq(int cpu, int64_t *hz, const char **source)
 {
 	struct CpuTopology topo;
-	char path[PATH_MAX], *buf;
-	long khz;
+	char *buf;
 	int err;
 
 	err = kp_topo_cpu(cpu, &topo);
 	if (err)
 		return err;
-	snprintf(path, sizeof(path), "%s/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq",
-		 kp_sysfs(), cpu);
-	if (kp_read_long(path, &khz) == 0 && khz > 0) {
-		*hz = (int64_t)khz * 1000;
+	if (kp_topo_cpufreq_hz(cpu, hz) == 0) {
 		if (source)
 			*source = "cpufreq";
 		return 0;
