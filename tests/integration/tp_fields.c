@@ -196,7 +196,7 @@ Test(tp_fields, exec_filename_and_openat_arguments)
 	cr_expect_str_eq(f->fieldName, "filename");
 	cr_expect_str_eq(f->fieldStr, "__data_loc char[] filename");
 	cr_expect_eq(f->size, 4);
-	cr_expect_eq(f->isSigned, 0);
+	cr_expect_eq(f->isSigned, tu_format_signed("sched", "sched_process_exec", "filename"));
 
 	/* the loader opens libraries too; the workload's own open has its distinctive flags */
 	for (i = 0; i < open_ring.n; i++) {

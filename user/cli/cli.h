@@ -13,6 +13,7 @@ int cmd_trace(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_features(int argc, char **argv);
 
 /* ---- launch.c ---- */
 

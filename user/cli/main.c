@@ -19,6 +19,7 @@ static const struct command commands[] = {
 	{ "stat", cmd_stat, "count events (perf stat)" },
 	{ "record", cmd_record, "sample stacks and print the hottest functions (perf record)" },
 	{ "list", cmd_list, "events, tracepoints and syscalls of this machine" },
+	{ "features", cmd_features, "the kernel's BPF features and the programs that load here" },
 };
 
 static void usage(FILE *f)

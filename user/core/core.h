@@ -168,5 +168,40 @@ void kp_bpf_log_init(void);
 /* The last lines libbpf printed on this thread since kp_bpf_log_clear(), "" if none. */
 const char *kp_bpf_log_tail(void);
 void kp_bpf_log_clear(void);
+/* The program the verifier rejected since kp_bpf_log_clear() ("" if none), and the last
+ * lines of its verifier log. */
+const char *kp_bpf_rejected_prog(void);
+const char *kp_bpf_rejected_log(void);
+/* Record why loading the BPF programs of <what> ("syscall tracing", ...) failed with <err>,
+ * for the user: a verifier rejection (kernel, program, last lines of the log, where to
+ * report it), a permission problem, or whatever else libbpf said. Returns <err>. */
+int kp_bpf_load_error(const char *what, int err);
+
+/* ---- BPF features of the running kernel (features.c) ---- */
+
+enum kp_feature {
+	KP_FEAT_BTF, /* kernel BTF: CO-RE relocations, tp_btf programs */
+	KP_FEAT_RINGBUF, /* BPF_MAP_TYPE_RINGBUF */
+	KP_FEAT_BATCH_OPS, /* bpf_map_lookup_and_delete_batch (KPERF_BPF_NO_BATCH=1: off) */
+	KP_FEAT_TASK_STORAGE, /* task storage from tracing programs, bpf_get_current_task_btf */
+	KP_FEAT_ATTACH_COOKIE, /* bpf_get_attach_cookie (KPERF_BPF_NO_COOKIE=1: off) */
+	KP_FEAT_FUNC_IP, /* bpf_get_func_ip in kprobes */
+	KP_FEAT_BPF_LOOP, /* bpf_loop */
+	KP_FEAT_MAX
+};
+
+/* Does the running kernel have <f>? Probed once per process, on first use. */
+bool kp_have(enum kp_feature f);
+/* What <f> is, and the first kernel that has it (for messages and `kperf-bpf features`). */
+const char *kp_feature_name(enum kp_feature f);
+const char *kp_feature_since(enum kp_feature f);
+/* uname -r */
+const char *kp_kernel_release(void);
+/* The kernel's lockdown mode ("none", "integrity", "confidentiality") into <buf>; -ENOENT
+ * when securityfs does not say. */
+int kp_lockdown_mode(char *buf, size_t size);
+/* Everything that can be checked before loading BPF: privileges (kp_check_bpf_privileges)
+ * and a lockdown that forbids what kperf-bpf's programs do. LIBPERF_ERR_NO_PERMISSION. */
+int kp_check_bpf_load(void);
 
 #endif

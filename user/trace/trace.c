@@ -293,7 +293,7 @@ KP_EXPORT int KperfTraceOpen(enum PmuTraceType traceType, struct PmuTraceAttr *t
 		err = check_attr(traceAttr, &x, &o, &nrs, &tgids, &cgroup_fd);
 	if (err)
 		goto out;
-	err = kp_check_bpf_privileges();
+	err = kp_check_bpf_load();
 	if (err)
 		goto out;
 	t = calloc(1, sizeof(*t));
