@@ -102,6 +102,20 @@ int kp_cgroup_open(const char *path);
 /* Monotonic time in ns. */
 uint64_t kp_now_ns(void);
 
+/* ---- waiting for processes to exit (pidwatch.c) ---- */
+
+/* Watch <pids> (processes, not threads) until they exit: through pidfds, which a reused pid
+ * does not fool; without pidfd_open (Linux < 5.3), through the pid and its start time
+ * (kp_pidwatch_fallback() then says so). -ENOMEM only. */
+struct kp_pidwatch;
+int kp_pidwatch_open(const int *pids, int n, struct kp_pidwatch **out);
+/* Is any of them still running? (never blocks) */
+bool kp_pidwatch_any_alive(struct kp_pidwatch *w);
+bool kp_pidwatch_fallback(const struct kp_pidwatch *w);
+void kp_pidwatch_free(struct kp_pidwatch *w);
+/* tests: behave as on a kernel without pidfd_open */
+void kp_pidwatch_test_no_pidfd(bool on);
+
 /* ---- small helpers (util.c) ---- */
 
 /* Read a whole small file into a NUL-terminated malloc'd buffer; -errno on failure. */

@@ -14,7 +14,10 @@
  * final summary) or "interval" (a periodic one, -i); summary and interval rows end with the
  * seconds of tracing they cover (elapsed_s), which tells one interval from the next, and
  * the latency histogram as one field: FROM_NS:COUNT pairs separated by ';', the "hist" of
- * the JSON.
+ * the JSON. After the rows of a summary or interval, a "not_counted" row holds in its calls
+ * column the calls the summary is missing (its map was full), and a "dropped" row the per-call
+ * records lost (ring buffer full), each only when not 0, so that a CSV reader can no more
+ * overlook them than a reader of the table or the JSON.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -335,6 +338,12 @@ void kp_report_syscalls(FILE *f, enum kp_format fmt, const struct PmuTraceSummar
 				meta->duration_s);
 			csv_hist(f, r->hist);
 		}
+		if (meta->not_counted)
+			fprintf(f, "not_counted,,,,,,,,,,%" PRIu64 ",,,,,,,,%.3f,\n",
+				meta->not_counted, meta->duration_s);
+		if (meta->dropped)
+			fprintf(f, "dropped,,,,,,,,,,%" PRIu64 ",,,,,,,,%.3f,\n", meta->dropped,
+				meta->duration_s);
 		break;
 	}
 }
