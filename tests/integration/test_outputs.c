@@ -393,3 +393,34 @@ Test(outputs, a_sigkilled_kperf_bpf_takes_its_command_along)
 			  st);
 	}
 }
+
+/* KPERF_BPF_* is not for whoever runs a set-user-ID copy: secure_getenv */
+Test(outputs, kperf_bpf_environment_is_ignored_when_setuid)
+{
+	char dir[] = "/tmp/kperf-suid-XXXXXX", copy[64], cmd[8192], *out;
+	int modes[2] = { 0755, 04755 }, i, st = -1;
+
+	cr_assert_not_null(mkdtemp(dir));
+	cr_assert_eq(chmod(dir, 0755), 0);
+	snprintf(copy, sizeof(copy), "%s/kperf-bpf", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", KB, copy);
+	cr_assert_eq(system(cmd), 0);
+	for (i = 0; i < 2; i++) {
+		cr_assert_eq(chmod(copy, (mode_t)modes[i]), 0);
+		/* a fixture sysfs with HiSilicon uncore PMUs: listed only when the variable counts */
+		snprintf(cmd, sizeof(cmd),
+			 "setpriv --reuid=nobody --regid=nogroup --clear-groups env "
+			 "KPERF_BPF_SYSFS=%s/tests/fixtures/kunpeng920 %s list 2>&1",
+			 KPERF_SRCDIR, copy);
+		out = tu_run(cmd, &st);
+		cr_assert_not_null(out);
+		if (i == 0)
+			cr_expect(strstr(out, "hisi_sccl1_ddrc0/"), "the variable works: %s", out);
+		else
+			cr_expect_null(strstr(out, "hisi_"),
+				       "set-user-ID: the variable is ignored");
+		free(out);
+	}
+	unlink(copy);
+	rmdir(dir);
+}

@@ -643,7 +643,7 @@ static int drain_map(struct kp_pmu *p, int fd)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 	}
 	/* KPERF_BPF_NO_BATCH=1 takes the path of kernels without batch operations */
-	if (getenv("KPERF_BPF_NO_BATCH")) {
+	if (secure_getenv("KPERF_BPF_NO_BATCH")) {
 		free(keys);
 		free(vals);
 		return drain_map_by_key(p, fd);

@@ -100,7 +100,7 @@ static const char **debug_dirs_arr;
 
 int sym_debug_dirs(const char ***dirs)
 {
-	const char *env = getenv("KPERF_BPF_DEBUG_DIRS");
+	const char *env = secure_getenv("KPERF_BPF_DEBUG_DIRS");
 	size_t n = 0, cap = 0;
 	char *p, *save = NULL;
 

@@ -206,7 +206,7 @@ static int load_variant(struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o, b
 
 static bool force_compat(void)
 {
-	const char *v = getenv("KPERF_BPF_FORCE_COMPAT");
+	const char *v = secure_getenv("KPERF_BPF_FORCE_COMPAT");
 
 	return v && *v && strcmp(v, "0");
 }
