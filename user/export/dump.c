@@ -35,6 +35,7 @@
 #include "export.h"
 #include "kperf/pcerrc.h"
 #include "kperf/kperf.h"
+#include "pmu/pmu.h"
 
 static void put_text(FILE *f, const char *s)
 {
@@ -133,6 +134,10 @@ KP_EXPORT int PmuDumpData(struct PmuData *pmuData, unsigned len, char *filepath,
 	if (!filepath || !*filepath)
 		return kp_public_fail(kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
 					      "no file path to dump the data to"));
+	/* before the file is touched: a length past the array's end would read beyond it */
+	err = kp_data_check(pmuData, len, "PmuDumpData");
+	if (err)
+		return kp_public_fail(err);
 	fd = open(filepath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return kp_public_fail(kp_fail(LIBPERF_ERR_PATH_INACCESSIBLE, -errno,

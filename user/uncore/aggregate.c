@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "pmu/pmu.h"
 #include "topo/topo.h"
 #include "uncore.h"
 
@@ -413,6 +414,9 @@ KP_EXPORT int PmuGetDevMetric(struct PmuData *pmuData, unsigned len, struct PmuD
 			"PmuGetDevMetric: pmuData is NULL but len is %u", len);
 		return -1;
 	}
+	err = kp_data_check(pmuData, len, "PmuGetDevMetric");
+	if (err)
+		return kp_public_fail(err);
 	n = kp_unc_check_attrs(attr, attrLen, &a);
 	if (n < 0)
 		return kp_public_fail(n);
