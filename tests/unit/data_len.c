@@ -25,7 +25,10 @@ static struct PmuData *array_of(int n)
 
 	cr_assert_not_null(b);
 	for (i = 0; i < n; i++) {
-		struct PmuData r = { .evt = "cpu-clock", .comm = "work", .pid = 100 + i, .tid = 100 + i,
+		struct PmuData r = { .evt = "cpu-clock",
+				     .comm = "work",
+				     .pid = 100 + i,
+				     .tid = 100 + i,
 				     .count = 1 };
 
 		cr_assert_eq(kp_data_builder_add(b, &r, 0), 0);
@@ -112,7 +115,8 @@ Test(data_len, many_frees)
 	cr_assert_eq(kp_data_check(d[199], 1, "x"), -EINVAL);
 	/* a caller's own array is not checked, whatever its length */
 	{
-		struct PmuData own[2] = { { .evt = "e", .comm = "c" }, { .evt = "e", .comm = "c" } };
+		struct PmuData own[2] = { { .evt = "e", .comm = "c" },
+					  { .evt = "e", .comm = "c" } };
 
 		cr_assert_eq(PmuDumpData(own, 2, path, 0), 0, "%s", Perror());
 	}

@@ -132,6 +132,11 @@ char *sym_demangle(const char *name);
 
 uint64_t sym_now_ms(void);
 
+/* May a file owned by <uid> be trusted for process <pid>'s symbols (a perf map, a debug
+ * file)? Only when root or the process's owner (we, for pid <= 0) owns it, as perf
+ * decides; otherwise false with a warning naming <path>. */
+bool sym_owner_trusted(const char *path, uid_t uid, pid_t pid);
+
 /* A step failed but resolution goes on: forget the recorded error (keeping any warning), or
  * turn it into a KPERF_WARN_SYM_INCOMPLETE warning with the same message. */
 void sym_drop_error(void);

@@ -27,6 +27,7 @@
 
 #define DELETED_SUFFIX " (deleted)"
 #define VDSO_MAX (1 << 20) /* a vDSO is a few pages; refuse to copy anything silly */
+#define PERF_MAP_MAX (64u << 20) /* a JVM's map after hours is a few MiB */
 
 bool sym_proc_alive(pid_t pid)
 {
@@ -489,6 +490,7 @@ int sym_proc_load_jit(struct sym_proc *p)
 	size_t n = 0, cap = 0, len, i, j;
 	struct stat st;
 	char *buf, *line, *next;
+	const char *shown;
 	int which = -1, k;
 
 	if (p->pid <= 0 || p->gone)
@@ -497,11 +499,21 @@ int sym_proc_load_jit(struct sym_proc *p)
 		 (int)ns_pid(p->pid));
 	snprintf(path[1], sizeof(path[1]), "/tmp/perf-%d.map", (int)p->pid);
 	for (k = 0; k < 2 && which < 0; k++)
-		if (stat(path[k], &st) == 0 && S_ISREG(st.st_mode))
+		if (kp_stat_path(path[k], &st) == 0 && S_ISREG(st.st_mode))
 			which = k;
 	if (which < 0 || (p->jit_path && st.st_size == p->jit_size))
 		return 0;
-	if (kp_read_file(path[which], &buf, &len))
+	/* named as the process sees it: /tmp/perf-N.map in its own root */
+	shown = which == 0 ? strstr(path[0] + 6, "/tmp/") : path[1];
+	/* anyone can write to /tmp: only the process's owner (or root) names its code */
+	if (!sym_owner_trusted(shown, st.st_uid, p->pid))
+		return 0;
+	k = kp_read_file_max(path[which], &buf, &len, PERF_MAP_MAX);
+	if (k == -EFBIG)
+		kp_warn(KPERF_WARN_SYM_INCOMPLETE,
+			"%s is %lld bytes, more than the %u MiB a perf map may have: it is ignored",
+			shown, (long long)st.st_size, PERF_MAP_MAX >> 20);
+	if (k)
 		return 0;
 	for (line = buf; line && *line; line = next) {
 		unsigned long long start, size;
