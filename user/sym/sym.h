@@ -307,6 +307,11 @@ struct sym_proc {
 	struct sym_arena arena; /* Symbols, Stack nodes, stack keys */
 };
 
+/* Parsers of the text a process (or its runtime) gives, in place: /proc/PID/maps lines into
+ * sorted mappings (-EINVAL when not sorted), "START SIZE name" perf map lines into symbols
+ * sorted by start (the last of equal starts kept; names point into <buf>). -ENOMEM. */
+int sym_parse_maps(char *buf, struct sym_map **out, size_t *nout);
+int sym_parse_perf_map(char *buf, struct sym_jit_sym **out, size_t *nout);
 /* Read /proc/<pid>/maps into p (merge) and open the files of executable mappings. Failures
  * to open a file become warnings (KPERF_WARN_SYM_INCOMPLETE). */
 int sym_proc_read_maps(struct sym_proc *p, unsigned flags);

@@ -259,7 +259,7 @@ static int start_time(pid_t pid, uint64_t *out)
 	return 0;
 }
 
-static int parse_maps(char *buf, struct sym_map **out, size_t *nout)
+int sym_parse_maps(char *buf, struct sym_map **out, size_t *nout)
 {
 	struct sym_map *v = NULL;
 	size_t n = 0, cap = 0;
@@ -347,7 +347,7 @@ int sym_proc_read_maps(struct sym_proc *p, unsigned flags)
 	}
 	p->start_time = st;
 	p->gone = false;
-	err = parse_maps(buf, &nv, &nn);
+	err = sym_parse_maps(buf, &nv, &nn);
 	free(buf);
 	if (err)
 		return err == -ENOMEM ? err :
@@ -483,13 +483,58 @@ static int cmp_jit(const void *a, const void *b)
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
+int sym_parse_perf_map(char *buf, struct sym_jit_sym **out, size_t *nout)
+{
+	struct sym_jit_sym *v = NULL;
+	size_t n = 0, cap = 0, i, j;
+	char *line, *next;
+
+	*out = NULL;
+	*nout = 0;
+	for (line = buf; line && *line; line = next) {
+		unsigned long long start, size;
+		char *e1, *e2, *nm;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		start = strtoull(line, &e1, 16);
+		if (e1 == line || *e1 != ' ')
+			continue;
+		size = strtoull(e1 + 1, &e2, 16);
+		if (e2 == e1 + 1 || *e2 != ' ' || !size || start + size < start)
+			continue;
+		nm = e2 + 1;
+		if (!*nm)
+			continue;
+		if (kp_grow((void **)&v, &cap, n + 1, sizeof(*v))) {
+			free(v);
+			return -ENOMEM;
+		}
+		v[n].start = start;
+		v[n].end = start + size;
+		v[n].name = nm;
+		n++;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_jit);
+	for (i = 0, j = 0; i < n; i++) {
+		if (j && v[j - 1].start == v[i].start)
+			j--;
+		v[j++] = v[i];
+	}
+	*out = v;
+	*nout = j;
+	return 0;
+}
+
 int sym_proc_load_jit(struct sym_proc *p)
 {
 	char path[2][PATH_MAX], name[64];
 	struct sym_jit_sym *v = NULL;
-	size_t n = 0, cap = 0, len, i, j;
+	size_t len, j;
 	struct stat st;
-	char *buf, *line, *next;
+	char *buf;
 	const char *shown;
 	int which = -1, k;
 
@@ -515,38 +560,9 @@ int sym_proc_load_jit(struct sym_proc *p)
 			shown, (long long)st.st_size, PERF_MAP_MAX >> 20);
 	if (k)
 		return 0;
-	for (line = buf; line && *line; line = next) {
-		unsigned long long start, size;
-		char *e1, *e2, *nm;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		start = strtoull(line, &e1, 16);
-		if (e1 == line || *e1 != ' ')
-			continue;
-		size = strtoull(e1 + 1, &e2, 16);
-		if (e2 == e1 + 1 || *e2 != ' ' || !size || start + size < start)
-			continue;
-		nm = e2 + 1;
-		if (!*nm)
-			continue;
-		if (kp_grow((void **)&v, &cap, n + 1, sizeof(*v))) {
-			free(v);
-			free(buf);
-			return -ENOMEM;
-		}
-		v[n].start = start;
-		v[n].end = start + size;
-		v[n].name = nm;
-		n++;
-	}
-	if (n)
-		qsort(v, n, sizeof(*v), cmp_jit);
-	for (i = 0, j = 0; i < n; i++) {
-		if (j && v[j - 1].start == v[i].start)
-			j--;
-		v[j++] = v[i];
+	if (sym_parse_perf_map(buf, &v, &j)) {
+		free(buf);
+		return -ENOMEM;
 	}
 	/* symbols copied their names out: the previous version can go */
 	free(p->jit_names);
