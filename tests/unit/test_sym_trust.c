@@ -82,8 +82,9 @@ Test(sym_trust, the_process_owners_map_is_used)
 {
 	struct passwd *nobody = getpwnam("nobody");
 	char bin[PATH_MAX], path[64], text[128];
-	char *argv[] = { "/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
-			 bin, NULL };
+	char *argv[] = {
+		"/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", bin, NULL
+	};
 	struct sym_wl w;
 	struct Symbol *s;
 	unsigned long anon;

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 int cmd_trace(int argc, char **argv);
@@ -31,6 +32,22 @@ void kp_launch_abort(struct kp_launch *l);
 /* End a released command that still runs when the collection is interrupted: SIGTERM, then
  * wait for it. 0 with its wait status, or -1 when a second signal stopped the wait. */
 int kp_launch_stop(struct kp_launch *l, int *status);
+
+/* ---- events.c: trace --events ---- */
+
+/* per-call records the library keeps between two reads (KperfTraceOpts.maxStoredRecords) */
+#define TRACE_STORE 16384
+
+struct kp_evwin;
+/* Records printed to <out> in <format> (export.h's kp_format), in start order through a
+ * fixed window. NULL when out of memory. */
+struct kp_evwin *kp_evwin_new(FILE *out, int format);
+/* Read what <pd> has (a few batches, or <until_empty>: all of it, after PmuTraceDisable)
+ * into the window, printing what is old enough; the count read or a negative value. */
+int kp_evwin_read(struct kp_evwin *w, int pd, bool until_empty);
+/* Print what the window still holds. */
+void kp_evwin_flush(struct kp_evwin *w);
+void kp_evwin_free(struct kp_evwin *w);
 
 /* ---- common.c ---- */
 

@@ -301,20 +301,6 @@ static void status_line(int pd, double start_ms)
 	PmuTraceSummaryFree(s);
 }
 
-static void read_events(FILE *out, int pd, const struct trace_opts *o, int64_t *t0, bool *first)
-{
-	struct PmuTraceData *d = NULL;
-	int n = PmuTraceRead(pd, &d), i;
-
-	for (i = 0; i < n; i++) {
-		if (!*t0)
-			*t0 = d[i].startTs;
-		kp_report_event(out, o->format, &d[i], KperfTraceGetExt(d, i), *t0, *first);
-		*first = false;
-	}
-	PmuTraceDataFree(d);
-}
-
 /* a write to the report failed: say which file and why */
 static void write_failed(void)
 {
@@ -329,10 +315,10 @@ int cmd_trace(int argc, char **argv)
 	struct kp_launch launch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
 	struct kp_pidwatch *watch = NULL;
 	struct kp_out *report = NULL;
-	bool launched = false, first = true, tty = isatty(2);
+	struct kp_evwin *window = NULL;
+	bool launched = false, tty = isatty(2);
 	double start_ms, attach_ms, last_status = 0, last_interval;
 	int pd = -1, rc = 1, child_status = 0, err, child_pid;
-	int64_t t0 = 0;
 	FILE *out;
 
 	if (parse(argc, argv, &o))
@@ -367,6 +353,8 @@ int cmd_trace(int argc, char **argv)
 	kopts.summaryOnly = !o.events;
 	kopts.minDurationNs = (uint64_t)(o.min_duration_ms * 1e6);
 	kopts.ringBufferKb = o.ringbuf_kb;
+	/* a bounded store, read in batches: memory does not grow with the rate of calls */
+	kopts.maxStoredRecords = TRACE_STORE;
 	kopts.summaryEntries = o.summary_entries;
 	/* tracing everything: the tracer's own reads would feed the trace */
 	kopts.excludeSelf = 1;
@@ -398,9 +386,14 @@ int cmd_trace(int argc, char **argv)
 		}
 		launched = true;
 	}
-	if (o.events)
+	if (o.events) {
+		window = kp_evwin_new(out, o.format);
+		if (!window) {
+			fprintf(stderr, "kperf-bpf trace: out of memory\n");
+			goto done;
+		}
 		kp_report_events_begin(out, o.format);
-	else if (o.format == KP_FORMAT_CSV)
+	} else if (o.format == KP_FORMAT_CSV)
 		kp_report_csv_header(out); /* once, before the first interval */
 
 	for (;;) {
@@ -410,7 +403,7 @@ int cmd_trace(int argc, char **argv)
 		nanosleep(&tick, NULL);
 		now = kp_cli_elapsed_ms();
 		if (o.events)
-			read_events(out, pd, &o, &t0, &first);
+			kp_evwin_read(window, pd, false);
 		if (o.interval_ms && now - last_interval >= (double)o.interval_ms) {
 			last_interval = now;
 			if (!o.events)
@@ -437,7 +430,8 @@ int cmd_trace(int argc, char **argv)
 	if (tty && !o.events)
 		fputs("\r\033[K", stderr);
 	if (o.events) {
-		read_events(out, pd, &o, &t0, &first);
+		kp_evwin_read(window, pd, true);
+		kp_evwin_flush(window);
 		kp_report_events_end(out, o.format);
 	}
 	print_summary(out, pd, &o, false, start_ms, attach_ms);
@@ -466,6 +460,7 @@ done:
 	if (pd >= 0)
 		PmuTraceClose(pd);
 	kp_out_discard(report);
+	kp_evwin_free(window);
 	kp_pidwatch_free(watch);
 	free(o.pids);
 	free(o.cpus);

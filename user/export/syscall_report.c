@@ -270,6 +270,25 @@ static char *json_body(const struct PmuTraceSummary *s, int n, const struct kp_t
 	return text;
 }
 
+/* a JSON string: quotes, backslashes and control characters escaped */
+static void json_str(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	fputc('"', f);
+	for (; *p; p++) {
+		if (*p == '"' || *p == '\\') {
+			fputc('\\', f);
+			fputc(*p, f);
+		} else if (*p < 0x20 || *p == 0x7f) {
+			fprintf(f, "\\u%04x", *p);
+		} else {
+			fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
 static void csv_str(FILE *f, const char *s)
 {
 	/* comm may hold commas or quotes: quote it, doubling quotes */
@@ -370,9 +389,6 @@ void kp_report_events_end(FILE *f, enum kp_format fmt)
 void kp_report_event(FILE *f, enum kp_format fmt, const struct PmuTraceData *d,
 		     const struct KperfTraceDataExt *x, int64_t t0_ns, bool first)
 {
-	cJSON *o;
-	char *text;
-
 	switch (fmt) {
 	case KP_FORMAT_TABLE:
 		fprintf(f, "%12.3f %16s/%-7d %s() = %" PRId64 " %12.3f us\n",
@@ -380,22 +396,14 @@ void kp_report_event(FILE *f, enum kp_format fmt, const struct PmuTraceData *d,
 			d->elapsedTime * 1e3);
 		break;
 	case KP_FORMAT_JSON:
-		o = cJSON_CreateObject();
-		cJSON_AddNumberToObject(o, "start_ns", (double)d->startTs);
-		cJSON_AddNumberToObject(o, "pid", d->pid);
-		cJSON_AddNumberToObject(o, "tid", d->tid);
-		cJSON_AddNumberToObject(o, "cpu", d->cpu);
-		cJSON_AddStringToObject(o, "comm", d->comm);
-		cJSON_AddStringToObject(o, "syscall", d->funcs);
-		cJSON_AddNumberToObject(o, "nr", x->nr);
-		cJSON_AddNumberToObject(o, "ret", (double)x->ret);
-		cJSON_AddNumberToObject(o, "dur_ns", round(d->elapsedTime * 1e6));
-		text = cJSON_PrintUnformatted(o);
-		if (text) {
-			fprintf(f, "%s%s", first ? "" : ",", text);
-			cJSON_free(text);
-		}
-		cJSON_Delete(o);
+		/* by hand, not through cJSON: a flood of calls is printed as fast as it comes */
+		fprintf(f, "%s{\"start_ns\":%" PRId64 ",\"pid\":%d,\"tid\":%d,\"cpu\":%d,\"comm\":",
+			first ? "" : ",", d->startTs, (int)d->pid, d->tid, d->cpu);
+		json_str(f, d->comm);
+		fputs(",\"syscall\":", f);
+		json_str(f, d->funcs);
+		fprintf(f, ",\"nr\":%d,\"ret\":%" PRId64 ",\"dur_ns\":%.0f}", x->nr, x->ret,
+			round(d->elapsedTime * 1e6));
 		break;
 	case KP_FORMAT_CSV:
 		fprintf(f, "event,%d,%d,", (int)d->pid, d->tid);

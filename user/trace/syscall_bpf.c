@@ -51,7 +51,7 @@ static int on_rb_sample(void *ctx, void *data, size_t size)
 	struct kp_sys_bpf *b = ctx;
 
 	if (size >= sizeof(struct kp_sys_event) && b->on_event)
-		b->on_event(b->ctx, data);
+		return b->on_event(b->ctx, data);
 	return 0;
 }
 
