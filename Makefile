@@ -222,7 +222,7 @@ FUZZERS    := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_RUNS  ?= 2000000
 FUZZ_TEST_RUNS ?= 200000
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -fsanitize=fuzzer-no-link,address,undefined -D_GNU_SOURCE -w \
-	       -Iinclude -Iuser -I$(BUILD) -Ibpf $(PKG_CFLAGS)
+	       -Iinclude -Iuser -I$(BUILD) -I$(BUILD)/gen -Ibpf $(PKG_CFLAGS)
 FUZZ_LIB   := $(BUILD)/fuzz/libkperf-bpf-fuzz.a
 FUZZ_OBJS  := $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(LIB_SRCS)) $(BUILD)/fuzz/obj/gen/profile.pb-c.o
 
