@@ -51,10 +51,12 @@ static long peak_rss_kb(char *const argv[], const char *out, int *status)
 Test(events_memory, a_flood_is_bounded_and_accounted_for, .timeout = 240)
 {
 	char kb[4096], wl[4096], calls[32], out[64], cmd[256], *text;
-	char *summary[] = { kb, "trace", "-e", "getppid", "--format", "csv", "--", wl,
-			    "--getppid", calls, "--writes", "0", "--fails", "0", NULL };
-	char *events[] = { kb, "trace", "--events", "-e", "getppid", "--format", "csv", "--", wl,
-			   "--getppid", calls, "--writes", "0", "--fails", "0", NULL };
+	char *summary[] = { kb,		"trace", "-e",	    "getppid",	 "--format",
+			    "csv",	"--",	 wl,	    "--getppid", calls,
+			    "--writes", "0",	 "--fails", "0",	 NULL };
+	char *events[] = { kb,	  "trace",   "--events", "-e",	      "getppid", "--format",
+			   "csv", "--",	     wl,	 "--getppid", calls,	 "--writes",
+			   "0",	  "--fails", "0",	 NULL };
 	long rss_summary, rss_events;
 	long printed, dropped = 0, counted = 0;
 	int st = -1;
@@ -122,6 +124,5 @@ Test(events_memory, events_print_in_start_order)
 	free(out);
 	cr_assert_eq(sleeps, 20);
 	cr_assert_eq(n, 300000, "%ld getppid events", n);
-	cr_expect_eq(inversions, 0, "%ld records printed after one that started later",
-		     inversions);
+	cr_expect_eq(inversions, 0, "%ld records printed after one that started later", inversions);
 }
