@@ -72,8 +72,12 @@ Test(events_memory, a_flood_is_bounded_and_accounted_for, .timeout = 240)
 	rss_events = peak_rss_kb(events, out, &st);
 	cr_assert_eq(st, 0);
 	cr_log_info("peak RSS: summary %ld KiB, --events %ld KiB", rss_summary, rss_events);
+#ifndef __SANITIZE_ADDRESS__
 	cr_expect_leq(rss_events, 2 * rss_summary + RINGBUF_KB,
 		      "--events took %ld KiB, the summary %ld KiB", rss_events, rss_summary);
+#else
+	/* AddressSanitizer keeps freed memory in quarantine: RSS says nothing here */
+#endif
 
 	/* every call: printed, or dropped and said so; the summary counts them all */
 	snprintf(cmd, sizeof(cmd), "grep -c '^event,' %s", out);
