@@ -92,9 +92,16 @@ static void out_free(struct kp_out *o)
 	free(o);
 }
 
+/* libkperf's codes: a file that cannot be opened, a write that fails */
+static int cannot_open(const char *path, int err)
+{
+	return kp_fail(LIBPERF_ERR_PATH_INACCESSIBLE, err, "cannot write %s: %s", path,
+		       strerror(-err));
+}
+
 static int cannot_write(const char *path, int err)
 {
-	return kp_fail(KPERF_ERR_IO, err, "cannot write %s: %s", path, strerror(-err));
+	return kp_fail(COMMON_ERR_WRITE, err, "cannot write %s: %s", path, strerror(-err));
 }
 
 /* directory part of <path> ("." when it has none), malloc'd */
@@ -122,7 +129,7 @@ static int open_in_place(const char *path, const char *name, int flags, struct k
 	int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | flags);
 
 	if (fd < 0)
-		return cannot_write(name, -errno);
+		return cannot_open(name, -errno);
 	*out = out_new(fd, true, name);
 	if (!*out) {
 		close(fd);
@@ -151,7 +158,7 @@ int kp_out_open(const char *path, struct kp_out **out)
 		if (!dir)
 			return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 		if (sticky_world_writable(dir)) {
-			err = kp_fail(KPERF_ERR_IO, -ELOOP,
+			err = kp_fail(LIBPERF_ERR_PATH_INACCESSIBLE, -ELOOP,
 				      "refusing to write %s: it is a symbolic link in %s, a sticky "
 				      "world-writable directory where any user may have planted it "
 				      "(remove it or choose another name)",
@@ -162,14 +169,14 @@ int kp_out_open(const char *path, struct kp_out **out)
 		free(dir);
 		dir = NULL;
 		if (stat(path, &st))
-			return kp_fail(KPERF_ERR_IO, -errno,
+			return kp_fail(LIBPERF_ERR_PATH_INACCESSIBLE, -errno,
 				       "cannot write %s: it is a symbolic link to a missing file",
 				       path);
 		if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
 			return open_in_place(path, path, 0, out); /* /dev/stdout: a link we trust */
 		target = realpath(path, NULL);
 		if (!target)
-			return cannot_write(path, -errno);
+			return cannot_open(path, -errno);
 	} else {
 		target = strdup(path);
 		if (!target)
@@ -177,7 +184,7 @@ int kp_out_open(const char *path, struct kp_out **out)
 	}
 	exists = lstat(target, &st) == 0;
 	if (exists && S_ISDIR(st.st_mode)) {
-		err = cannot_write(path, -EISDIR);
+		err = cannot_open(path, -EISDIR);
 		goto fail;
 	}
 	if (exists && !S_ISREG(st.st_mode)) {
@@ -205,10 +212,10 @@ int kp_out_open(const char *path, struct kp_out **out)
 			return err;
 		}
 		if (err == -ENAMETOOLONG || err == -EINVAL)
-			err = kp_fail(KPERF_ERR_IO, err,
+			err = kp_fail(LIBPERF_ERR_PATH_INACCESSIBLE, err,
 				      "cannot write %s: no room for a temporary name", path);
 		else
-			err = cannot_write(path, err);
+			err = cannot_open(path, err);
 		goto fail;
 	}
 	mask = umask(0);
@@ -217,7 +224,7 @@ int kp_out_open(const char *path, struct kp_out **out)
 	if (exists)
 		mode &= st.st_mode; /* never more open than the file it replaces */
 	if (fchmod(fd, mode)) {
-		err = cannot_write(path, -errno);
+		err = cannot_open(path, -errno);
 		goto fail;
 	}
 	*out = out_new(fd, true, path);

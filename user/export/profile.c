@@ -394,7 +394,8 @@ static int gzip_to(FILE *f, const uint8_t *buf, size_t len)
 		z.avail_out = sizeof(out);
 		zr = deflate(&z, Z_FINISH);
 		if (zr == Z_STREAM_ERROR) {
-			err = kp_fail(KPERF_ERR_IO, -EIO, "zlib could not compress the profile");
+			err = kp_fail(COMMON_ERR_WRITE, -EIO,
+				      "zlib could not compress the profile");
 			break;
 		}
 		if (fwrite(out, 1, sizeof(out) - z.avail_out, f) != sizeof(out) - z.avail_out) {

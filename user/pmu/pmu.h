@@ -37,9 +37,20 @@ struct kp_pmu {
 	bool system_wide; /* no pidList: count per CPU */
 	bool enabled;
 	atomic_bool stop; /* PmuStop */
+	atomic_bool exited; /* PmuExit: no more symbol resolution for this task */
 	struct kp_counting *counting;
 	struct kp_sampling *sampling;
 };
+
+/* ---- task.c, for collect.c ---- */
+
+/* Borrow and lock the task <pd> (NULL: LIBPERF_ERR_INVALID_PD recorded); kp_pmu_put undoes. */
+struct kp_pmu *kp_pmu_get(int pd);
+void kp_pmu_put(struct kp_pmu *p);
+/* With the task locked: enable, disable (idempotent), is a process of pidList alive? */
+int kp_pmu_enable_locked(struct kp_pmu *p);
+int kp_pmu_disable_locked(struct kp_pmu *p);
+bool kp_pmu_any_alive(const struct kp_pmu *p);
 
 /* ---- counting.c ---- */
 
@@ -61,6 +72,8 @@ int kp_sampling_disable(struct kp_pmu *p);
 /* Move what the kernel collected into the task (called periodically by PmuCollect). */
 int kp_sampling_drain(struct kp_pmu *p);
 int kp_sampling_read(struct kp_pmu *p, struct PmuData **out);
+/* PmuExit (p->exited set, task locked): give back what the resolver keeps for the task. */
+void kp_sampling_exit(struct kp_pmu *p);
 void kp_sampling_close(struct kp_pmu *p);
 
 /* ---- sideband.c: mmaps, execs and forks for the symbol resolver ---- */
@@ -104,5 +117,34 @@ long kp_data_len(const struct PmuData *data);
  * caller's own array, which cannot be checked); LIBPERF_ERR_INVALID_PMU_DATA when <len> goes
  * past its end, or when <data> belongs to an array freed lately. */
 int kp_data_check(const struct PmuData *data, unsigned len, const char *fn);
+
+/* The callchain of a record: its addresses as the resolver takes them (kernel frames, then
+ * user frames, leaf first), kept when the record's symbols are resolved later
+ * (RESOLVE_DELAY_*: its stack is NULL until kp_data_resolve). */
+struct kp_data_chain {
+	uint64_t *ips;
+	unsigned n;
+	unsigned flags; /* KP_SYM_DWARF: with source lines */
+	bool pending; /* not resolved yet */
+};
+/* Append a record with its callchain (copied; n = 0: none). A pending chain (rec->stack NULL)
+ * keeps the symbols of rec->pid (kp_pmu_sym_hold) until the array is freed. */
+int kp_data_builder_add_chain(struct kp_data_builder *b, const struct PmuData *rec, size_t raw_len,
+			      const uint64_t *ips, unsigned n, unsigned flags);
+/* Append record <i> of <data> (an array of the builder) with its callchain (PmuAppendData). */
+int kp_data_builder_add_from(struct kp_data_builder *b, const struct PmuData *data, size_t i);
+/* The callchain of record <i> of <data>, NULL when it has none. */
+const struct kp_data_chain *kp_data_chain_of(const struct PmuData *data, size_t i);
+/* Resolve the pending callchains of <data> in place: each such record gets its stack, copied
+ * into the array (a record whose stack cannot be resolved stays without one, with a warning).
+ * -ENOENT (nothing recorded) when <data> is not an array of the builder. */
+int kp_data_resolve(struct PmuData *data);
+
+/* ---- delayed.c: symbols kept for later resolution ---- */
+
+/* The resolver forgets a process's symbols when nothing holds them any more: every open
+ * sampling task that saw it, every array with its pending callchains. */
+void kp_pmu_sym_hold(int tgid);
+void kp_pmu_sym_release(int tgid);
 
 #endif
