@@ -90,7 +90,8 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 .PHONY: all lib cli deps deps-cross deps-kernels test test-unit test-integration test-python \
-	test-kernels demo install clean vmlinux asan format format-check bench help workloads fuzz
+	test-fuzz test-kernels demo install clean vmlinux asan format format-check bench help \
+	workloads fuzz
 
 all: lib cli workloads
 
@@ -106,7 +107,8 @@ help:
 	@echo "make test         unit, integration (root + BPF) and Python tests"
 	@echo "make demo         deps + build + trace a built-in workload and print its syscall table"
 	@echo "make asan         build with ASan+UBSan and run the C tests under it"
-	@echo "make fuzz         libFuzzer targets of tests/fuzz (FUZZ_RUNS=$(FUZZ_RUNS) each)"
+	@echo "make fuzz         libFuzzer targets of tests/fuzz (FUZZ_RUNS=$(FUZZ_RUNS) each;"
+	@echo "                  make test runs FUZZ_TEST_RUNS=$(FUZZ_TEST_RUNS))"
 	@echo "make bench        build and run the benchmarks (ratios, not pass/fail)"
 	@echo "make install      PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)"
 	@echo "make vmlinux      regenerate vmlinux/$(ARCH)/vmlinux.h (x86: this kernel's BTF;"
@@ -163,8 +165,10 @@ $(BUILD)/skel/%.skel.h: $(BUILD)/bpf/%.bpf.o | $(BUILD)/skel
 $(GEN_SYSCALLS): scripts/gen_syscall_table.sh scripts/syscalls_x86_64_extra.txt | $(BUILD)/gen
 	sh scripts/gen_syscall_table.sh $(ARCH) "$(CC)" > $@.tmp && mv $@.tmp $@
 
-# the pprof schema, compiled by protoc-c
-$(BUILD)/gen/profile.pb-c.c $(BUILD)/gen/profile.pb-c.h: user/export/profile.proto | $(BUILD)/gen
+# the pprof schema, compiled by protoc-c. One run makes both files (&:): as two ordinary
+# targets the recipe ran once for each, rewriting the header after profile.o was built,
+# and the next make rebuilt profile.o and the library
+$(BUILD)/gen/profile.pb-c.c $(BUILD)/gen/profile.pb-c.h &: user/export/profile.proto | $(BUILD)/gen
 	protoc-c --proto_path=user/export --c_out=$(BUILD)/gen $<
 
 $(BUILD)/obj/gen/profile.pb-c.o: $(BUILD)/gen/profile.pb-c.c
@@ -240,8 +244,8 @@ $(BUILD)/workloads/utrace_go: $(wildcard tests/workloads/utrace_go/*)
 
 workloads: $(WORKLOADS) $(WORKLOAD_LIBS) $(GO_WORKLOADS)
 
-test: all $(BUILD)/tests/unit $(BUILD)/tests/integration
-	$(MAKE) --no-print-directory test-unit test-integration test-python
+test: all $(BUILD)/tests/unit $(BUILD)/tests/integration $(FUZZERS)
+	$(MAKE) --no-print-directory test-unit test-integration test-python test-fuzz
 
 test-unit: $(BUILD)/tests/unit workloads
 	KPERF_BUILD=$(abspath $(BUILD)) $(BUILD)/tests/unit --jobs 2
@@ -288,21 +292,48 @@ bench: all $(BENCHES)
 	@for b in bench/*.sh; do [ -f "$$b" ] && KPERF_BUILD=$(abspath $(BUILD)) sh "$$b"; done; true
 
 # ---- fuzzing: libFuzzer targets in tests/fuzz (clang), seeded from tests/fuzz/seeds/<name> ----
+# The library is built once more with the fuzzer's instrumentation (build/fuzz/obj); each
+# target links it. `make fuzz` runs FUZZ_RUNS inputs per target; `make test` runs
+# FUZZ_TEST_RUNS (a few seconds each) so a parser change that crashes is caught at once.
 
 FUZZ_SRCS  := $(wildcard tests/fuzz/*.c)
 FUZZERS    := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
-FUZZ_RUNS  ?= 200000
+FUZZ_RUNS  ?= 2000000
+FUZZ_TEST_RUNS ?= 200000
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -fsanitize=fuzzer-no-link,address,undefined -D_GNU_SOURCE -w \
+	       -Iinclude -Iuser -I$(BUILD) -I$(BUILD)/gen -Ibpf $(PKG_CFLAGS)
+FUZZ_LIB   := $(BUILD)/fuzz/libkperf-bpf-fuzz.a
+FUZZ_OBJS  := $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(LIB_SRCS)) $(BUILD)/fuzz/obj/gen/profile.pb-c.o
 
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) | $(SKELS) $(GEN)
+$(BUILD)/fuzz/obj/%.o: %.c | $(SKELS) $(GEN)
 	@mkdir -p $(dir $@)
-	$(CLANG) -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude \
-		-Iuser -I$(BUILD) -I$(BUILD)/gen -Ibpf $(PKG_CFLAGS) -o $@ $< $(LIB_SRCS) \
-		$(BUILD)/gen/profile.pb-c.c $(PKG_LIBS) -lstdc++ -lpthread -ldl -lm
+	$(CLANG) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/fuzz/obj/gen/profile.pb-c.o: $(BUILD)/gen/profile.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_CFLAGS) -I$(BUILD)/gen -c $< -o $@
+
+$(FUZZ_LIB): $(FUZZ_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(PKG_LIBS) -lstdc++ \
+		-lpthread -ldl -lm
+
+# run each target <runs> times over its seeds and the corpus it grew before
+define run_fuzzers
+	@for f in $(FUZZERS); do n=$$(basename $$f); mkdir -p $(BUILD)/fuzz/corpus/$$n; \
+		echo "fuzz $$n: $(1) runs"; \
+		$$f -runs=$(1) -max_len=8192 -rss_limit_mb=1024 $(BUILD)/fuzz/corpus/$$n \
+		tests/fuzz/seeds/$$n > $(BUILD)/fuzz/$$n.log 2>&1 || \
+		{ tail -40 $(BUILD)/fuzz/$$n.log; exit 1; }; tail -1 $(BUILD)/fuzz/$$n.log; done
+endef
 
 fuzz: $(FUZZERS)
-	@for f in $(FUZZERS); do n=$$(basename $$f); mkdir -p $(BUILD)/fuzz/corpus/$$n; \
-		$$f -runs=$(FUZZ_RUNS) -max_len=8192 $(BUILD)/fuzz/corpus/$$n tests/fuzz/seeds/$$n \
-		|| exit 1; done
+	$(call run_fuzzers,$(FUZZ_RUNS))
+
+test-fuzz: $(FUZZERS)
+	$(call run_fuzzers,$(FUZZ_TEST_RUNS))
 
 # ---- install ----
 
@@ -358,4 +389,4 @@ $(BUILD)/bpf $(BUILD)/skel $(BUILD)/gen:
 
 .SECONDARY:
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/fuzz/obj -name '*.d' 2>/dev/null)

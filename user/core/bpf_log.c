@@ -169,7 +169,7 @@ static int print_fn(enum libbpf_print_level level, const char *fmt, va_list ap)
 
 static void init_once(void)
 {
-	const char *d = getenv("KPERF_BPF_DEBUG");
+	const char *d = secure_getenv("KPERF_BPF_DEBUG");
 
 	debug = d && *d && strcmp(d, "0");
 	libbpf_set_print(print_fn);

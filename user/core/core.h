@@ -119,10 +119,40 @@ int kp_cgroup_open(const char *path);
 /* Monotonic time in ns. */
 uint64_t kp_now_ns(void);
 
+/* ---- waiting for processes to exit (pidwatch.c) ---- */
+
+/* Watch <pids> (processes, not threads) until they exit: through pidfds, which a reused pid
+ * does not fool; without pidfd_open (Linux < 5.3), through the pid and its start time
+ * (kp_pidwatch_fallback() then says so). -ENOMEM only. */
+struct kp_pidwatch;
+int kp_pidwatch_open(const int *pids, int n, struct kp_pidwatch **out);
+/* Is any of them still running? (never blocks) */
+bool kp_pidwatch_any_alive(struct kp_pidwatch *w);
+bool kp_pidwatch_fallback(const struct kp_pidwatch *w);
+void kp_pidwatch_free(struct kp_pidwatch *w);
+/* tests: behave as on a kernel without pidfd_open */
+void kp_pidwatch_test_no_pidfd(bool on);
+
+/* ---- paths of other processes' file systems (rootpath.c) ---- */
+
+/* open(2) of <path>, O_CLOEXEC added; a path under /proc/PID/root/ is resolved inside that
+ * root: its symlinks (absolute ones included) and ".." cannot lead out of it (openat2
+ * RESOLVE_IN_ROOT, or a component walk on kernels before 5.6). An fd or -errno. */
+int kp_open_path(const char *path, int flags);
+/* stat(2) of <path>, confined the same way. 0 or -errno. */
+struct stat;
+int kp_stat_path(const char *path, struct stat *st);
+/* tests: resolve as on a kernel without openat2 */
+void kp_rootpath_test_no_openat2(bool on);
+
 /* ---- small helpers (util.c) ---- */
 
-/* Read a whole small file into a NUL-terminated malloc'd buffer; -errno on failure. */
+/* Read a whole small file into a NUL-terminated malloc'd buffer; -errno on failure, -EFBIG
+ * beyond KP_READ_FILE_MAX bytes (no file we read is near it; a file someone made huge must
+ * not take our memory). Opened by kp_open_path: /proc/PID/root/.. stays in that root. */
+#define KP_READ_FILE_MAX (64u << 20)
 int kp_read_file(const char *path, char **buf, size_t *len);
+int kp_read_file_max(const char *path, char **buf, size_t *len, size_t max);
 /* Read one integer from a file (sysfs style). */
 int kp_read_long(const char *path, long *val);
 /* Damerau-less Levenshtein distance, for "did you mean" suggestions. */

@@ -36,7 +36,7 @@ static bool have[KP_FEAT_MAX];
 
 static bool env_set(const char *name)
 {
-	const char *v = getenv(name);
+	const char *v = secure_getenv(name);
 
 	return v && *v && strcmp(v, "0");
 }

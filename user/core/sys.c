@@ -32,7 +32,7 @@
 
 const char *kp_sysfs(void)
 {
-	const char *root = getenv("KPERF_BPF_SYSFS");
+	const char *root = secure_getenv("KPERF_BPF_SYSFS");
 
 	return root && *root ? root : "/sys";
 }
@@ -298,7 +298,7 @@ int kp_check_perf_privileges(bool system_wide)
 
 const char *kp_btf_path(void)
 {
-	const char *p = getenv("KPERF_BPF_BTF");
+	const char *p = secure_getenv("KPERF_BPF_BTF");
 
 	if (!p || !*p)
 		p = "/sys/kernel/btf/vmlinux";

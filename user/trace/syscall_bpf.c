@@ -52,7 +52,7 @@ static int on_rb_sample(void *ctx, void *data, size_t size)
 	struct kp_sys_bpf *b = ctx;
 
 	if (size >= sizeof(struct kp_sys_event) && b->on_event)
-		b->on_event(b->ctx, data);
+		return b->on_event(b->ctx, data);
 	return 0;
 }
 
@@ -207,7 +207,7 @@ static int load_variant(struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o, b
 
 static bool force_compat(void)
 {
-	const char *v = getenv("KPERF_BPF_FORCE_COMPAT");
+	const char *v = secure_getenv("KPERF_BPF_FORCE_COMPAT");
 
 	return v && *v && strcmp(v, "0");
 }

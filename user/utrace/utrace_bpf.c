@@ -48,7 +48,7 @@ static void probe_cookie(void)
  * fallback. (The kernels branch moves such probes to user/core: kp_have().) */
 static bool have_attach_cookie(void)
 {
-	const char *off = getenv("KPERF_BPF_NO_COOKIE");
+	const char *off = secure_getenv("KPERF_BPF_NO_COOKIE");
 
 	if (off && *off && strcmp(off, "0"))
 		return false;
