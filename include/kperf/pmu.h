@@ -332,8 +332,10 @@ void PmuClose(int pd);
 void PmuDataFree(struct PmuData *pmuData);
 /* Copy field <fieldName> of a tracepoint record into <value> (at most vSize bytes): integers
  * and pointers as the field's bytes (no sign or zero extension into a bigger buffer), char
- * arrays and __data_loc strings NUL-terminated, other arrays as bytes. Returns SUCCESS or
- * LIBPERF_ERR_INVALID_FIELD_ARGS (no such field, buffer too small), LIBPERF_ERR_INVALID_PMU_DATA. */
+ * arrays and __data_loc strings NUL-terminated, other arrays as bytes. Returns SUCCESS or the
+ * error code itself, as libkperf: LIBPERF_ERR_INVALID_FIELD_ARGS (a NULL or unknown argument,
+ * no such field, buffer too small), LIBPERF_ERR_FIND_FIELD_LOSS (no format for the record's
+ * event), LIBPERF_ERR_INVALID_PMU_DATA (a truncated record). */
 int PmuGetField(struct SampleRawData *rawData, const char *fieldName, void *value, uint32_t vSize);
 /* The description of a field; it belongs to the library and stays valid until it unloads. */
 struct SampleRawField *PmuGetFieldExp(struct SampleRawData *rawData, const char *fieldName);

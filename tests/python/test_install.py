@@ -66,6 +66,7 @@ def debian_version():
 
 
 @pytest.mark.skipif(not os.access(DEBIAN_PY, os.X_OK), reason="no /usr/bin/python3")
+@pytest.mark.skipif(not shutil.which("make"), reason="no make here (the arm64 guests)")
 @pytest.mark.parametrize("prefix", ["/usr/local", "/usr"])
 @requires("PmuTraceOpen")
 def test_make_install_destdir(tmp_path, prefix):

@@ -4,6 +4,7 @@ loaded into a separate interpreter, which checks what kperf passes to C and how 
 copies and frees what C returns. The real library's behaviour is tested elsewhere."""
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -87,11 +88,11 @@ assert prev_pid.value == 4242 and "last_size=4" in stats()   # the pointee's siz
 v = c_int64(0)
 assert kperf.get_field(d1, "prev_pid", v) == 0 and v.value == 4242 and "last_size=8" in stats()
 small = create_string_buffer(8)
-assert kperf.get_field(d1, "next_comm", small) == -1 and kperf.errorno() == 1033
+assert kperf.get_field(d1, "next_comm", small) == 1033 and kperf.errorno() == 1033
 assert kperf.get_field(d1.rawData, "prev_pid", ctypes.addressof(v), size=8) == 0
 buf = bytearray(16)
 assert kperf.get_field(d1, "next_comm", buf) == 0 and bytes(buf).rstrip(b"\0") == b"swapper/0"
-assert kperf.get_field(d0, "prev_pid", v) == -1 and kperf.errorno() == 2013  # no raw data
+assert kperf.get_field(d0, "prev_pid", v) == 1033 and kperf.errorno() == 1033  # no raw data
 try:
     kperf.get_field(d1, "prev_pid", ctypes.c_void_p(ctypes.addressof(v)))
     raise AssertionError("a bare address without size must raise")
@@ -140,10 +141,10 @@ assert kperf.event_list(kperf.PmuEventType.TRACE_EVENT) == [
 assert list(kperf.event_list(kperf.PmuEventType.CORE_EVENT)) == ["cpu-clock", "task-clock"]
 assert kperf.device_bdf_list(kperf.PmuBdfType.PMU_BDF_TYPE_SMMU) == ["7a:01.0", "7b:02.0"]
 assert kperf.get_numa_core(0) == [0, 1]
-assert kperf.get_numa_core(1) == [] and kperf.errorno() == 2011
+assert kperf.get_numa_core(1) == [] and kperf.errorno() == 1016
 assert kperf.get_cluster_core(1) == [] and kperf.error() == "no clusters on this machine"
 assert kperf.get_cpu_freq(0) == 2500000000
-assert kperf.get_cpu_freq(6) == -1 and kperf.errorno() == 2011
+assert kperf.get_cpu_freq(6) == -1 and kperf.errorno() == 1062
 
 # ---- lifetime: the PmuData array freed exactly once, after records stay valid
 data.free(); data.free()
@@ -181,6 +182,8 @@ print("OK")
 def stub_lib(tmp_path_factory):
     out = tmp_path_factory.mktemp("stub") / "libstub.so"
     cc = os.environ.get("CC") or "cc"
+    if not shutil.which(cc):
+        pytest.skip(f"no C compiler ({cc}) here: the arm64 guests of make test-kernels")
     subprocess.run(
         [cc, "-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-I", os.path.join(REPO, "include"),
          "-o", str(out), os.path.join(HERE, "stub_libkperf.c")],

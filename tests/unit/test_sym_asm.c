@@ -304,7 +304,7 @@ Test(sym_asm, bad_inputs_have_libkperf_s_codes)
 	text = (char *)1;
 	cr_assert_eq(GetAsmCodeByAddr(NULL, s, s + size, &text), LIBSYM_ERR_FILE_INVALID);
 	cr_assert_eq(Perrorno(), LIBSYM_ERR_FILE_INVALID);
-	cr_assert_eq(GetAsmCodeByAddr(bin, s, s + size, NULL), KPERF_ERR_INVALID_ARG);
+	cr_assert_eq(GetAsmCodeByAddr(bin, s, s + size, NULL), LIBPERF_ERR_NULL_POINTER);
 	cr_assert(strstr(Perror(), "asmCode is NULL"), "%s", Perror());
 	cr_assert_eq(GetAsmCodeByAddr(bin, s + 1, s, &text), LIBSYM_ERR_START_SMALLER_END);
 	cr_assert(strstr(Perror(), "is above the end address"), "%s", Perror());

@@ -62,7 +62,7 @@ Test(sym_code, build_id_failures)
 	int i;
 
 	scratch_dir(dir, sizeof(dir));
-	cr_assert_eq(SymGetBuildId("/bin/true", NULL), KPERF_ERR_INVALID_ARG);
+	cr_assert_eq(SymGetBuildId("/bin/true", NULL), LIBPERF_ERR_NULL_POINTER);
 	cr_assert(strstr(Perror(), "buildId is NULL"), "%s", Perror());
 	cr_assert_eq(SymGetBuildId(NULL, &id), LIBSYM_ERR_OPEN_FILE_FAILED);
 	cr_assert_null(id, "*buildId is NULL after a failure");

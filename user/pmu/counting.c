@@ -123,14 +123,22 @@ static int open_failed(struct kp_pmu *p, int ev, int err, pid_t tid, int cpu)
 			       "('%s:u')",
 			       name, tid > 0 ? "thread" : "cpu", tid > 0 ? tid : cpu, name);
 	case ENOENT:
+		/* cgroup v2 gives perf_event to a cgroup only once some controller has been
+		 * enabled below the root (systemd does it at boot; a bare mount has none) */
+		if (p->counting->ncgroups > 0)
+			return kp_fail(LIBPERF_ERR_INVALID_CGROUP_LIST, err,
+				       "the kernel has no perf_event controller for the cgroups "
+				       "asked for: on cgroup v2 it appears once a controller is "
+				       "enabled in the root's cgroup.subtree_control (e.g. "
+				       "'+pids', as systemd does)");
+		/* fall through */
 	case EOPNOTSUPP:
 	case ENODEV:
-		return kp_fail(KPERF_ERR_PMU_NOT_PRESENT, err,
+		return kp_fail(kp_perf_errno_code(err), err,
 			       "event '%s' is not supported here (%s)", name, strerror(-err));
 	default:
-		return kp_fail(LIBPERF_ERR_INVALID_EVENT, err, "cannot open '%s' on %s %d: %s",
-			       name, tid > 0 ? "thread" : "cpu", tid > 0 ? tid : cpu,
-			       strerror(-err));
+		return kp_fail(kp_perf_errno_code(err), err, "cannot open '%s' on %s %d: %s", name,
+			       tid > 0 ? "thread" : "cpu", tid > 0 ? tid : cpu, strerror(-err));
 	}
 }
 
@@ -210,10 +218,8 @@ static int open_process(struct kp_pmu *p, pid_t pid)
 	}
 	closedir(d);
 	if (!err && !opened)
-		return kp_fail(LIBPERF_ERR_INVALID_PID, -ESRCH,
-			       "process %d exited before it could be "
-			       "counted",
-			       (int)pid);
+		return kp_fail(LIBPERF_ERR_FAIL_GET_PROC, -ESRCH,
+			       "process %d exited before it could be counted", (int)pid);
 	return err;
 }
 
@@ -251,7 +257,7 @@ int kp_counting_open(struct kp_pmu *p)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 	if (p->attr.numCgroup) {
 		if (p->npids)
-			return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
+			return kp_fail(LIBPERF_ERR_INVALID_CGROUP_LIST, -EINVAL,
 				       "give either pidList or cgroupNameList, not both");
 		err = open_cgroups(p);
 		for (j = 0; j < p->counting->ncgroups && !err; j++)

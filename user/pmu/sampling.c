@@ -3,7 +3,8 @@
  *
  * One sampling perf event per (event, thread) of the target processes, with inherit so
  * threads and children created later are sampled too, or per (event, CPU) system-wide;
- * each runs kp_sample of sample.bpf.c with the event's index as attach cookie. A
+ * each runs kp_sample of sample.bpf.c with the event's index as attach cookie (before 5.15,
+ * which has no cookies: kp_sample_by_id, with the event's perf id registered). A
  * tracepoint event is one perf event whatever the targets: its program (kp_tp_record)
  * runs on every hit of the tracepoint and filters processes and cpus itself. Samples are aggregated in the kernel; a drain flips the
  * map generation and moves the map no longer written into `agg`, keyed the same way. A
@@ -39,6 +40,7 @@
 #define DEFAULT_FREQ 1000
 #define COUNTS_ENTRIES 32768
 #define STACK_ENTRIES 16384
+#define EVENT_IDS 16384 /* kernels without attach cookies: sampling events of a task */
 #define DEFAULT_RINGBUF_KB 8192
 #define MAX_RINGBUF_KB (1U << 20)
 #define FLIP_GRACE_NS 2000000 /* far longer than one run of kp_sample */
@@ -80,6 +82,8 @@ struct kp_sampling {
 	int *seen; /* processes whose modules were recorded for symbols */
 	size_t nseen, capseen;
 	bool has_tp, has_sample;
+	bool cookie; /* attach cookies tell the programs which event fired (5.15+) */
+	int tp_slot[KP_MAX_EVENTS]; /* without cookies: kp_tp_record_N of each tracepoint */
 	bool enabled_once; /* PmuEnable was called */
 	uint64_t dropped_warned;
 
@@ -190,6 +194,61 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* kernels without attach cookies: the copy of kp_tp_record for slot <n> */
+static struct bpf_program *tp_program(struct kp_sampling *s, int n)
+{
+	struct bpf_program *const progs[KP_TP_SLOTS] = {
+		s->skel->progs.kp_tp_record_0, s->skel->progs.kp_tp_record_1,
+		s->skel->progs.kp_tp_record_2, s->skel->progs.kp_tp_record_3,
+		s->skel->progs.kp_tp_record_4, s->skel->progs.kp_tp_record_5,
+		s->skel->progs.kp_tp_record_6, s->skel->progs.kp_tp_record_7,
+	};
+
+	return progs[n];
+}
+
+/* give tracepoint event <evt> its program copy when the kernel has no attach cookies */
+static int tp_slot(struct kp_sampling *s, struct kp_pmu *p, int evt)
+{
+	int n = 0, i;
+
+	if (s->cookie)
+		return 0;
+	for (i = 0; i < evt; i++)
+		n += p->events[i].kind == KP_EV_TRACEPOINT;
+	if (n >= KP_TP_SLOTS)
+		return kp_fail(LIBPERF_ERR_KERNEL_NOT_SUPPORT, -E2BIG,
+			       "kernel %s has no %s (%s): a task samples at most %d tracepoints "
+			       "there",
+			       kp_kernel_release(), kp_feature_name(KP_FEAT_ATTACH_COOKIE),
+			       kp_feature_since(KP_FEAT_ATTACH_COOKIE), KP_TP_SLOTS);
+	s->tp_slot[evt] = n;
+	s->skel->rodata->cfg.tp_slot_evt[n] = (__u32)evt;
+	return 0;
+}
+
+/* attach the program of event <evt> to its perf event <fd> */
+static struct bpf_link *attach_event(struct kp_sampling *s, struct kp_pmu *p, int evt, int fd)
+{
+	LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = s->cookie ? (__u64)evt : 0);
+	struct bpf_program *prog;
+	__u64 id;
+
+	if (p->events[evt].kind == KP_EV_TRACEPOINT)
+		prog = s->cookie ? s->skel->progs.kp_tp_record : tp_program(s, s->tp_slot[evt]);
+	else if (s->cookie)
+		prog = s->skel->progs.kp_sample;
+	else {
+		__u32 idx = (__u32)evt;
+
+		prog = s->skel->progs.kp_sample_by_id;
+		if (ioctl(fd, PERF_EVENT_IOC_ID, &id) ||
+		    bpf_map_update_elem(bpf_map__fd(s->skel->maps.event_ids), &id, &idx, BPF_ANY))
+			return NULL;
+	}
+	return bpf_program__attach_perf_event_opts(prog, fd, &opts);
+}
+
 static int load(struct kp_pmu *p)
 {
 	struct kp_sampling *s = p->sampling;
@@ -209,7 +268,8 @@ static int load(struct kp_pmu *p)
 			       KP_MAX_EVENTS);
 	skel = s->skel = sample_bpf__open();
 	if (!skel)
-		return kp_fail(KPERF_ERR_BPF_LOAD, -errno, "cannot open the sampling BPF object");
+		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
+			       "cannot open the sampling BPF object");
 	skel->rodata->cfg.kernel_stack = p->attr.callStack && !p->attr.excludeKernel;
 	skel->rodata->cfg.user_stack = p->attr.callStack && !p->attr.excludeUser;
 	skel->rodata->cfg.timeline = !p->opts.aggregate;
@@ -222,8 +282,12 @@ static int load(struct kp_pmu *p)
 				       p->cpus[i], KP_SAMPLE_CPU_WORDS * 64);
 		skel->rodata->cfg.cpu_mask[p->cpus[i] / 64] |= 1ULL << (p->cpus[i] % 64);
 	}
+	s->cookie = kp_have(KP_FEAT_ATTACH_COOKIE);
 	for (i = 0; i < p->nevents; i++) {
 		if (p->events[i].kind == KP_EV_TRACEPOINT) {
+			err = tp_slot(s, p, i);
+			if (err)
+				return err;
 			s->has_tp = true;
 			err = configure_tracepoint((struct kp_evt_cfg *)&skel->rodata->cfg.evt[i],
 						   &p->events[i]);
@@ -240,16 +304,22 @@ static int load(struct kp_pmu *p)
 	bpf_map__set_max_entries(skel->maps.stacks, p->attr.callStack ? STACK_ENTRIES : 1);
 	bpf_map__set_max_entries(skel->maps.counts0, COUNTS_ENTRIES);
 	bpf_map__set_max_entries(skel->maps.counts1, COUNTS_ENTRIES);
-	bpf_program__set_autoload(skel->progs.kp_sample, s->has_sample);
-	bpf_program__set_autoload(skel->progs.kp_tp_record, s->has_tp);
+	bpf_program__set_autoload(skel->progs.kp_sample, s->has_sample && s->cookie);
+	bpf_program__set_autoload(skel->progs.kp_sample_by_id, s->has_sample && !s->cookie);
+	bpf_program__set_autoload(skel->progs.kp_tp_record, s->has_tp && s->cookie);
+	for (i = 0; i < KP_TP_SLOTS; i++)
+		bpf_program__set_autoload(tp_program(s, i), false);
+	for (i = 0; i < p->nevents; i++)
+		if (p->events[i].kind == KP_EV_TRACEPOINT && !s->cookie)
+			bpf_program__set_autoload(tp_program(s, s->tp_slot[i]), true);
+	if (!s->cookie) /* one per (event, thread) opened: preallocated, so not too many */
+		bpf_map__set_max_entries(skel->maps.event_ids, EVENT_IDS);
 	bpf_program__set_autoload(skel->progs.kp_tp_fork, s->has_tp && p->npids);
 	bpf_program__set_autoload(skel->progs.kp_tp_exit, s->has_tp && p->npids);
 	bpf_map__set_max_entries(skel->maps.targets, p->npids > 0 ? 65536 : 1);
 	err = sample_bpf__load(skel);
 	if (err)
-		return kp_fail(err == -EPERM ? LIBPERF_ERR_NO_PERMISSION : KPERF_ERR_BPF_LOAD, err,
-			       "the sampling BPF program failed to load: %s %s", strerror(-err),
-			       kp_bpf_log_tail());
+		return kp_bpf_load_error("sampling", err);
 	s->counts_fd[0] = bpf_map__fd(skel->maps.counts0);
 	s->counts_fd[1] = bpf_map__fd(skel->maps.counts1);
 	s->stacks_fd = bpf_map__fd(skel->maps.stacks);
@@ -272,7 +342,7 @@ static int load(struct kp_pmu *p)
 		s->fork_link = bpf_program__attach(skel->progs.kp_tp_fork);
 		s->exit_link = bpf_program__attach(skel->progs.kp_tp_exit);
 		if (!s->fork_link || !s->exit_link)
-			return kp_fail(KPERF_ERR_BPF_ATTACH, -errno,
+			return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
 				       "cannot follow the processes' forks: %s", strerror(errno));
 	}
 	return 0;
@@ -282,8 +352,6 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu)
 {
 	struct kp_sampling *s = p->sampling;
 	struct perf_event_attr attr = p->events[evt].attr;
-	LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = (__u64)evt);
-	struct bpf_program *prog;
 	struct kp_sevent *e;
 	int fd, err;
 
@@ -296,7 +364,6 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu)
 	attr.exclude_host |= p->attr.excludeHost;
 	if (p->events[evt].kind == KP_EV_TRACEPOINT) {
 		attr.sample_period = 1;
-		prog = s->skel->progs.kp_tp_record;
 	} else {
 		if (p->evt_attrs[evt].period) {
 			attr.sample_period = p->evt_attrs[evt].period;
@@ -306,7 +373,6 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu)
 		} else {
 			attr.sample_period = p->attr.period;
 		}
-		prog = s->skel->progs.kp_sample;
 	}
 	fd = kp_perf_event_open(&attr, tid > 0 ? tid : -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0 && errno == EINVAL && attr.exclude_hv) {
@@ -323,14 +389,13 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu)
 				"too many open files for %zu sampling events: raise ulimit -n",
 				s->nev);
 		if (err == -EINVAL && attr.freq)
-			return kp_fail(LIBPERF_ERR_INVALID_SAMPLE_RATE, err,
+			return kp_fail(LIBPERF_ERR_DEVICE_INVAL, err,
 				       "the kernel refused sampling '%s' at %llu Hz (see "
 				       "kernel.perf_event_max_sample_rate)",
 				       p->events[evt].name, (unsigned long long)attr.sample_freq);
-		return kp_fail(err == -EACCES || err == -EPERM ? LIBPERF_ERR_NO_PERMISSION :
-								 LIBPERF_ERR_INVALID_EVENT,
-			       err, "cannot sample '%s' on %s %d: %s", p->events[evt].name,
-			       tid > 0 ? "thread" : "cpu", tid > 0 ? tid : cpu, strerror(-err));
+		return kp_fail(kp_perf_errno_code(err), err, "cannot sample '%s' on %s %d: %s",
+			       p->events[evt].name, tid > 0 ? "thread" : "cpu", tid > 0 ? tid : cpu,
+			       strerror(-err));
 	}
 	if (kp_grow((void **)&s->ev, &s->capev, s->nev + 1, sizeof(*s->ev))) {
 		close(fd);
@@ -343,10 +408,10 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu)
 	e->link = NULL;
 	if (e->tp)
 		return 0;
-	e->link = bpf_program__attach_perf_event_opts(prog, fd, &opts);
+	e->link = attach_event(s, p, evt, fd);
 	if (!e->link) {
 		err = -errno;
-		return kp_fail(KPERF_ERR_BPF_ATTACH, err, "cannot attach to '%s': %s %s",
+		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, err, "cannot attach to '%s': %s %s",
 			       p->events[evt].name, strerror(-err), kp_bpf_log_tail());
 	}
 	/* libbpf enables the event as it attaches the program: sampling starts at PmuEnable (or
@@ -389,7 +454,7 @@ static int open_process(struct kp_pmu *p, pid_t pid)
 	}
 	closedir(d);
 	if (!err && !opened)
-		return kp_fail(LIBPERF_ERR_INVALID_PID, -ESRCH,
+		return kp_fail(LIBPERF_ERR_FAIL_GET_PROC, -ESRCH,
 			       "process %d exited before it could be sampled", (int)pid);
 	note_process(p, pid);
 	return err;
@@ -410,7 +475,19 @@ int kp_sampling_open(struct kp_pmu *p)
 				       "'%s' is an uncore event: uncore PMUs cannot sample, count "
 				       "it (COUNTING) instead",
 				       p->events[evt].name);
-	err = kp_check_bpf_privileges();
+	/* the cgroups are checked as for counting, then refused rather than ignored */
+	for (i = 0; i < (int)p->attr.numCgroup; i++) {
+		int fd = kp_cgroup_open(p->attr.cgroupNameList[i]);
+
+		if (fd < 0)
+			return fd;
+		close(fd);
+	}
+	if (p->attr.numCgroup)
+		return kp_fail(KPERF_ERR_NOT_SUPPORTED, -EOPNOTSUPP,
+			       "cgroupNameList in SAMPLING is not implemented by kperf-bpf yet: "
+			       "sample the processes (pidList), or count the cgroups (COUNTING)");
+	err = kp_check_bpf_load();
 	if (!err)
 		err = load(p);
 	if (err)
@@ -497,16 +574,13 @@ int kp_sampling_enable(struct kp_pmu *p)
 		return kp_fail(LIBPERF_ERR_FAILED_PMU_ENABLE, err,
 			       "cannot enable mmap tracking: %s", strerror(-err));
 	for (i = 0; i < s->nev; i++) {
-		LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = (__u64)s->ev[i].evt);
-
 		if (!s->ev[i].tp || s->ev[i].link)
 			continue;
-		s->ev[i].link = bpf_program__attach_perf_event_opts(s->skel->progs.kp_tp_record,
-								    s->ev[i].fd, &opts);
+		s->ev[i].link = attach_event(s, p, s->ev[i].evt, s->ev[i].fd);
 		if (!s->ev[i].link) {
 			err = -errno;
 			detach_tracepoints(s);
-			return kp_fail(KPERF_ERR_BPF_ATTACH, err, "cannot attach to '%s': %s",
+			return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, err, "cannot attach to '%s': %s",
 				       p->events[s->ev[i].evt].name, strerror(-err));
 		}
 	}
@@ -651,8 +725,8 @@ static int drain_map(struct kp_pmu *p, int fd)
 		free(vals);
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 	}
-	/* KPERF_BPF_NO_BATCH=1 takes the path of kernels without batch operations */
-	if (getenv("KPERF_BPF_NO_BATCH")) {
+	/* kernels before 5.6 (or KPERF_BPF_NO_BATCH=1) */
+	if (!kp_have(KP_FEAT_BATCH_OPS)) {
 		free(keys);
 		free(vals);
 		return drain_map_by_key(p, fd);
@@ -672,8 +746,8 @@ static int drain_map(struct kp_pmu *p, int fd)
 		if (err || (r && errno == ENOENT))
 			break; /* done: the last batch came with ENOENT */
 		if (r) {
-			err = kp_fail(UNKNOWN_ERROR, -errno, "cannot read the sample map: %s",
-				      strerror(errno));
+			err = kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
+				      "cannot read the sample map: %s", strerror(errno));
 			break;
 		}
 	}

@@ -508,7 +508,7 @@ KP_EXPORT int GetAsmCodeByAddr(const char *moduleName, unsigned long startAddr,
 
 	kp_clear();
 	if (!asmCode)
-		err = kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
+		err = kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL,
 			      "GetAsmCodeByAddr needs a place for the text (asmCode is NULL)");
 	else
 		err = check_module(moduleName);

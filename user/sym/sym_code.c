@@ -155,7 +155,7 @@ KP_EXPORT int SymGetBuildId(const char *moduleName, char **buildId)
 	kp_clear();
 	if (!buildId)
 		return code_of(
-			kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
+			kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL,
 				"SymGetBuildId needs a place for the build-id (buildId is NULL)"));
 	*buildId = NULL;
 	if (!moduleName || !*moduleName)

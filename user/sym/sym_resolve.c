@@ -568,9 +568,12 @@ static int record_pid_locked(pid_t pid, unsigned flags)
 	bool existed;
 	int err;
 
-	if (pid <= 0)
+	if (pid < 0)
 		return kp_fail(LIBSYM_ERR_PARAM_PID_INVALID, -EINVAL,
 			       "pid %d is not valid: a process id is positive", (int)pid);
+	if (pid == 0) /* libkperf: no /proc/0/maps to open */
+		return kp_fail(LIBSYM_ERR_OPEN_FILE_FAILED, -ENOENT,
+			       "pid 0 is no process (there is no /proc/0/maps): give a process id");
 	p = get_proc(pid);
 	existed = p != NULL;
 	if (!p) {
@@ -584,7 +587,9 @@ static int record_pid_locked(pid_t pid, unsigned flags)
 	if (err) {
 		if (!existed || !p->recorded)
 			forget_proc(pid);
-		return err;
+		/* a record that cannot open /proc/<pid>/maps is libkperf's OPEN_FILE_FAILED (a
+		 * resolution of a pid never recorded stays NOT_FIND_PID) */
+		return err == -ESRCH ? kp_fail_recode(LIBSYM_ERR_OPEN_FILE_FAILED, err) : err;
 	}
 	forget_unknowns(p);
 	if (p->gone)
@@ -797,6 +802,13 @@ void kp_sym_get_stats(struct kp_sym_stats *st)
 
 /* ---- the public API (symbol.h) ---- */
 
+/* libkperf's int calls of symbol.h return the error code itself (LIBSYM_ERR_*), not -1 */
+static int public_code(int err)
+{
+	kp_public_fail(err);
+	return Perrorno();
+}
+
 KP_EXPORT void SymResolverInit(void)
 {
 	kp_clear();
@@ -808,7 +820,7 @@ KP_EXPORT int SymResolverRecordKernel(void)
 
 	kp_clear();
 	err = kp_sym_record_kernel();
-	return err ? kp_public_fail(err) : 0;
+	return err ? public_code(err) : 0;
 }
 
 /* A record is always incremental: the maps read now are merged with what was known, so
@@ -819,7 +831,7 @@ static int record_module(int pid, unsigned flags)
 
 	kp_clear();
 	err = kp_sym_record_pid(pid, flags);
-	return err ? kp_public_fail(err) : 0;
+	return err ? public_code(err) : 0;
 }
 
 KP_EXPORT int SymResolverRecordModule(int pid)
@@ -849,10 +861,9 @@ static int record_file(const char *fileName, unsigned flags)
 	int err;
 
 	kp_clear();
-	if (!fileName || !*fileName) {
-		kp_fail(LIBSYM_ERR_OPEN_FILE_FAILED, -EINVAL, "no file name given");
-		return -1;
-	}
+	if (!fileName || !*fileName)
+		return public_code(
+			kp_fail(LIBSYM_ERR_OPEN_FILE_FAILED, -EINVAL, "no file name given"));
 	ref.path = fileName;
 	ref.open_path = fileName;
 	pthread_mutex_lock(&lock);
@@ -870,7 +881,7 @@ static int record_file(const char *fileName, unsigned flags)
 				      "the DWARF of %s could not be read", fileName);
 	}
 	pthread_mutex_unlock(&lock);
-	return err ? kp_public_fail(err) : 0;
+	return err ? public_code(err) : 0;
 }
 
 KP_EXPORT int SymResolverRecordElf(const char *fileName)
@@ -908,10 +919,10 @@ KP_EXPORT struct Stack *StackToHash(int pid, unsigned long *stack, int nr)
 			"pid %d is not valid: a process id is 0 (kernel only) or positive", pid);
 		return NULL;
 	}
-	if (!stack || nr <= 0) {
-		kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
-			"StackToHash needs a stack of at least one address (got %s, nr=%d)",
-			stack ? "an array" : "NULL", nr);
+	if (nr <= 0)
+		return NULL; /* no frames: no list, and no error (as libkperf) */
+	if (!stack) {
+		kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL, "stack is NULL but nr is %d", nr);
 		return NULL;
 	}
 	addrs = malloc((size_t)nr * sizeof(*addrs));

@@ -84,6 +84,8 @@ int kp_topo_cpu_freq(int cpu, int64_t *hz, const char **source)
 	int err;
 
 	err = kp_topo_cpu(cpu, &topo);
+	if (err == -ENOENT) /* libkperf: no cpufreq file for that core */
+		return kp_fail_recode(LIBPERF_ERR_CPUFREQ_NOT_CONFIG, err);
 	if (err)
 		return err;
 	if (kp_topo_cpufreq_hz(cpu, hz) == 0) {
@@ -101,7 +103,7 @@ int kp_topo_cpu_freq(int cpu, int64_t *hz, const char **source)
 			return 0;
 		}
 	}
-	return kp_fail(LIBPERF_ERR_KERNEL_NOT_SUPPORT, -ENOTSUP,
+	return kp_fail(LIBPERF_ERR_CPUFREQ_NOT_CONFIG, -ENOTSUP,
 		       "the frequency of cpu %d is unknown: %s has no cpufreq driver "
 		       "(cpu%d/cpufreq/scaling_cur_freq) and /proc/cpuinfo gives no \"cpu MHz\" "
 		       "for it",
