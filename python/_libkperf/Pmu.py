@@ -325,10 +325,10 @@ class UTraceAttr(attrs.UTraceAttr):
     """kperf.UTraceAttr with _libkperf's constructor (a cpuList, which struct UTraceAttr has
     no field for: it must be empty)."""
 
-    def __init__(self, symSrc=None, pidList=None, cpuList=None, fetchG=0):
+    def __init__(self, symSrc=None, pidList=None, cpuList=None, fetchG=0, *, ringBufferKb=0):
         if cpuList:
             raise ValueError("UTraceAttr has no cpuList: struct UTraceAttr traces every CPU")
-        super().__init__(symSrc, pidList, fetchG)
+        super().__init__(symSrc, pidList, fetchG, ringBufferKb=ringBufferKb)
 
 
 # ---- the functions

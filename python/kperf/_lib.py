@@ -130,6 +130,8 @@ PROTOTYPES = {
     "PmuEndWrite": (None, [c_void_p]),
     "PmuOpenWithHWMetric": (c_int, [_P(cs.PmuHwMetricAttr)]),
     "UTraceOpen": (c_int, [_P(cs.UTraceAttr)]),
+    "KperfUTraceOpen": (c_int, [_P(cs.UTraceAttr), _P(cs.KperfUTraceOpts)]),
+    "KperfUTraceGetStats": (c_int, [c_int, _P(cs.KperfUTraceStats)]),
     "UTraceEnable": (c_int, [c_int]),
     "UTraceDisable": (c_int, [c_int]),
     "UTraceRead": (c_int, [c_int, _P(_P(cs.UTraceData))]),

@@ -297,7 +297,9 @@ class PmuTraceAttr(_CAttr):
       includeNewFork: processes forked by a traced process are traced too;
       fromExec: trace the pids of pidList from their next execve on;
       summaryEntries: (process, syscall) entries of the summary (0: 16384);
-      excludeSelf: with no pidList, leave out the caller's own syscalls.
+      excludeSelf: with no pidList, leave out the caller's own syscalls;
+      maxStoredRecords: records kept between two reads (0: the library's default); a
+                        trace_read hands out at most this many: read until it returns 0.
     """
 
     _c_type = cs.PmuTraceAttr
@@ -316,6 +318,7 @@ class PmuTraceAttr(_CAttr):
         "fromExec",
         "summaryEntries",
         "excludeSelf",
+        "maxStoredRecords",
     )
 
     def __init__(
@@ -334,6 +337,7 @@ class PmuTraceAttr(_CAttr):
         fromExec=False,
         summaryEntries=0,
         excludeSelf=False,
+        maxStoredRecords=0,
     ):
         self._init(_values(locals()))
 
@@ -352,6 +356,7 @@ class PmuTraceAttr(_CAttr):
     fromExec = _Scalar(flag, bool, opts=True)
     summaryEntries = _Scalar(unsigned(32), opts=True)
     excludeSelf = _Scalar(flag, bool, opts=True)
+    maxStoredRecords = _Scalar(unsigned(32), opts=True)
 
     @property
     def cgroupPath(self) -> Optional[str]:
@@ -451,13 +456,17 @@ class PmuHwMetricAttr(_CAttr):
 class UTraceAttr(_CAttr):
     """What kperf.u_trace_open() traces (struct UTraceAttr): symSrc, a list of (module,
     function) pairs whose entries and returns are recorded; pidList (empty: every process
-    that maps the module); fetchG (Go programs: record the runtime's g pointer)."""
+    that maps the module); fetchG (Go programs: record the runtime's g pointer).
+    kperf-bpf option (KperfUTraceOpts), keyword-only: ringBufferKb (0: 16384)."""
 
     _c_type = cs.UTraceAttr
-    _fields = ("symSrc", "pidList", "fetchG")
+    _x_type = cs.KperfUTraceOpts
+    _fields = ("symSrc", "pidList", "fetchG", "ringBufferKb")
 
-    def __init__(self, symSrc=None, pidList=None, fetchG=0):
+    def __init__(self, symSrc=None, pidList=None, fetchG=0, *, ringBufferKb=0):
         self._init(_values(locals()))
+
+    ringBufferKb = _Scalar(unsigned(32), opts=True)
 
     pidList = _list_prop("pidList", "pidList", "numPid", int_array)
     numPid = _count("numPid")

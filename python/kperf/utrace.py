@@ -2,10 +2,12 @@
 entries and returns of named functions of a program or library, recorded through uprobes."""
 
 import ctypes
+from dataclasses import dataclass
 
 from . import _cstructs as cs
 from ._convert import string_cache, text, to_bytes, unpacker
 from .attrs import UTraceAttr
+from .perror import _raise_last
 from .pmu import _call_or_refuse, _pd
 from .results import _Block, _new
 
@@ -85,7 +87,9 @@ def u_trace_open(trace_attr: UTraceAttr) -> int:
     """Open a user function trace (UTraceOpen): the handle (> 0), or -1 (kperf.error())."""
     if not isinstance(trace_attr, UTraceAttr):
         raise TypeError(f"trace_attr must be a kperf.UTraceAttr, not {type(trace_attr).__name__}")
-    return _call_or_refuse("UTraceOpen", -1, ctypes.byref(trace_attr._c))
+    return _call_or_refuse(
+        "KperfUTraceOpen", -1, ctypes.byref(trace_attr._c), ctypes.byref(trace_attr._x)
+    )
 
 
 def u_trace_enable(pd: int) -> int:
@@ -111,6 +115,29 @@ def u_trace_read(pd: int) -> UTraceDataList:
     return UTraceDataList(p, n) if n >= 0 else UTraceDataList(None, -1)
 
 
+@dataclass(frozen=True)
+class UTraceStats:
+    """Counters of a user function trace (KperfUTraceGetStats)."""
+
+    records: int  # records handed out by u_trace_read so far
+    dropped: int  # probe hits lost (ring buffer, or the store between reads, full)
+    unattributed: int  # hits whose function could not be told (the process exited first)
+    probes: int  # uprobes placed: (entry or return instruction) x traced process
+    ringBufferKb: int  # the ring buffer size in use
+
+
+def u_trace_stats(pd: int) -> UTraceStats:
+    """Record and drop counters of user function trace <pd> (kperf-bpf's
+    KperfUTraceGetStats). Raises KperfError on failure."""
+    pd = _pd(pd)
+    if pd is None:
+        _raise_last()
+    st = cs.KperfUTraceStats()
+    if _call_or_refuse("KperfUTraceGetStats", -1, pd, ctypes.byref(st)) != 0:
+        _raise_last()
+    return UTraceStats(st.records, st.dropped, st.unattributed, st.probes, st.ringBufferKb)
+
+
 def u_trace_close(pd: int) -> None:
     """Close <pd> (UTraceClose); data already read stays valid until freed."""
     pd = _pd(pd)
@@ -126,4 +153,6 @@ __all__ = [
     "u_trace_disable",
     "u_trace_read",
     "u_trace_close",
+    "u_trace_stats",
+    "UTraceStats",
 ]

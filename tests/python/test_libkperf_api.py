@@ -258,9 +258,9 @@ def test_user_tracing_fails_clearly_while_the_library_lacks_it():
 @requires("UTraceOpen", "UTraceEnable", "UTraceDisable", "UTraceRead", "UTraceClose")
 def test_user_tracing_records_entries_and_returns(workload):
     w = workload("syscalls", "--wait", "--getppid", 100, "--writes", 7, "--fails", 0)
-    attr = kperf.UTraceAttr(symSrc=[("libc.so.6", "syscall")], pidList=[w.pid])
-    assert (attr.numSym, attr.symSrc, attr.numPid, attr.fetchG) == (
-        1, [("libc.so.6", "syscall")], 1, False)
+    attr = kperf.UTraceAttr(symSrc=[("libc.so.6", "syscall")], pidList=[w.pid], ringBufferKb=64)
+    assert (attr.numSym, attr.symSrc, attr.numPid, attr.fetchG, attr.ringBufferKb) == (
+        1, [("libc.so.6", "syscall")], 1, False, 64)
     pd = kperf.u_trace_open(attr)
     assert pd > 0, kperf.error()
     try:
@@ -274,7 +274,13 @@ def test_user_tracing_records_entries_and_returns(workload):
         assert sum(r.isRet for r in recs) == 107
         assert {(r.func, r.tid, r.comm) for r in recs} == {("syscall", w.pid, "syscalls")}
         assert all(r.module.endswith("libc.so.6") for r in recs)
+        entries = [r for r in recs if not r.isRet]
+        assert len({r.addr for r in entries}) == 1  # one probed address: the entry
+        assert [r.timestamp for r in recs] == sorted(r.timestamp for r in recs)
         data.free()
+        st = kperf.u_trace_stats(pd)
+        assert (st.records, st.dropped, st.unattributed, st.ringBufferKb) == (2 * 107, 0, 0, 64)
+        assert kperf.u_trace_read(pd).len == 0
     finally:
         kperf.u_trace_close(pd)
 

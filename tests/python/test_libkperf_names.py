@@ -18,13 +18,14 @@ from libkperf_names import ATTRIBUTES, NAMES, SIGNATURES, VALUES
 # kperf-bpf's keyword-only additions to libkperf's parameters, by "module:name"
 _TRACE_OPTS = (
     "summaryOnly minDurationNs ringBufferKb cgroupPath includeNewFork fromExec summaryEntries "
-    "excludeSelf"
+    "excludeSelf maxStoredRecords"
 )
 ADDITIONS = {
     "PmuAttr": "aggregate ringBufferKb",
     "PmuTraceAttr": _TRACE_OPTS,
     "PmuData": "branch",
     "PmuDataExt": "pa va event lat source branchRecords",
+    "UTraceAttr": "ringBufferKb",
     "get_field": "size",
 }
 
