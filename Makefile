@@ -59,8 +59,12 @@ CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
 LDFLAGS    += $(SANITIZE)
 LDLIBS     := $(PKG_LIBS) -lstdc++ -lpthread -ldl -lm
 
+# the host compiler's system directories, searched last (as libbpf-bootstrap does): libbpf's
+# usdt.bpf.h includes <linux/errno.h>, whose <asm/errno.h> lives in the multiarch directory
+CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
+	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf \
-	      -Wall -Werror -Wno-unused-function
+	      -Wall -Werror -Wno-unused-function $(CLANG_BPF_SYS_INCLUDES)
 
 # modules: every folder of user/ is part of the library except the programs
 PROGRAM_MODULES := cli agent
@@ -224,10 +228,14 @@ $(BUILD)/workloads/lib%.so: tests/workloads/lib%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WL_CFLAGS) -shared -fPIC -o $@ $<
 
-$(BUILD)/workloads/%: tests/workloads/%.c $(WORKLOAD_LIBS)
+WL_KPERF = -Iinclude -L$(BUILD)/lib -lkperf-bpf -Wl,-rpath,'$$ORIGIN/../lib' $(SANITIZE)
+# a workload whose first lines say uses_lib links libwl.so; uses_kperf, libkperf-bpf.so (the
+# mstx markers), found next door in ../lib
+$(BUILD)/workloads/%: tests/workloads/%.c $(WORKLOAD_LIBS) $(BUILD)/lib/libkperf-bpf.so
 	@mkdir -p $(dir $@)
 	$(CC) $(WL_CFLAGS) -o $@ $< -L$(BUILD)/workloads -Wl,-rpath,'$$ORIGIN' \
-		$(if $(findstring uses_lib,$(shell head -c 200 $<)),-lwl,) -lm
+		$(if $(findstring uses_lib,$(shell head -c 200 $<)),-lwl,) \
+		$(if $(findstring uses_kperf,$(shell head -c 200 $<)),$(WL_KPERF),) -lm
 
 $(BUILD)/workloads/%: tests/workloads/%.cpp
 	@mkdir -p $(dir $@)
