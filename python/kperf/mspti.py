@@ -251,6 +251,8 @@ class _BaseMonitor:
         self._domains = {}  # name -> enabled, applied at start
         #: records the kernel could not keep (its ring buffer was full), since start()
         self.dropped = 0
+        #: calls of disabled domains dropped in the kernel (MstxMonitor), since start()
+        self.filtered = 0
         #: callbacks that raised, since start()
         self.callback_errors = 0
 
@@ -311,7 +313,7 @@ class _BaseMonitor:
             return MsptiResult.MSPTI_ERROR_INNER
         self._capacity = mb << 20
         self._buffer, self._buffered = [], 0
-        self.dropped = self.callback_errors = 0
+        self.dropped = self.filtered = self.callback_errors = 0
         self._stop.clear()
         self._activity = act
         started = threading.Event()
@@ -349,10 +351,6 @@ class _BaseMonitor:
         self._flush()
         with _state_lock:
             _running.discard(self)
-        try:
-            self.dropped = self._activity.stats()["dropped"]
-        except KperfError:
-            pass
         self._activity.close()
         self._activity = None
         self._unmatched_done()
@@ -392,7 +390,8 @@ class _BaseMonitor:
             if self._activity is not None:
                 self._take(0)
                 try:
-                    self.dropped = self._activity.stats()["dropped"]
+                    st = self._activity.stats()
+                    self.dropped, self.filtered = st["dropped"], st["filtered"]
                 except KperfError:
                     pass
             self._deliver()

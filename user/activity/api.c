@@ -149,10 +149,10 @@ static size_t ring_bytes(unsigned kb)
 	return b;
 }
 
-/* Place the marker programs on every probe file. With attach cookies, once per file for
- * every process (the filter in the kernel picks the processes, children included); without,
- * libbpf finds a probe's arguments by its absolute address, which only a running process
- * has: once per (process, file it maps). */
+/* Place the marker programs on every probe file. To follow children, with attach cookies,
+ * once per file for every process (the filter in the kernel picks the processes, children
+ * included); otherwise once per (process, file): without cookies libbpf finds a probe's
+ * arguments by its absolute address, which only a process that maps the file has. */
 static int attach_markers(struct kp_activity *a, const int *tgids, int n,
 			  const struct KperfActivityOpts *o)
 {
@@ -169,7 +169,9 @@ static int attach_markers(struct kp_activity *a, const int *tgids, int n,
 	for (i = 0; i < f.n; i++) {
 		int here = 0;
 
-		if (cookies) {
+		if (cookies && !o->noChildren) {
+			/* every process mapping the file gets the probes (and its semaphores
+			 * set): the only way to have the children's, which do not exist yet */
 			err = kp_mstx_bpf_attach(a->mstx, f.paths[i], -1);
 			if (err < 0)
 				goto out;

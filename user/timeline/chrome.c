@@ -259,11 +259,10 @@ static void put_event(FILE *f, const struct kp_tl_store *s, const struct item *i
 		put_ts(f, "dur", e->dur);
 		if (e->kind == KP_TL_SYSCALL) {
 			fprintf(f, ",\"args\":{\"ret\":%" PRId64 "}", e->ret);
-		} else {
-			fprintf(f, ",\"args\":{\"id\":%" PRIu64, e->id);
-			if (e->unfinished)
-				fputs(",\"unfinished\":true", f);
-			fputs("}", f);
+		} else if (e->unfinished) {
+			/* no id: speedscope names a frame by its name and args, and the ranges
+			 * of one name should stay one frame there */
+			fputs(",\"args\":{\"unfinished\":true}", f);
 		}
 		break;
 	case PH_I:

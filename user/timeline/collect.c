@@ -360,6 +360,7 @@ int KperfTimelineGetStats(int td, struct KperfTimelineStats *stats)
 	if (!t)
 		return -1;
 	pthread_mutex_lock(&t->lock);
+	drain_locked(t, 0); /* the counts of what the kernel has recorded so far */
 	fill_stats(t, stats);
 	pthread_mutex_unlock(&t->lock);
 	kp_handle_put(t);
