@@ -28,6 +28,15 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/sdt.h>
+
+#if defined(__x86_64__)
+/* The probe site as a 5-byte nop instead of sys/sdt.h's 1-byte one: kernels from 6.17 on
+ * replace a uprobe on exactly this instruction by a call into a trampoline, several times
+ * cheaper than the breakpoint trap a 1-byte site needs; older kernels place the usual
+ * breakpoint on it. (The note still points at the site; libbpf does not care.) */
+#undef _SDT_NOP
+#define _SDT_NOP .ascii "\x0f\x1f\x44\x00\x00"
+#endif
 #include <unistd.h>
 
 #include "kperf/mstx.h"
