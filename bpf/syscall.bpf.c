@@ -388,7 +388,9 @@ int kp_proc_exit(void *ctx)
 SEC("tp_btf/sys_enter")
 int BPF_PROG(kp_sys_enter, struct pt_regs *regs, long id)
 {
-	on_enter(id, PT_REGS_PARM1_CORE_SYSCALL(regs));
+	/* the first argument costs a read of the registers: only when a descriptor is looked at
+	 * (cfg is read-only data, so the verifier drops the read when it is not) */
+	on_enter(id, cfg.classify_fd ? PT_REGS_PARM1_CORE_SYSCALL(regs) : -1);
 	return 0;
 }
 
