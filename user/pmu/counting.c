@@ -6,6 +6,8 @@
  * (system-wide when both lists are empty), or cgroups (cgroupNameList, per CPU). Counters
  * are read with TOTAL_TIME_ENABLED|RUNNING: when the kernel multiplexed them, the delta is
  * scaled by enabled/running and countPercent says how much of the time it really ran.
+ * Two variants share the entry points: BPF mode (enableBpf: the counters are per CPU and
+ * bpf_count.c charges them to tasks) and user access (enableUserAccess: uaccess.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -246,13 +248,29 @@ int kp_counting_open(struct kp_pmu *p)
 {
 	int i, j, err = 0;
 
+	if (p->attr.enableUserAccess)
+		return kp_uaccess_open(p);
 	p->counting = calloc(1, sizeof(*p->counting));
 	if (!p->counting)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	if (p->attr.numCgroup && p->npids)
+		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
+			       "give either pidList or cgroupNameList, not both");
+	if (p->attr.enableBpf) {
+		/* one counter per (event, CPU) whatever the targets: the program charges tasks */
+		for (i = 0; i < p->nevents; i++)
+			if (p->events[i].uncore)
+				return kp_fail(LIBPERF_ERR_INVALID_BPF_PARAM, -EINVAL,
+					       "'%s' is an uncore event: BPF mode charges core "
+					       "events to tasks",
+					       p->events[i].name);
+		if (p->attr.numCgroup)
+			err = open_cgroups(p);
+		for (i = 0; i < p->ncpus && !err; i++)
+			err = open_target(p, -1, -1, p->cpus[i], -1);
+		return err ? err : kp_bpf_count_open(p);
+	}
 	if (p->attr.numCgroup) {
-		if (p->npids)
-			return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
-				       "give either pidList or cgroupNameList, not both");
 		err = open_cgroups(p);
 		for (j = 0; j < p->counting->ncgroups && !err; j++)
 			for (i = 0; i < p->ncpus && !err; i++)
@@ -267,6 +285,30 @@ int kp_counting_open(struct kp_pmu *p)
 	for (i = 0; i < p->ncpus && !err; i++)
 		err = open_target(p, -1, -1, p->cpus[i], -1);
 	return err;
+}
+
+size_t kp_counting_ncounters(const struct kp_pmu *p)
+{
+	return p->counting ? p->counting->n : 0;
+}
+
+void kp_counting_counter(const struct kp_pmu *p, size_t i, int *fd, int *event, int *cpu)
+{
+	const struct kp_counter *c = &p->counting->c[i];
+
+	*fd = c->fd;
+	*event = c->event;
+	*cpu = c->cpu;
+}
+
+int kp_counting_cgroup_fd(const struct kp_pmu *p, int i)
+{
+	return p->counting->cgroup_fds[i];
+}
+
+const char *kp_counting_cgroup_name(const struct kp_pmu *p, int i)
+{
+	return p->counting->cgroup_names[i];
 }
 
 static int ioctl_all(struct kp_pmu *p, unsigned long req)
@@ -287,8 +329,11 @@ int kp_counting_enable(struct kp_pmu *p)
 {
 	int err;
 
-	if (p->attr.enableOnExec && p->npids)
-		return 0; /* the kernel enables them at the exec */
+	if (p->uaccess)
+		return kp_uaccess_enable(p);
+	/* the kernel enables per-thread counters at the exec; BPF mode's are per CPU */
+	if (p->attr.enableOnExec && p->npids && !p->bpf_count)
+		return 0;
 	err = ioctl_all(p, PERF_EVENT_IOC_ENABLE);
 
 	if (err)
@@ -299,7 +344,15 @@ int kp_counting_enable(struct kp_pmu *p)
 
 int kp_counting_disable(struct kp_pmu *p)
 {
-	int err = ioctl_all(p, PERF_EVENT_IOC_DISABLE);
+	int err;
+
+	if (p->uaccess)
+		return kp_uaccess_disable(p);
+	/* BPF mode: charge the running tasks before the counters stop, or the next switch
+	 * of each CPU would charge whichever task leaves it then */
+	if (p->bpf_count)
+		kp_bpf_count_flush(p);
+	err = ioctl_all(p, PERF_EVENT_IOC_DISABLE);
 
 	if (err)
 		return kp_fail(LIBPERF_ERR_FAILED_PMU_DISABLE, err,
@@ -326,7 +379,7 @@ uint64_t kp_count_scale(uint64_t dv, uint64_t de, uint64_t dr, double *percent)
 	return dv;
 }
 
-int kp_counting_read(struct kp_pmu *p, struct PmuData **out)
+static int read_counters(struct kp_pmu *p, struct PmuData **out)
 {
 	struct kp_counting *k = p->counting;
 	struct kp_data_builder *b = kp_data_builder_new();
@@ -370,12 +423,23 @@ int kp_counting_read(struct kp_pmu *p, struct PmuData **out)
 	return kp_data_builder_finish(b, out);
 }
 
+int kp_counting_read(struct kp_pmu *p, struct PmuData **out)
+{
+	if (p->uaccess)
+		return kp_uaccess_read(p, out);
+	if (p->bpf_count)
+		return kp_bpf_count_read(p, out);
+	return read_counters(p, out);
+}
+
 void kp_counting_close(struct kp_pmu *p)
 {
 	struct kp_counting *k = p->counting;
 	size_t i;
 	int j;
 
+	kp_uaccess_close(p);
+	kp_bpf_count_close(p); /* before the counters it reads are closed */
 	if (!k)
 		return;
 	for (i = 0; i < k->n; i++)

@@ -1,16 +1,16 @@
 /*
- * sampling.c - SAMPLING tasks: the owner of sample.skel.h.
+ * sampling.c - SAMPLING tasks: the owner of sample.skel.h (sample_read.c has the drain
+ * thread and PmuRead).
  *
  * One sampling perf event per (event, thread) of the target processes, with inherit so
- * threads and children created later are sampled too, or per (event, CPU) system-wide;
- * each runs kp_sample of sample.bpf.c with the event's index as attach cookie. A
- * tracepoint event is one perf event whatever the targets: its program (kp_tp_record)
- * runs on every hit of the tracepoint and filters processes and cpus itself. Samples are aggregated in the kernel; a drain flips the
- * map generation and moves the map no longer written into `agg`, keyed the same way. A
- * read turns `agg` and the ring buffer's records into PmuData, resolving each distinct
- * stack once. While the task is enabled a drain thread runs every second (and whenever a
- * quarter of the ring buffer is full), so a caller that sleeps for minutes between
- * PmuEnable and PmuRead does not overflow the kernel's maps.
+ * threads and children created later are sampled too (perThread: without, the threads of
+ * the open only), or per (event, CPU) system-wide; the events of an evtAttr group are one
+ * perf group per target. Each runs kp_sample of sample.bpf.c with the event's index as
+ * attach cookie. A tracepoint event is one perf event whatever the targets: its program
+ * (kp_tp_record) runs on every hit of the tracepoint and filters processes and cpus
+ * itself. By default each sample goes to the ring buffer with its timestamp; with
+ * `aggregate` samples are counted in the kernel and a drain flips the map generation and
+ * moves the map no longer written into `agg`, keyed the same way.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,8 +19,6 @@
 #include <string.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,75 +28,21 @@
 #include "core/core.h"
 #include "kperf/pcerrc.h"
 #include "sym/sym.h"
-#include "topo/topo.h"
 #include "tracefs/tracefs.h"
 #include "pmu.h"
 #include "sample.h"
 #include "skel/sample.skel.h"
 
-#define DEFAULT_FREQ 1000
 #define COUNTS_ENTRIES 32768
 #define STACK_ENTRIES 16384
 #define DEFAULT_RINGBUF_KB 8192
 #define MAX_RINGBUF_KB (1U << 20)
 #define FLIP_GRACE_NS 2000000 /* far longer than one run of kp_sample */
-#define DRAIN_MS 1000
 #ifndef ENOTSUPP
 #define ENOTSUPP 524 /* kernel-internal, but bpf() returns it for unsupported batch ops */
 #endif
 
-struct kp_sevent {
-	int fd;
-	int evt;
-	bool tp; /* tracepoint: its program runs on every hit, so it is attached only while
-		  * the task is enabled */
-	struct bpf_link *link;
-};
-
-struct agg_entry {
-	struct kp_sample_key key;
-	struct kp_sample_val val;
-};
-
-struct kp_sampling {
-	pthread_mutex_t lock; /* everything below: the drain thread and the API calls */
-	struct sample_bpf *skel;
-	struct kp_sevent *ev;
-	size_t nev, capev;
-	struct ring_buffer *rb;
-	struct bpf_link *fork_link, *exit_link;
-	int counts_fd[2], stacks_fd, counters_fd;
-	int ncpus_possible;
-
-	struct agg_entry *agg; /* drained aggregates, not yet read */
-	size_t nagg, capagg;
-	size_t *agg_index; /* open addressing over agg: index + 1, 0 = empty */
-	size_t agg_slots;
-	struct kp_sample_rec **recs; /* ring buffer records, not yet read */
-	size_t nrecs, caprecs;
-
-	int *seen; /* processes whose modules were recorded for symbols */
-	size_t nseen, capseen;
-	bool has_tp, has_sample;
-	uint64_t dropped_warned;
-
-	struct kp_sideband *sideband; /* when resolving symbols */
-
-	pthread_t drainer;
-	bool drainer_on;
-	atomic_bool stop;
-	int wake_fd, epoll_fd;
-};
-
-static int start_drainer(struct kp_pmu *p);
-static void stop_drainer(struct kp_sampling *s);
-
 /* ---- symbols ---- */
-
-static bool resolving(const struct kp_pmu *p)
-{
-	return p->attr.symbolMode != NO_SYMBOL_RESOLVE;
-}
 
 /*
  * The resolver is shared by every task of the library: a process's symbols are dropped
@@ -136,12 +80,12 @@ static void release_process(int tgid)
 }
 
 /* record a process's modules the first time it is seen, while it is (probably) alive */
-static void note_process(struct kp_pmu *p, int tgid)
+void kp_sampling_note_process(struct kp_pmu *p, int tgid)
 {
 	struct kp_sampling *s = p->sampling;
 	size_t i;
 
-	if (!resolving(p) || tgid <= 0)
+	if (!kp_sampling_resolving(p) || tgid <= 0)
 		return;
 	for (i = 0; i < s->nseen; i++)
 		if (s->seen[i] == tgid)
@@ -295,7 +239,9 @@ static int load(struct kp_pmu *p)
 	return 0;
 }
 
-static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu)
+/* open event <evt> on (tid or -1, cpu or -1) in the group of <group_fd> (-1: none) and attach
+ * the sampling program to it; returns the fd, or -ESRCH when the thread is gone */
+static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu, int group_fd)
 {
 	struct kp_sampling *s = p->sampling;
 	struct perf_event_attr attr = p->events[evt].attr;
@@ -304,31 +250,34 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu)
 	struct kp_sevent *e;
 	int fd, err;
 
-	attr.disabled = 1;
-	attr.inherit = tid > 0;
-	attr.enable_on_exec = tid > 0 && p->attr.enableOnExec;
+	/* a group member follows its leader's enables */
+	attr.disabled = group_fd < 0;
+	/* perThread: these threads only, not the ones they create */
+	attr.inherit = tid > 0 && !p->attr.perThread;
+	attr.enable_on_exec = tid > 0 && p->attr.enableOnExec && group_fd < 0;
 	attr.exclude_user |= p->attr.excludeUser | p->evt_attrs[evt].excludeUser;
 	attr.exclude_kernel |= p->attr.excludeKernel | p->evt_attrs[evt].excludeKernel;
 	attr.exclude_guest |= p->attr.excludeGuest;
 	attr.exclude_host |= p->attr.excludeHost;
+	if (p->attr.enableHwMetric)
+		attr.config2 |= 1; /* the HiSilicon driver's metric sampling */
 	if (p->events[evt].kind == KP_EV_TRACEPOINT) {
 		attr.sample_period = 1;
 		prog = s->skel->progs.kp_tp_record;
 	} else {
-		if (p->evt_attrs[evt].period) {
-			attr.sample_period = p->evt_attrs[evt].period;
-		} else if (p->attr.useFreq || !p->attr.period) {
-			attr.freq = 1;
-			attr.sample_freq = p->attr.freq ? p->attr.freq : DEFAULT_FREQ;
-		} else {
-			attr.sample_period = p->attr.period;
-		}
+		/* libkperf's rule: PmuAttr's period (or freq: the same field) before the
+		 * event's own, 4000 when both are 0; useFreq makes either a frequency */
+		unsigned v = p->attr.period ? p->attr.period : p->evt_attrs[evt].period;
+
+		attr.freq = p->attr.useFreq;
+		attr.sample_period = v ? v : KP_DEFAULT_PERIOD;
 		prog = s->skel->progs.kp_sample;
 	}
-	fd = kp_perf_event_open(&attr, tid > 0 ? tid : -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = kp_perf_event_open(&attr, tid > 0 ? tid : -1, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0 && errno == EINVAL && attr.exclude_hv) {
 		attr.exclude_hv = 0;
-		fd = kp_perf_event_open(&attr, tid > 0 ? tid : -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = kp_perf_event_open(&attr, tid > 0 ? tid : -1, cpu, group_fd,
+					PERF_FLAG_FD_CLOEXEC);
 	}
 	if (fd < 0) {
 		err = -errno;
@@ -359,21 +308,51 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu)
 	e->tp = p->events[evt].kind == KP_EV_TRACEPOINT;
 	e->link = NULL;
 	if (e->tp)
-		return 0;
+		return fd;
 	e->link = bpf_program__attach_perf_event_opts(prog, fd, &opts);
 	if (!e->link) {
 		err = -errno;
 		return kp_fail(KPERF_ERR_BPF_ATTACH, err, "cannot attach to '%s': %s %s",
 			       p->events[evt].name, strerror(-err), kp_bpf_log_tail());
 	}
-	return 0;
+	return fd;
+}
+
+/* every sampling event on one target, the members of a group (evtAttr groupId) with their
+ * leader: the first event of the group; returns 0 or a negative errno (-ESRCH: gone) */
+static int open_target(struct kp_pmu *p, pid_t tid, int cpu)
+{
+	int *leader = malloc(sizeof(int) * (size_t)p->nevents);
+	int evt, j, fd = 0;
+
+	if (!leader)
+		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	for (evt = 0; evt < p->nevents; evt++) {
+		int group_fd = -1;
+
+		leader[evt] = -1;
+		if (p->events[evt].kind == KP_EV_TRACEPOINT)
+			continue; /* opened once, see kp_sampling_open */
+		for (j = 0; j < evt && p->group_ids[evt] >= 0; j++) {
+			if (p->group_ids[j] == p->group_ids[evt] && leader[j] >= 0) {
+				group_fd = leader[j];
+				break;
+			}
+		}
+		fd = open_one(p, evt, tid, cpu, group_fd);
+		if (fd < 0)
+			break;
+		leader[evt] = group_fd < 0 ? fd : -1;
+	}
+	free(leader);
+	return fd < 0 ? fd : 0;
 }
 
 static int open_process(struct kp_pmu *p, pid_t pid)
 {
 	char path[64];
 	struct dirent *de;
-	int opened = 0, err = 0, evt, i;
+	int opened = 0, err = 0, i;
 	DIR *d;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
@@ -387,15 +366,11 @@ static int open_process(struct kp_pmu *p, pid_t pid)
 
 		if (tid <= 0)
 			continue;
-		for (evt = 0; evt < p->nevents && !terr; evt++) {
-			if (p->events[evt].kind == KP_EV_TRACEPOINT)
-				continue;
-			if (p->attr.numCpu)
-				for (i = 0; i < p->ncpus && !terr; i++)
-					terr = open_one(p, evt, tid, p->cpus[i]);
-			else
-				terr = open_one(p, evt, tid, -1);
-		}
+		if (p->attr.numCpu)
+			for (i = 0; i < p->ncpus && !terr; i++)
+				terr = open_target(p, tid, p->cpus[i]);
+		else
+			terr = open_target(p, tid, -1);
 		if (terr == -ESRCH)
 			continue; /* the thread exited meanwhile */
 		err = terr;
@@ -405,7 +380,7 @@ static int open_process(struct kp_pmu *p, pid_t pid)
 	if (!err && !opened)
 		return kp_fail(LIBPERF_ERR_INVALID_PID, -ESRCH,
 			       "process %d exited before it could be sampled", (int)pid);
-	note_process(p, pid);
+	kp_sampling_note_process(p, pid);
 	return err;
 }
 
@@ -429,7 +404,7 @@ int kp_sampling_open(struct kp_pmu *p)
 		err = load(p);
 	if (err)
 		return err;
-	if (resolving(p)) {
+	if (kp_sampling_resolving(p)) {
 		kp_sym_record_kernel();
 		err = kp_sideband_open(p->cpus, p->ncpus, p->pids, p->npids,
 				       &p->sampling->sideband);
@@ -438,19 +413,17 @@ int kp_sampling_open(struct kp_pmu *p)
 	}
 	/* a tracepoint's program sees every hit: one perf event to attach it through */
 	for (evt = 0; evt < p->nevents && !err; evt++)
-		if (p->events[evt].kind == KP_EV_TRACEPOINT)
-			err = open_one(p, evt, -1, p->cpus[0]);
+		if (p->events[evt].kind == KP_EV_TRACEPOINT) {
+			err = open_one(p, evt, -1, p->cpus[0], -1);
+			err = err < 0 ? err : 0;
+		}
 	if (p->npids) {
 		for (i = 0; i < p->npids && !err; i++)
 			err = open_process(p, p->pids[i]);
 		return err;
 	}
-	for (evt = 0; evt < p->nevents && !err; evt++) {
-		if (p->events[evt].kind == KP_EV_TRACEPOINT)
-			continue;
-		for (i = 0; i < p->ncpus && !err; i++)
-			err = open_one(p, evt, -1, p->cpus[i]);
-	}
+	for (i = 0; i < p->ncpus && !err; i++)
+		err = open_target(p, -1, p->cpus[i]);
 	return err;
 }
 
@@ -508,7 +481,7 @@ int kp_sampling_enable(struct kp_pmu *p)
 		return kp_fail(LIBPERF_ERR_FAILED_PMU_ENABLE, err, "cannot enable sampling: %s",
 			       strerror(-err));
 	}
-	err = start_drainer(p);
+	err = kp_sampling_start_drainer(p);
 	if (err) {
 		ioctl_all(p, PERF_EVENT_IOC_DISABLE);
 		detach_tracepoints(s);
@@ -521,7 +494,7 @@ int kp_sampling_disable(struct kp_pmu *p)
 	int err = ioctl_all(p, PERF_EVENT_IOC_DISABLE);
 
 	detach_tracepoints(p->sampling);
-	stop_drainer(p->sampling);
+	kp_sampling_stop_drainer(p->sampling);
 	kp_sideband_enable(p->sampling->sideband, false);
 	if (err)
 		return kp_fail(LIBPERF_ERR_FAILED_PMU_DISABLE, err, "cannot disable sampling: %s",
@@ -531,67 +504,22 @@ int kp_sampling_disable(struct kp_pmu *p)
 
 /* ---- drain ---- */
 
-static size_t key_hash(const struct kp_sample_key *k)
-{
-	const unsigned char *b = (const unsigned char *)k;
-	uint64_t h = 1469598103934665603ULL;
-	size_t i;
-
-	for (i = 0; i < sizeof(*k); i++)
-		h = (h ^ b[i]) * 1099511628211ULL;
-	return (size_t)h;
-}
-
-/* the index slot for <k>: holds its entry (index + 1) or 0 where it would go */
-static size_t *agg_slot(struct kp_sampling *s, const struct kp_sample_key *k)
-{
-	size_t i;
-
-	for (i = key_hash(k) & (s->agg_slots - 1);; i = (i + 1) & (s->agg_slots - 1)) {
-		size_t *slot = &s->agg_index[i];
-
-		if (!*slot || !memcmp(&s->agg[*slot - 1].key, k, sizeof(*k)))
-			return slot;
-	}
-}
-
-static int agg_reindex(struct kp_sampling *s, size_t slots)
-{
-	size_t i;
-
-	free(s->agg_index);
-	s->agg_index = calloc(slots, sizeof(*s->agg_index));
-	if (!s->agg_index) {
-		s->agg_slots = 0;
-		return -ENOMEM;
-	}
-	s->agg_slots = slots;
-	for (i = 0; i < s->nagg; i++)
-		*agg_slot(s, &s->agg[i].key) = i + 1;
-	return 0;
-}
-
 /* add <val> to the pending aggregate of <key>; returns 1 when the key is new */
 static int agg_add(struct kp_sampling *s, const struct kp_sample_key *key,
 		   const struct kp_sample_val *val)
 {
-	size_t *slot;
+	bool created;
+	struct kp_sample_ent *e = kp_sample_table_get(&s->agg, key, &created);
 
-	if ((s->nagg + 1) * 2 > s->agg_slots &&
-	    agg_reindex(s, s->agg_slots ? s->agg_slots * 2 : 1024))
+	if (!e)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-	slot = agg_slot(s, key);
-	if (*slot) {
-		s->agg[*slot - 1].val.count += val->count;
-		s->agg[*slot - 1].val.period += val->period;
-		return 0;
+	if (created) {
+		e->val = *val;
+		return 1;
 	}
-	if (kp_grow((void **)&s->agg, &s->capagg, s->nagg + 1, sizeof(*s->agg)))
-		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-	s->agg[s->nagg].key = *key;
-	s->agg[s->nagg].val = *val;
-	*slot = ++s->nagg;
-	return 1;
+	e->val.count += val->count;
+	e->val.period += val->period;
+	return 0;
 }
 
 static int take(struct kp_pmu *p, const struct kp_sample_key *key, const struct kp_sample_val *val)
@@ -599,7 +527,7 @@ static int take(struct kp_pmu *p, const struct kp_sample_key *key, const struct 
 	int added = agg_add(p->sampling, key, val);
 
 	if (added > 0)
-		note_process(p, (int)key->tgid);
+		kp_sampling_note_process(p, (int)key->tgid);
 	return added < 0 ? added : 0;
 }
 
@@ -674,7 +602,7 @@ static int drain_map(struct kp_pmu *p, int fd)
 }
 
 /* with s->lock held */
-static int drain_locked(struct kp_pmu *p)
+int kp_sampling_drain_locked(struct kp_pmu *p)
 {
 	struct kp_sampling *s = p->sampling;
 
@@ -698,7 +626,7 @@ static int drain_locked(struct kp_pmu *p)
 
 		ring_buffer__consume(s->rb);
 		for (i = first; i < s->nrecs; i++)
-			note_process(p, (int)s->recs[i]->tgid);
+			kp_sampling_note_process(p, (int)s->recs[i]->tgid);
 	}
 	return err;
 }
@@ -708,223 +636,9 @@ int kp_sampling_drain(struct kp_pmu *p)
 	int err;
 
 	pthread_mutex_lock(&p->sampling->lock);
-	err = drain_locked(p);
+	err = kp_sampling_drain_locked(p);
 	pthread_mutex_unlock(&p->sampling->lock);
 	return err;
-}
-
-static void *drainer_main(void *arg)
-{
-	struct kp_pmu *p = arg;
-	struct kp_sampling *s = p->sampling;
-	struct epoll_event ev[2];
-
-	while (!atomic_load(&s->stop)) {
-		epoll_wait(s->epoll_fd, ev, 2, DRAIN_MS);
-		if (atomic_load(&s->stop))
-			break;
-		kp_sampling_drain(p);
-	}
-	return NULL;
-}
-
-static int start_drainer(struct kp_pmu *p)
-{
-	struct kp_sampling *s = p->sampling;
-	struct epoll_event ev = { .events = EPOLLIN };
-	int err;
-
-	if (s->drainer_on)
-		return 0;
-	if (s->epoll_fd < 0) {
-		s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-		if (s->wake_fd < 0 || s->epoll_fd < 0)
-			return kp_fail(UNKNOWN_ERROR, -errno, "cannot create the drain thread: %s",
-				       strerror(errno));
-		ev.data.fd = s->wake_fd;
-		epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->wake_fd, &ev);
-		if (s->rb) {
-			ev.data.fd = ring_buffer__epoll_fd(s->rb);
-			epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
-		}
-	}
-	atomic_store(&s->stop, false);
-	err = pthread_create(&s->drainer, NULL, drainer_main, p);
-	if (err)
-		return kp_fail(UNKNOWN_ERROR, -err, "cannot start the drain thread: %s",
-			       strerror(err));
-	s->drainer_on = true;
-	return 0;
-}
-
-static void stop_drainer(struct kp_sampling *s)
-{
-	uint64_t one = 1;
-
-	if (!s->drainer_on)
-		return;
-	atomic_store(&s->stop, true);
-	if (write(s->wake_fd, &one, sizeof(one)) < 0) {
-		/* it stops at its next timeout anyway */
-	}
-	pthread_join(s->drainer, NULL);
-	s->drainer_on = false;
-	if (read(s->wake_fd, &one, sizeof(one)) < 0) {
-		/* nothing written: fine */
-	}
-}
-
-/* ---- read ---- */
-
-static void counters(struct kp_sampling *s, uint64_t out[KP_SCNT_MAX])
-{
-	__u64 *vals = calloc((size_t)s->ncpus_possible, sizeof(*vals));
-	__u32 k;
-	int c;
-
-	memset(out, 0, sizeof(uint64_t) * KP_SCNT_MAX);
-	if (!vals)
-		return;
-	for (k = 0; k < KP_SCNT_MAX; k++) {
-		if (bpf_map_lookup_elem(s->counters_fd, &k, vals))
-			continue;
-		for (c = 0; c < s->ncpus_possible; c++)
-			out[k] += vals[c];
-	}
-	free(vals);
-}
-
-/* kernel frames then user frames, leaf first, as the resolver wants them */
-static int stack_ips(struct kp_sampling *s, __s32 kstack, __s32 ustack, __u64 ip, uint64_t *ips)
-{
-	__u64 frames[KP_MAX_STACK];
-	int n = 0, i;
-
-	if (kstack >= 0 && !bpf_map_lookup_elem(s->stacks_fd, &kstack, frames))
-		for (i = 0; i < KP_MAX_STACK && frames[i]; i++)
-			ips[n++] = frames[i];
-	if (ustack >= 0 && !bpf_map_lookup_elem(s->stacks_fd, &ustack, frames))
-		for (i = 0; i < KP_MAX_STACK && frames[i]; i++)
-			ips[n++] = frames[i];
-	if (!n && ip)
-		ips[n++] = ip;
-	return n;
-}
-
-static int add_record(struct kp_pmu *p, struct kp_data_builder *b, const struct kp_sample_key *k,
-		      const struct kp_sample_val *v, int64_t ts, const void *raw, size_t raw_len)
-{
-	struct kp_sampling *s = p->sampling;
-	uint64_t ips[2 * KP_MAX_STACK];
-	struct SampleRawData rd = { (char *)raw };
-	struct PmuData d = { 0 };
-	struct CpuTopology topo;
-	char comm[KP_SAMPLE_COMM + 1];
-	int n;
-
-	memcpy(comm, v->comm, KP_SAMPLE_COMM);
-	comm[KP_SAMPLE_COMM] = '\0';
-	d.evt = p->events[k->evt].name;
-	d.ts = ts;
-	d.pid = (pid_t)k->tgid;
-	d.tid = (int)k->tid;
-	d.cpu = (int)k->cpu;
-	d.groupId = p->group_ids[k->evt];
-	d.comm = comm;
-	d.period = v->period;
-	d.count = v->count;
-	d.countPercent = -1;
-	if (kp_topo_cpu(d.cpu, &topo) == 0)
-		d.cpuTopo = &topo;
-	else
-		kp_clear_error();
-	if (raw_len)
-		d.rawData = &rd;
-	if (resolving(p)) {
-		n = stack_ips(s, k->kstack, k->ustack, k->ip, ips);
-		/* a failure leaves this record without a stack (and says so), not the read failed */
-		if (n &&
-		    kp_sym_resolve_stack((pid_t)k->tgid, ips, (unsigned)n,
-					 p->attr.symbolMode == RESOLVE_ELF_DWARF ? KP_SYM_DWARF : 0,
-					 &d.stack)) {
-			kp_warn(KPERF_WARN_SYM_INCOMPLETE, "a stack of pid %u was not resolved: %s",
-				k->tgid, Perror());
-			kp_clear_error();
-			d.stack = NULL;
-		}
-	}
-	return kp_data_builder_add(b, &d, raw_len);
-}
-
-static void warn_losses(struct kp_pmu *p)
-{
-	struct kp_sampling *s = p->sampling;
-	uint64_t c[KP_SCNT_MAX], lost;
-
-	counters(s, c);
-	lost = c[KP_SCNT_MAP_FULL] + c[KP_SCNT_RB_DROPPED];
-	if (lost > s->dropped_warned) {
-		kp_warn(KPERF_WARN_RECORDS_DROPPED,
-			"%llu samples or records were lost (%llu: aggregation map full, %llu: ring "
-			"buffer full); raise ringBufferKb or read more often",
-			(unsigned long long)(lost - s->dropped_warned),
-			(unsigned long long)c[KP_SCNT_MAP_FULL],
-			(unsigned long long)c[KP_SCNT_RB_DROPPED]);
-		s->dropped_warned = lost;
-	} else if (c[KP_SCNT_STACK_LOST]) {
-		kp_warn(KPERF_WARN_RECORDS_DROPPED,
-			"%llu stacks could not be captured (stack map collisions); those samples "
-			"have only their top frame",
-			(unsigned long long)c[KP_SCNT_STACK_LOST]);
-	}
-}
-
-int kp_sampling_read(struct kp_pmu *p, struct PmuData **out)
-{
-	struct kp_sampling *s = p->sampling;
-	struct kp_data_builder *b;
-	int64_t now = (int64_t)kp_now_ns();
-	size_t i;
-	int err;
-
-	pthread_mutex_lock(&s->lock);
-	err = drain_locked(p);
-	b = err ? NULL : kp_data_builder_new();
-	if (!b) {
-		pthread_mutex_unlock(&s->lock);
-		return err ? err : kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-	}
-	for (i = 0; i < s->nagg && !err; i++)
-		err = add_record(p, b, &s->agg[i].key, &s->agg[i].val, now, NULL, 0);
-	for (i = 0; i < s->nrecs && !err; i++) {
-		const struct kp_sample_rec *r = s->recs[i];
-		struct kp_sample_key k = { .tgid = r->tgid,
-					   .tid = r->tid,
-					   .cpu = r->cpu,
-					   .evt = r->evt,
-					   .kstack = r->kstack,
-					   .ustack = r->ustack,
-					   .ip = r->ip };
-		struct kp_sample_val v = { .count = 1, .period = r->period };
-
-		memcpy(v.comm, r->comm, sizeof(v.comm));
-		err = add_record(p, b, &k, &v, (int64_t)r->ts, r + 1, r->raw_size);
-	}
-	if (err) {
-		pthread_mutex_unlock(&s->lock);
-		kp_data_builder_free(b);
-		return err;
-	}
-	s->nagg = 0;
-	if (s->agg_slots)
-		memset(s->agg_index, 0, s->agg_slots * sizeof(*s->agg_index));
-	for (i = 0; i < s->nrecs; i++)
-		free(s->recs[i]);
-	s->nrecs = 0;
-	warn_losses(p);
-	pthread_mutex_unlock(&s->lock);
-	return kp_data_builder_finish(b, out);
 }
 
 void kp_sampling_close(struct kp_pmu *p)
@@ -934,7 +648,7 @@ void kp_sampling_close(struct kp_pmu *p)
 
 	if (!s)
 		return;
-	stop_drainer(s);
+	kp_sampling_stop_drainer(s);
 	kp_sideband_close(s->sideband);
 	for (i = 0; i < s->nev; i++) {
 		bpf_link__destroy(s->ev[i].link);
@@ -949,8 +663,8 @@ void kp_sampling_close(struct kp_pmu *p)
 	for (i = 0; i < s->nseen; i++)
 		release_process(s->seen[i]);
 	free(s->recs);
-	free(s->agg);
-	free(s->agg_index);
+	kp_sample_table_free(&s->memo);
+	kp_sample_table_free(&s->agg);
 	free(s->ev);
 	free(s->seen);
 	if (s->wake_fd >= 0)
