@@ -21,6 +21,16 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* <idx> & <mask> computed in the register that then indexes: clang may otherwise check or
+ * mask a copy, which 5.10's verifier does not carry over (the kernel matrix's bpf/bounds.h
+ * does the same, as KP_BOUND) */
+#define SLOT_INDEX(idx)                                                             \
+	({                                                                          \
+		__u64 v_ = (__u64)(idx);                                            \
+		asm volatile("%0 &= %1" : "+r"(v_) : "i"(KP_COUNT_MAX_LEVELS - 1)); \
+		v_;                                                                 \
+	})
+
 const volatile __u32 nevents = 1; /* events of the task, at most KP_COUNT_MAX_EVENTS */
 const volatile __u32 ncpus = 1; /* the stride of `events`: possible CPUs */
 const volatile __u8 by_cgroup = 0; /* 1: charge cgroups, 0: charge thread slots */
@@ -56,6 +66,19 @@ struct {
 	__type(value, __u32);
 } owners SEC(".maps");
 
+/* the slots the task leaving the CPU is charged to (a map value: 5.10's verifier does not
+ * let a program index its stack with a variable) */
+struct scratch {
+	__u32 slots[KP_COUNT_MAX_LEVELS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
 /* cgroup mode: cgroup id -> slot */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -65,7 +88,7 @@ struct {
 } cgroups SEC(".maps");
 
 /* the slots of the cgroups of `cgroups` that hold the current task; returns their number */
-static __always_inline int cgroup_slots(__u32 *slots)
+static __always_inline int cgroup_slots(struct scratch *sc)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct cgroup *cg = BPF_CORE_READ(task, cgroups, dfl_cgrp);
@@ -75,8 +98,10 @@ static __always_inline int cgroup_slots(__u32 *slots)
 		__u64 id = BPF_CORE_READ(cg, kn, id);
 		__u32 *slot = bpf_map_lookup_elem(&cgroups, &id);
 
-		if (slot && n < KP_COUNT_MAX_LEVELS)
-			slots[n++] = *slot;
+		if (slot && n < KP_COUNT_MAX_LEVELS) {
+			sc->slots[SLOT_INDEX(n)] = *slot;
+			n++;
+		}
 		/* `self` is the first member of struct cgroup: a parent css is its cgroup */
 		cg = (struct cgroup *)BPF_CORE_READ(cg, self.parent);
 	}
@@ -98,18 +123,20 @@ static __always_inline void charge(__u32 slot, __u32 evt, const struct kp_count_
 SEC("raw_tp/sched_switch")
 int kp_count_switch(void *ctx)
 {
-	__u32 slots[KP_COUNT_MAX_LEVELS];
-	__u32 cpu = bpf_get_smp_processor_id(), evt;
+	__u32 cpu = bpf_get_smp_processor_id(), evt, zero = 0;
+	struct scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
 	int n = 0, i;
 
+	if (!sc)
+		return 0;
 	if (by_cgroup) {
-		n = cgroup_slots(slots);
+		n = cgroup_slots(sc);
 	} else {
 		__u32 tid = (__u32)bpf_get_current_pid_tgid();
 		__u32 *slot = bpf_map_lookup_elem(&owners, &tid);
 
 		if (slot) {
-			slots[0] = *slot;
+			sc->slots[0] = *slot;
 			n = 1;
 		}
 	}
@@ -121,8 +148,11 @@ int kp_count_switch(void *ctx)
 		last = bpf_map_lookup_elem(&prev, &key);
 		if (!last)
 			break;
+		/* no counter on this CPU (not in cpuList, or offline): nothing to charge */
 		if (bpf_perf_event_read_value(&events, (__u64)evt * ncpus + cpu, &now, sizeof(now)))
-			continue; /* no counter on this CPU (not in cpuList, or offline) */
+			continue;
+		/* the reading advances whoever ran, so a counted task is never charged for
+		 * the time of a task that is not */
 		d.counter = now.counter - last->counter;
 		d.enabled = now.enabled - last->enabled;
 		d.running = now.running - last->running;
@@ -130,7 +160,7 @@ int kp_count_switch(void *ctx)
 		last->enabled = now.enabled;
 		last->running = now.running;
 		for (i = 0; i < KP_COUNT_MAX_LEVELS && i < n; i++)
-			charge(slots[i], evt, &d);
+			charge(sc->slots[SLOT_INDEX(i)], evt, &d);
 	}
 	return 0;
 }

@@ -6,7 +6,7 @@
 #define KPERF_BPF_COUNT_H
 
 #define KP_COUNT_MAX_EVENTS 32 /* events of one BPF-mode counting task */
-#define KP_COUNT_MAX_LEVELS 16 /* cgroup levels looked at above a task's own cgroup */
+#define KP_COUNT_MAX_LEVELS 16 /* cgroup levels looked at (a power of two: indexes are masked) */
 
 /* one accumulated reading: the same three numbers as struct bpf_perf_event_value */
 struct kp_count_val {

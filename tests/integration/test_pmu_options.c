@@ -10,7 +10,6 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
-#include "fixtures/fixture.h"
 #include "kperf/kperf.h"
 #include "testutil.h"
 
@@ -278,15 +277,6 @@ Test(bpf_mode, bad_combinations_each_with_its_message)
 	cr_assert_eq(PmuOpen(COUNTING, &a), -1);
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_BPF_PARAM);
 	cr_assert(strstr(Perror(), "33 events: BPF mode counts at most 32"), "%s", Perror());
-	/* this machine has no uncore PMU: the x86 fixture's memory controller is one */
-	fx_use("x86_2s");
-	many[0] = "uncore_imc_0/cas_count_read/";
-	a.numEvt = 1;
-	cr_assert_eq(PmuOpen(COUNTING, &a), -1);
-	fx_use(NULL);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_BPF_PARAM);
-	cr_assert(strstr(Perror(), "'uncore_imc_0/cas_count_read/' is an uncore event"), "%s",
-		  Perror());
 	cr_assert_eq(tu_bpf_fds(), 0);
 	cr_assert_eq(tu_bpf_prog_count_settle(before), before);
 }
