@@ -218,7 +218,8 @@ FUZZ_RUNS  ?= 200000
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) | $(SKELS) $(GEN)
 	@mkdir -p $(dir $@)
 	$(CLANG) -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude \
-		-Iuser -I$(BUILD) -Ibpf $(PKG_CFLAGS) -o $@ $< $(LIB_SRCS) $(PKG_LIBS) -lpthread -ldl -lm
+		-Iuser -I$(BUILD) -I$(BUILD)/gen -Ibpf $(PKG_CFLAGS) -o $@ $< $(LIB_SRCS) \
+		$(BUILD)/gen/profile.pb-c.c $(PKG_LIBS) -lpthread -ldl -lm
 
 fuzz: $(FUZZERS)
 	@for f in $(FUZZERS); do n=$$(basename $$f); mkdir -p $(BUILD)/fuzz/corpus/$$n; \

@@ -44,8 +44,7 @@ struct KperfPmuOpts {
 };
 
 /* PmuOpen with kperf-bpf's options; opts may be NULL (PmuOpen(t, a) is KperfOpen(t, a, NULL)). */
-int KperfOpen(enum PmuTaskType collectType, struct PmuAttr *attr,
-	      const struct KperfPmuOpts *opts);
+int KperfOpen(enum PmuTaskType collectType, struct PmuAttr *attr, const struct KperfPmuOpts *opts);
 
 /* ---- syscall tracing with options ---- */
 

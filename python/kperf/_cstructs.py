@@ -379,3 +379,8 @@ ALL = {
     "UTraceAttr": UTraceAttr,
     "UTraceData": UTraceData,
 }
+
+# proc_data_types.h (ProcDataRead): generated mirrors, same checks
+from . import _procstructs  # noqa: E402
+
+ALL.update(_procstructs.ALL)

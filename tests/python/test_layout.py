@@ -38,6 +38,7 @@ ENUMS = {
     "HIP_DATA_SOURCE": kperf.HipDataSource,
     "SpeLdStOpType": kperf.SpeLdStOpType,
     "PmuHwMetric": kperf.PmuHwMetric,
+    **__import__("kperf._procstructs", fromlist=["ENUMS"]).ENUMS,
 }
 
 
