@@ -268,6 +268,23 @@ static int ua_open(enum PmuTaskType type, int pid, int cpu, struct EvtAttr *ea)
 	return PmuOpen(type, &a);
 }
 
+/* both modes at once, which only the first check refuses (no BPF is loaded) */
+static int ua_open_bpf(void)
+{
+	char *evts[] = { "task-clock" };
+	int pids[] = { 0 }, cpus[] = { -1 };
+	struct PmuAttr a = { .evtList = evts,
+			     .numEvt = 1,
+			     .pidList = pids,
+			     .numPid = 1,
+			     .cpuList = cpus,
+			     .numCpu = 1,
+			     .enableUserAccess = 1,
+			     .enableBpf = 1 };
+
+	return PmuOpen(COUNTING, &a);
+}
+
 Test(uaccess_open, libkperf_conditions_each_with_its_message)
 {
 	struct EvtAttr ea = { .groupId = 1 };
@@ -284,6 +301,9 @@ Test(uaccess_open, libkperf_conditions_each_with_its_message)
 	cr_assert_eq(ua_open(COUNTING, 0, -1, &ea), -1);
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_CHECK_USER_ACCESS);
 	cr_assert(strstr(Perror(), "evtAttr"), "%s", Perror());
+	cr_assert_eq(ua_open_bpf(), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_CHECK_USER_ACCESS);
+	cr_assert(strstr(Perror(), "does not combine with enableBpf"), "%s", Perror());
 }
 
 Test(uaccess_open, this_machine_has_no_counters_to_read)

@@ -189,6 +189,10 @@ int kp_uaccess_check(enum PmuTaskType type, const struct PmuAttr *a)
 	if (a->evtAttr)
 		return kp_fail(LIBPERF_ERR_CHECK_USER_ACCESS, -EINVAL,
 			       "enableUserAccess does not take evtAttr (no event groups)");
+	if (a->enableBpf)
+		return kp_fail(LIBPERF_ERR_CHECK_USER_ACCESS, -EINVAL,
+			       "enableUserAccess reads the calling thread's own counters: it does "
+			       "not combine with enableBpf");
 	return check_system();
 }
 
