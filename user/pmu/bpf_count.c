@@ -107,7 +107,7 @@ static int cgroup_id(int dirfd, const char *name, __u64 *id)
 	return 0;
 }
 
-static int load(struct kp_pmu *p, struct kp_bpf_count *b)
+static int load(struct kp_bpf_count *b)
 {
 	struct count_bpf *skel;
 	int err;
@@ -132,7 +132,6 @@ static int load(struct kp_pmu *p, struct kp_bpf_count *b)
 					       LIBPERF_ERR_BPF_ACT_FAILED,
 			       err, "the BPF counting program failed to load: %s %s",
 			       strerror(-err), kp_bpf_log_tail());
-	(void)p;
 	return 0;
 }
 
@@ -222,7 +221,7 @@ int kp_bpf_count_open(struct kp_pmu *p)
 	b->vals = calloc((size_t)b->ncpus_possible, sizeof(*b->vals));
 	if (!b->last || !b->vals)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-	err = load(p, b);
+	err = load(b);
 	if (!err)
 		err = fill_slots(p, b);
 	if (!err)
