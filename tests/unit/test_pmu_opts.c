@@ -508,3 +508,21 @@ Test(hwmetric, refused_on_this_machine_with_libkperfs_codes)
 			  strstr(Perror(), "/boot/config-"),
 		  "%s", Perror());
 }
+
+/* ---- evtAttr ---- */
+
+Test(evt_attr_checks, libkperfs_code_for_a_bad_list)
+{
+	char *evts[] = { "cpu-clock" };
+	struct EvtAttr ea[2] = { { .groupId = -1 }, { .groupId = -1 } };
+	struct PmuAttr a = { .evtList = evts, .numEvt = 1, .numEvtAttr = 1 };
+
+	cr_assert_eq(PmuOpen(COUNTING, &a), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_EVTATTR);
+	cr_assert(strstr(Perror(), "evtAttr is NULL but numEvtAttr is 1"), "%s", Perror());
+	a.evtAttr = ea;
+	a.numEvtAttr = 2;
+	cr_assert_eq(PmuOpen(SAMPLING, &a), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_EVTATTR);
+	cr_assert(strstr(Perror(), "numEvtAttr (2) is larger than numEvt (1)"), "%s", Perror());
+}
