@@ -22,9 +22,9 @@ PYTHON     ?= /usr/bin/python3
 SANITIZE   ?=
 
 # libraries every userspace object may use; why each one is there: README.md "Dependencies"
-PKGS       := libbpf libelf libdw zlib libcjson libprotobuf-c
+PKGS       := libbpf libelf libdw zlib libcjson libprotobuf-c capstone
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz -lcjson -lprotobuf-c)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz -lcjson -lprotobuf-c -lcapstone)
 
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
@@ -88,7 +88,8 @@ help:
 
 DEB_PKGS := make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
 	    libcjson-dev libprotobuf-c-dev protobuf-c-compiler libcriterion-dev python3 python3-pytest pkg-config \
-	    linux-libc-dev systemtap-sdt-dev elfutils binutils golang-go clang-format
+	    linux-libc-dev systemtap-sdt-dev elfutils binutils golang-go clang-format \
+	    libcapstone-dev binutils-aarch64-linux-gnu linux-perf
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
@@ -169,7 +170,16 @@ $(BUILD)/workloads/%: tests/workloads/%.cpp
 	@mkdir -p $(dir $@)
 	g++ $(WL_CFLAGS) -o $@ $<
 
-workloads: $(WORKLOADS) $(WORKLOAD_LIBS)
+# a Go workload (UTrace's fetchG), built only where Go is installed; its test skips otherwise
+GO         := $(shell command -v go 2>/dev/null)
+GO_WORKLOADS := $(if $(GO),$(BUILD)/workloads/utrace_go)
+
+$(BUILD)/workloads/utrace_go: $(wildcard tests/workloads/utrace_go/*)
+	@mkdir -p $(dir $@)
+	cd tests/workloads/utrace_go && GO111MODULE=off GOFLAGS= CGO_ENABLED=0 \
+		GOCACHE=$(abspath $(BUILD))/go-cache $(GO) build -o $(abspath $@) .
+
+workloads: $(WORKLOADS) $(WORKLOAD_LIBS) $(GO_WORKLOADS)
 
 test: all $(BUILD)/tests/unit $(BUILD)/tests/integration
 	$(MAKE) --no-print-directory test-unit test-integration test-python
@@ -219,7 +229,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) | $(SKELS) $(GEN)
 	@mkdir -p $(dir $@)
 	$(CLANG) -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude \
 		-Iuser -I$(BUILD) -I$(BUILD)/gen -Ibpf $(PKG_CFLAGS) -o $@ $< $(LIB_SRCS) \
-		$(BUILD)/gen/profile.pb-c.c $(PKG_LIBS) -lpthread -ldl -lm
+		$(BUILD)/gen/profile.pb-c.c $(PKG_LIBS) -lstdc++ -lpthread -ldl -lm
 
 fuzz: $(FUZZERS)
 	@for f in $(FUZZERS); do n=$$(basename $$f); mkdir -p $(BUILD)/fuzz/corpus/$$n; \

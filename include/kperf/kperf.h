@@ -117,6 +117,30 @@ int PmuTraceGetStats(int pd, struct PmuTraceStats *stats);
 /* the number of a syscall name, or -1 (Perrorno: LIBPERF_ERR_INVALID_SYSCALL_FUN) */
 int PmuSysCallNumber(const char *name);
 
+/* ---- user function tracing (UTrace*) with options ---- */
+
+struct KperfUTraceOpts {
+	size_t sz; /* sizeof(struct KperfUTraceOpts) */
+	/* ring buffer for probe hits in KiB (a power of two is used), 0: 16384 */
+	unsigned ringBufferKb;
+};
+
+/* UTraceOpen with kperf-bpf's options; opts may be NULL (UTraceOpen(a) is KperfUTraceOpen(a,
+ * NULL)). */
+int KperfUTraceOpen(struct UTraceAttr *attr, const struct KperfUTraceOpts *opts);
+
+struct KperfUTraceStats {
+	uint64_t records; /* UTraceData records handed out by UTraceRead so far */
+	uint64_t dropped; /* probe hits lost: the ring buffer (or the store between reads) was
+			   * full */
+	uint64_t unattributed; /* hits whose function could not be told: the process exited
+				* before the mappings of a library it loaded late were read */
+	unsigned probes; /* uprobes placed: (entry or return instruction) x traced process */
+	unsigned ringBufferKb; /* the ring buffer size in use */
+};
+
+int KperfUTraceGetStats(int pd, struct KperfUTraceStats *stats);
+
 /* ---- lists the library keeps (libkperf has no way to release them) ---- */
 
 /* Release the arrays of PmuEventList (all types); the next call builds them again. */

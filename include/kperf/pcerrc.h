@@ -148,21 +148,23 @@ extern "C" {
 #define LIBPERF_ERR_KERNEL_TRACE_FAILED 1099
 #define LIBPERF_ERR_INVALID_TRACE_CONF 1100
 
-/* kperf-bpf's own codes: failures libkperf has no code for */
+/* kperf-bpf's own codes: failures libkperf has no code for. The ones marked "not returned"
+ * named failures for which libkperf has a code, which is now returned instead; they stay
+ * defined so that programs naming them still compile. */
 #define KPERF_ERR_BASE 2000
 #define KPERF_ERR_NO_BTF 2001 /* the kernel has no BTF and no fallback works */
-#define KPERF_ERR_BPF_LOAD 2002 /* the verifier or the kernel refused a program */
-#define KPERF_ERR_BPF_ATTACH 2003 /* a program could not be attached */
+#define KPERF_ERR_BPF_LOAD 2002 /* LIBPERF_ERR_BPF_ACT_FAILED instead (UTraceOpen still) */
+#define KPERF_ERR_BPF_ATTACH 2003 /* not returned: LIBPERF_ERR_BPF_ACT_FAILED */
 #define KPERF_ERR_INVALID_ATTR 2004 /* an option is out of range or inconsistent */
-#define KPERF_ERR_INVALID_CGROUP 2005 /* the cgroup path is not a cgroup v2 directory */
-#define KPERF_ERR_PMU_NOT_PRESENT 2006 /* a hardware/uncore PMU this machine lacks */
+#define KPERF_ERR_INVALID_CGROUP 2005 /* not returned: LIBPERF_ERR_INVALID_CGROUP_LIST */
+#define KPERF_ERR_PMU_NOT_PRESENT 2006 /* not returned: the perf_event_open code (see README) */
 #define KPERF_ERR_INVALID_FORMAT 2009 /* a malformed tracefs format file */
-#define KPERF_ERR_NO_TRACEFS 2010 /* tracefs is neither mounted nor mountable */
-#define KPERF_ERR_INVALID_ID 2011 /* a core, numa node or cluster that does not exist */
-#define KPERF_ERR_IO 2012 /* reading a file failed */
-#define KPERF_ERR_INVALID_ARG 2013 /* a NULL pointer or a value out of range */
+#define KPERF_ERR_NO_TRACEFS 2010 /* not returned: LIBPERF_ERR_INVALID_EVENT */
+#define KPERF_ERR_INVALID_ID 2011 /* a cpu or socket that does not exist */
+#define KPERF_ERR_IO 2012 /* not returned: COMMON_ERR_WRITE */
+#define KPERF_ERR_INVALID_ARG 2013 /* a value out of range libkperf has no code for */
 #define KPERF_ERR_NOT_ENABLED 2014 /* an operation that needs an enabled task */
-#define KPERF_ERR_INVALID_BDF 2015 /* a bad PCI bdf, or one no PMU covers */
+#define KPERF_ERR_INVALID_BDF 2015 /* not returned: LIBPERF_ERR_INVALID_BDF_VALUE and others */
 #define KPERF_ERR_NOT_SUPPORTED 2016 /* a libkperf option kperf-bpf does not implement */
 
 #define UNKNOWN_ERROR 9999

@@ -64,7 +64,7 @@ enum SymbolMode {
 	NO_SYMBOL_RESOLVE = 0, /* PmuData.stack is NULL */
 	RESOLVE_ELF = 1, /* function names; no file and line */
 	RESOLVE_ELF_DWARF = 2, /* function names, file and line */
-	/* stacks hold addresses only (module, symbolName NULL) until ResolvePmuDataSymbol */
+	/* PmuData.stack is NULL until ResolvePmuDataSymbol (names, and lines for DWARF) */
 	RESOLVE_DELAY_ELF = 3,
 	RESOLVE_DELAY_DWARF = 4
 };
@@ -304,18 +304,23 @@ int PmuDisable(int pd);
 /* Enable, collect for <milliseconds> (-1: until every target process has exited or PmuStop),
  * draining the kernel's buffers every <interval> ms, then disable. */
 int PmuCollect(int pd, int milliseconds, unsigned interval);
-/* PmuCollect on several tasks at once. */
+/* PmuCollect on several tasks over one window: all are enabled, collected (drained every
+ * 100 ms) and disabled together. Ends early when every task was stopped (PmuStop), or with -1
+ * when no process of any task's pidList is left. Returns SUCCESS or the error code (not -1,
+ * as libkperf); len 0 collects nothing. */
 int PmuCollectV(int *pd, unsigned len, int milliseconds);
 /* End a PmuCollect running in another thread. */
 void PmuStop(int pd);
-/* End the analysis of <pd>: what the task keeps for resolving symbols is released. */
+/* End the analysis of <pd>: what the task keeps for resolving symbols is released, a PmuRead
+ * resolving in another thread stops resolving, and later reads return records without stacks. */
 void PmuExit(int pd);
 /* SAMPLING: the samples since the last PmuEnable or PmuRead, one PmuData per sample;
  * COUNTING: the counts since the last read. Returns the number of records (*pmuData NULL when
  * 0) or -1. */
 int PmuRead(int pd, struct PmuData **pmuData);
-/* Under RESOLVE_DELAY_ELF / RESOLVE_DELAY_DWARF: resolve the stacks of an array PmuRead
- * returned (names, and file:line for DWARF). Returns SUCCESS or an error code. */
+/* Under RESOLVE_DELAY_ELF / RESOLVE_DELAY_DWARF: give every record of an array PmuRead (or
+ * PmuAppendData) returned its stack, in place (names, and file:line for DWARF); also after the
+ * processes exited and after PmuClose. Returns SUCCESS or an error code. */
 int ResolvePmuDataSymbol(struct PmuData *pmuData);
 int PmuAppendData(struct PmuData *fromData, struct PmuData **toData);
 /* Append <len> records to <filepath> (created if missing) as text: a tab-separated line per
@@ -327,8 +332,10 @@ void PmuClose(int pd);
 void PmuDataFree(struct PmuData *pmuData);
 /* Copy field <fieldName> of a tracepoint record into <value> (at most vSize bytes): integers
  * and pointers as the field's bytes (no sign or zero extension into a bigger buffer), char
- * arrays and __data_loc strings NUL-terminated, other arrays as bytes. Returns SUCCESS or
- * LIBPERF_ERR_INVALID_FIELD_ARGS (no such field, buffer too small), LIBPERF_ERR_INVALID_PMU_DATA. */
+ * arrays and __data_loc strings NUL-terminated, other arrays as bytes. Returns SUCCESS or the
+ * error code itself, as libkperf: LIBPERF_ERR_INVALID_FIELD_ARGS (a NULL or unknown argument,
+ * no such field, buffer too small), LIBPERF_ERR_FIND_FIELD_LOSS (no format for the record's
+ * event), LIBPERF_ERR_INVALID_PMU_DATA (a truncated record). */
 int PmuGetField(struct SampleRawData *rawData, const char *fieldName, void *value, uint32_t vSize);
 /* The description of a field; it belongs to the library and stays valid until it unloads. */
 struct SampleRawField *PmuGetFieldExp(struct SampleRawData *rawData, const char *fieldName);
@@ -408,19 +415,27 @@ const char **PmuSysCallFuncList(unsigned *numFunc);
 
 /* Frequency of <core> in Hz, or -1. */
 int64_t PmuGetCpuFreq(unsigned core);
-/* Start sampling every core's frequency every <period> ms (a background thread). */
+/* Start sampling every core's frequency (cpufreq) every <period> ms, 1..10000, in a
+ * background thread; 0 if it runs already. -1: LIBPERF_ERR_INVALID_CPU_FREQ_PERIOD, or
+ * LIBPERF_ERR_CPUFREQ_NOT_CONFIG on a machine without cpufreq. */
 int PmuOpenCpuFreqSampling(unsigned period);
-/* Min, max and average frequency of every core since PmuOpenCpuFreqSampling; the array
- * belongs to the library until PmuCloseCpuFreqSampling. */
+/* Min, max and average frequency (Hz) of every core since the open or the previous read
+ * (without a sample since, or without a sampler: the current frequency, 0 if unknown); the
+ * array belongs to the library and stays valid until the next call. */
 struct PmuCpuFreqDetail *PmuReadCpuFreqDetail(unsigned *cpuNum);
 void PmuCloseCpuFreqSampling(void);
 
 /* perf.data writer: samples as perf record writes them, for perf report / perf script. */
 typedef void *PmuFile;
-/* Start the file at <path> for records of a task opened with <pattr>; addIdHdr: give the
- * side-band records (mmap, comm, fork) a sample id. NULL on failure (Perrorno). */
+/* Start the file at <path> (created or emptied) for records of a SAMPLING task opened with
+ * <pattr>; addIdHdr: the side-band records (comm, mmap) carry the sample id fields
+ * (sample_id_all). NULL on failure (Perrorno). */
 PmuFile PmuBeginWrite(const char *path, const struct PmuAttr *pattr, const int addIdHdr);
+/* Append the first <len> records of an array PmuRead returned, with the comm and mmap records
+ * perf needs to resolve their stacks. All or nothing. Returns SUCCESS or the error code. */
 int PmuWriteData(PmuFile file, struct PmuData *data, int len);
+/* Finish the file (feature sections, then the header) and release the handle; on failure
+ * Perrorno() says why and the file is removed. */
 void PmuEndWrite(PmuFile file);
 
 /* Hardware metrics, a bit each */

@@ -33,8 +33,9 @@ struct Symbol {
 	unsigned long codeMapEndAddr; /* end of the symbol (file-relative) */
 	unsigned long codeMapAddr; /* addr as an address in the file (before load bias) */
 	unsigned int firstLine; /* DWARF: the line where the function starts, else 0 */
-	char *mntPoint; /* the root the module was found under ("/proc/PID/root" for a process in
-	                 * another mount namespace), "" for the caller's own */
+	char *mntPoint; /* for a process in another mount namespace (a container), the directory
+	                 * that is its root here ("/proc/PID/root" when no other names it):
+	                 * mntPoint + module is the file; "" for the caller's own namespace */
 };
 
 struct Stack {
@@ -43,10 +44,12 @@ struct Stack {
 	struct Stack *prev; /* towards the callee */
 } __attribute__((aligned(64)));
 
-/* The disassembly of one function: one StackAsm per function of the requested range. */
+/* A disassembly is one list: for each function of the range a node that names it
+ * (funcName as objdump labels it, "<hot_loop>" or "<hot_loop+0x4>" when the range starts
+ * inside it; asmCode NULL), followed by one node per instruction (funcName NULL). */
 struct StackAsm {
 	char *funcName;
-	unsigned long funcStartAddr; /* file address of the function */
+	unsigned long funcStartAddr; /* file address where the label is */
 	unsigned long functFileOffset; /* its offset in the file */
 	struct StackAsm *next;
 	struct AsmCode *asmCode;
@@ -54,7 +57,7 @@ struct StackAsm {
 
 struct AsmCode {
 	unsigned long addr; /* file address of the instruction */
-	char *code; /* "mov rax, qword ptr [rbp - 8]" */
+	char *code; /* "movq -8(%rbp), %rax" (x86: AT&T syntax), "je 0x120e <hot_loop+0x31>" */
 	char *fileName; /* source file of the instruction (DWARF), else "" */
 	unsigned int lineNum;
 };
@@ -75,8 +78,8 @@ int SymResolverUpdateModuleNoDwarf(int pid, const char *moduleName, unsigned lon
 void SymResolverDestroy(void);
 struct Stack *StackToHash(int pid, unsigned long *stack, int nr);
 struct Symbol *SymResolverMapAddr(int pid, unsigned long addr);
-/* The functions that cover [startAddr, endAddr) of the file <moduleName> (file addresses),
- * disassembled; free with FreeAsmStack. */
+/* The instructions that start in [startAddr, endAddr) of the ELF file <moduleName> (file
+ * addresses, as nm and objdump print them), with their source lines; free with FreeAsmStack. */
 struct StackAsm *SymResolverAsmCode(const char *moduleName, unsigned long startAddr,
 				    unsigned long endAddr);
 /* The symbol (with file and line) of the file address <startAddr> of <moduleName>. */
@@ -87,8 +90,8 @@ void FreeModuleData(int pid);
 void FreeAsmStack(struct StackAsm *stackAsm);
 /* The GNU build-id of <moduleName> as lower-case hex in *buildId (malloc'd: free() it). */
 int SymGetBuildId(const char *moduleName, char **buildId);
-/* The disassembly of [startAddr, endAddr) of <moduleName> as text, one instruction a line, in
- * *asmCode (malloc'd: free() it). */
+/* The disassembly of [startAddr, endAddr) of <moduleName> as text, one instruction a line
+ * ("    11dd:\t55\tpushq\t%rbp\n"), in *asmCode (malloc'd: free() it). */
 int GetAsmCodeByAddr(const char *moduleName, unsigned long startAddr, unsigned long endAddr,
 		     char **asmCode);
 

@@ -350,6 +350,20 @@ class UTraceData(ctypes.Structure):
     ]
 
 
+class KperfUTraceOpts(ctypes.Structure):
+    _fields_ = [("sz", ctypes.c_size_t), ("ringBufferKb", c_uint)]
+
+
+class KperfUTraceStats(ctypes.Structure):
+    _fields_ = [
+        ("records", c_uint64),
+        ("dropped", c_uint64),
+        ("unattributed", c_uint64),
+        ("probes", c_uint),
+        ("ringBufferKb", c_uint),
+    ]
+
+
 # every mirrored struct, by its C name (the layout test walks this)
 ALL = {
     "Symbol": Symbol,
@@ -378,6 +392,8 @@ ALL = {
     "SymbolSource": SymbolSource,
     "UTraceAttr": UTraceAttr,
     "UTraceData": UTraceData,
+    "KperfUTraceOpts": KperfUTraceOpts,
+    "KperfUTraceStats": KperfUTraceStats,
 }
 
 # proc_data_types.h (ProcDataRead): generated mirrors, same checks

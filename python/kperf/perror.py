@@ -140,21 +140,22 @@ class Error:
     LIBPERF_ERR_KERNEL_TRACE_FAILED = 1099
     LIBPERF_ERR_INVALID_TRACE_CONF = 1100
 
-    # kperf-bpf's own codes (KPERF_*), for failures libkperf has no code for
+    # kperf-bpf's own codes (KPERF_*), for failures libkperf has no code for; those marked
+    # "not returned" named failures libkperf has a code for, which the library now returns
     KPERF_ERR_BASE = 2000
     KPERF_ERR_NO_BTF = 2001
-    KPERF_ERR_BPF_LOAD = 2002
-    KPERF_ERR_BPF_ATTACH = 2003
+    KPERF_ERR_BPF_LOAD = 2002  # not returned: LIBPERF_ERR_BPF_ACT_FAILED
+    KPERF_ERR_BPF_ATTACH = 2003  # not returned: LIBPERF_ERR_BPF_ACT_FAILED
     KPERF_ERR_INVALID_ATTR = 2004
-    KPERF_ERR_INVALID_CGROUP = 2005
-    KPERF_ERR_PMU_NOT_PRESENT = 2006
+    KPERF_ERR_INVALID_CGROUP = 2005  # not returned: LIBPERF_ERR_INVALID_CGROUP_LIST
+    KPERF_ERR_PMU_NOT_PRESENT = 2006  # not returned: the perf_event_open code
     KPERF_ERR_INVALID_FORMAT = 2009
-    KPERF_ERR_NO_TRACEFS = 2010
-    KPERF_ERR_INVALID_ID = 2011
-    KPERF_ERR_IO = 2012
-    KPERF_ERR_INVALID_ARG = 2013
+    KPERF_ERR_NO_TRACEFS = 2010  # not returned: LIBPERF_ERR_INVALID_EVENT
+    KPERF_ERR_INVALID_ID = 2011  # a cpu or socket that does not exist
+    KPERF_ERR_IO = 2012  # not returned: COMMON_ERR_WRITE
+    KPERF_ERR_INVALID_ARG = 2013  # a value out of range libkperf has no code for
     KPERF_ERR_NOT_ENABLED = 2014
-    KPERF_ERR_INVALID_BDF = 2015
+    KPERF_ERR_INVALID_BDF = 2015  # not returned: LIBPERF_ERR_INVALID_BDF_VALUE and others
     KPERF_ERR_NOT_SUPPORTED = 2016
 
     UNKNOWN_ERROR = 9999

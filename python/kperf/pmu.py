@@ -1003,10 +1003,11 @@ class PmuTraceData(_Block):
     def __init__(self, ptr=None, n=0):
         super().__init__(ptr, n)
         self._strs = _string_cache()
+        # the extensions (ret, nr) are one array beside the records: found once, indexed
+        self._ext = _lib.fn("KperfTraceGetExt")(self._ptr, 0) if self._ptr else None
 
     def _make(self, i, rec):
-        ext = _lib.fn("KperfTraceGetExt")(self._ptr, i)
-        return ImplPmuTraceData(rec, self._strs, ext.contents if ext else None)
+        return ImplPmuTraceData(rec, self._strs, self._ext[i] if self._ext else None)
 
 
 class ImplPmuDeviceData:
@@ -1275,8 +1276,9 @@ def get_field(pmu_data: ImplPmuData, field_name: str, value, size: Optional[int]
     """Copy the tracepoint field <field_name> of a sampled record into <value> (PmuGetField).
 
     value: create_string_buffer(N) for strings, a ctypes value (c_uint()) or
-    pointer(c_uint()) for numbers; a raw address needs size=. Returns 0, or -1
-    (kperf.error(): unknown field, buffer too small, not a tracepoint record).
+    pointer(c_uint()) for numbers; a raw address needs size=. Returns 0, or the error
+    code, as libkperf (kperf.error(): unknown field, buffer too small, not a tracepoint
+    record).
     """
     owner, index = _raw_source(pmu_data)
     name = _to_bytes(field_name, "field_name")
@@ -1363,14 +1365,14 @@ def get_device_metric(
 def get_cpu_freq(core: int) -> int:
     """The current frequency of CPU <core> in Hz (PmuGetCpuFreq), or -1 (kperf.error())."""
     if not (isinstance(core, int) and 0 <= core <= 0xFFFFFFFF):
-        _lib.set_state(Error.KPERF_ERR_INVALID_ID, f"cpu core {core!r} does not exist")
+        _lib.set_state(Error.LIBPERF_ERR_CPUFREQ_NOT_CONFIG, f"cpu core {core!r} does not exist")
         return -1
     return _call("PmuGetCpuFreq", core)
 
 
-def _core_list(name, ident, what):
+def _core_list(name, ident, what, code):
     if not (isinstance(ident, int) and 0 <= ident <= 0xFFFFFFFF):
-        _lib.set_state(Error.KPERF_ERR_INVALID_ID, f"{what} {ident!r} does not exist")
+        _lib.set_state(code, f"{what} {ident!r} does not exist")
         return []
     p = ctypes.POINTER(ctypes.c_uint)()
     n = _call(name, ident, ctypes.byref(p))
@@ -1381,12 +1383,14 @@ def _core_list(name, ident, what):
 
 def get_cluster_core(clusterId: int) -> List[int]:
     """The CPUs of cluster <clusterId> (PmuGetClusterCore); [] on failure (kperf.error())."""
-    return _core_list("PmuGetClusterCore", clusterId, "cluster")
+    return _core_list(
+        "PmuGetClusterCore", clusterId, "cluster", Error.LIBPERF_ERR_CLUSTER_ID_OVERSIZE
+    )
 
 
 def get_numa_core(numaId: int) -> List[int]:
     """The CPUs of NUMA node <numaId> (PmuGetNumaCore); [] on failure (kperf.error())."""
-    return _core_list("PmuGetNumaCore", numaId, "numa node")
+    return _core_list("PmuGetNumaCore", numaId, "numa node", Error.LIBPERF_ERR_KERNEL_NOT_SUPPORT)
 
 
 def trace_open(trace_type: PmuTraceType, pmu_trace_attr: Optional[PmuTraceAttr] = None) -> int:

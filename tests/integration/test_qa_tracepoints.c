@@ -158,7 +158,8 @@ Test(qa_tp, exec_filename_is_the_path_executed)
 	cr_assert_eq(PmuGetField(r.d[0].rawData, "filename", fname, (uint32_t)strlen(r.path) + 1),
 		     0, "%s", Perror());
 	memset(small, 'x', sizeof(small));
-	cr_assert_eq(PmuGetField(r.d[0].rawData, "filename", small, 4), -1);
+	cr_assert_eq(PmuGetField(r.d[0].rawData, "filename", small, 4),
+		     LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_assert(strstr(Perror(), "field 'filename'"), "%s", Perror());
 	for (size_t i = 0; i < sizeof(small); i++)
@@ -290,7 +291,8 @@ Test(qa_tp, field_errors_on_real_records)
 	int8_t tiny = 0;
 
 	cr_assert_eq(r.n, 1);
-	cr_assert_eq(PmuGetField(r.d[0].rawData, "filenam", buf, sizeof(buf)), -1);
+	cr_assert_eq(PmuGetField(r.d[0].rawData, "filenam", buf, sizeof(buf)),
+		     LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_assert(strstr(Perror(), "tracepoint sched:sched_process_exec has no field 'filenam' "
 				   "(did you mean filename?)"),
@@ -298,25 +300,28 @@ Test(qa_tp, field_errors_on_real_records)
 	cr_assert_null(PmuGetFieldExp(r.d[0].rawData, "nosuch"));
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_assert(strstr(Perror(), "its fields: filename, pid, old_pid"), "%s", Perror());
-	cr_assert_eq(PmuGetField(r.d[0].rawData, "pid", &tiny, sizeof(tiny)), -1);
+	cr_assert_eq(PmuGetField(r.d[0].rawData, "pid", &tiny, sizeof(tiny)),
+		     LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_assert_eq(tiny, 0, "a refused copy writes nothing");
-	cr_assert_eq(PmuGetField(NULL, "pid", &pid, sizeof(pid)), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
-	cr_assert_eq(PmuGetField(r.d[0].rawData, NULL, &pid, sizeof(pid)), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
-	cr_assert_eq(PmuGetField(r.d[0].rawData, "", &pid, sizeof(pid)), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
-	cr_assert_eq(PmuGetField(r.d[0].rawData, "pid", NULL, 4), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
+	cr_assert_eq(PmuGetField(NULL, "pid", &pid, sizeof(pid)), LIBPERF_ERR_INVALID_FIELD_ARGS);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
+	cr_assert_eq(PmuGetField(r.d[0].rawData, NULL, &pid, sizeof(pid)),
+		     LIBPERF_ERR_INVALID_FIELD_ARGS);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
+	cr_assert_eq(PmuGetField(r.d[0].rawData, "", &pid, sizeof(pid)),
+		     LIBPERF_ERR_INVALID_FIELD_ARGS);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
+	cr_assert_eq(PmuGetField(r.d[0].rawData, "pid", NULL, 4), LIBPERF_ERR_INVALID_FIELD_ARGS);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	/* a caller's copy of the struct still points at the record: accepted */
 	copy = *r.d[0].rawData;
 	cr_assert_eq(PmuGetField(&copy, "pid", &pid, sizeof(pid)), 0, "%s", Perror());
 	cr_assert_eq(pid, r.pid);
 	/* a struct of the caller's that points at bytes the library never returned */
 	copy.data = buf;
-	cr_assert_eq(PmuGetField(&copy, "pid", &pid, sizeof(pid)), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_PMU_DATA);
+	cr_assert_eq(PmuGetField(&copy, "pid", &pid, sizeof(pid)), LIBPERF_ERR_INVALID_FIELD_ARGS);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	/* success clears the error */
 	f = PmuGetFieldExp(r.d[0].rawData, "pid");
 	cr_assert_not_null(f);

@@ -440,12 +440,13 @@ Test(trace_errors, nonexistent_pid)
 	struct PmuTraceAttr a = { .pidList = pids, .numPid = 1 };
 	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts);
 
+	/* libkperf checks a trace's pids as PmuOpen's pidList: LIBPERF_ERR_INVALID_PIDLIST */
 	cr_assert_eq(KperfTraceOpen(TRACE_SYS_CALL, &a, &x), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_PID);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_PIDLIST);
 	cr_assert(strstr(Perror(), "999999999"), "%s", Perror());
 	pids[0] = -3;
 	cr_assert_eq(KperfTraceOpen(TRACE_SYS_CALL, &a, &x), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_PID);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_PIDLIST);
 	a.pidList = NULL;
 	cr_assert_eq(KperfTraceOpen(TRACE_SYS_CALL, &a, &x), -1);
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_PIDLIST);
@@ -461,9 +462,16 @@ Test(trace_errors, cpu_out_of_range)
 	cr_assert_eq(KperfTraceOpen(TRACE_SYS_CALL, &a, &x), -1);
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_CPULIST);
 	cr_assert(strstr(Perror(), "cpu 4096"), "%s", Perror());
-	cpus[1] = -1;
+	cpus[1] = -2;
 	cr_assert_eq(KperfTraceOpen(TRACE_SYS_CALL, &a, &x), -1);
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_CPULIST);
+	cr_assert(strstr(Perror(), "cpu -2 is out of range"), "%s", Perror());
+	/* the names are checked before the cpus, as libkperf does */
+	a.funcs = (const char *[]){ "opnat" };
+	a.numFuncs = 1;
+	cr_assert_eq(KperfTraceOpen(TRACE_SYS_CALL, &a, &x), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_SYSCALL_FUN);
+	cr_assert_eq(tu_bpf_fds(), 0);
 }
 
 Test(trace_errors, unknown_syscall)
@@ -478,7 +486,8 @@ Test(trace_errors, unknown_syscall)
 	cr_assert(strstr(Perror(), "did you mean openat"), "%s", Perror());
 	a.funcs = NULL;
 	cr_assert_eq(KperfTraceOpen(TRACE_SYS_CALL, &a, &x), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_SYSCALL_FUN);
+	cr_assert_str_eq(Perror(), "funcs is NULL but numFuncs is 2");
 }
 
 Test(trace_errors, invalid_handle)
@@ -522,7 +531,12 @@ Test(trace_errors, bad_attributes)
 	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts);
 
 	cr_assert_eq(KperfTraceOpen((enum PmuTraceType)7, &a, &x), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_TASK_TYPE);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_TRACE_TYPE);
+	/* libkperf checks the attributes' pointer first */
+	cr_assert_eq(PmuTraceOpen((enum PmuTraceType)7, NULL), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_NULL_POINTER);
+	cr_assert_eq(KperfTraceOpen(TRACE_SYS_CALL, NULL, &x), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_NULL_POINTER);
 	x.ringBufferKb = 4u << 20;
 	cr_assert_eq(KperfTraceOpen(TRACE_SYS_CALL, &a, &x), -1);
 	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ATTR);
@@ -531,15 +545,16 @@ Test(trace_errors, bad_attributes)
 	cr_assert_eq(KperfTraceOpen(TRACE_SYS_CALL, &a, &x), -1);
 	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ATTR);
 	x.fromExec = 0;
+	/* libkperf's cgroup codes: a path it cannot open, one that is not a cgroup */
 	x.cgroupPath = "/nonexistent-cgroup";
 	cr_assert_eq(KperfTraceOpen(TRACE_SYS_CALL, &a, &x), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_CGROUP);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_OPEN_INVALID_FILE);
 	x.cgroupPath = "/tmp";
 	cr_assert_eq(KperfTraceOpen(TRACE_SYS_CALL, &a, &x), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_CGROUP);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_CGROUP_LIST);
 	cr_assert(strstr(Perror(), "not a cgroup v2 directory"), "%s", Perror());
 	cr_assert_eq(PmuTraceRead(1, NULL), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_NULL_POINTER);
 }
 
 Test(trace_errors, missing_privileges)

@@ -189,7 +189,7 @@ Test(tp_fields, exec_filename_and_openat_arguments)
 	cr_expect_eq(exec_ring.s[0].pid, (uint32_t)c.pid);
 	/* a buffer one byte short of the path and its NUL is refused */
 	cr_expect_eq(PmuGetField(exec_ring.s[0].raw, "filename", fname, (uint32_t)strlen(path)),
-		     -1);
+		     LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	f = PmuGetFieldExp(exec_ring.s[0].raw, "filename");
 	cr_assert_not_null(f, "%s", Perror());
@@ -313,18 +313,20 @@ Test(tp_fields, events_found_by_id_alone)
 		  "%s", Perror());
 	kp_raw_data_free(raw);
 
-	/* an id no event has */
+	/* an id no event has: no format for it, libkperf's LIBPERF_ERR_FIND_FIELD_LOSS */
 	id = 65500;
 	memcpy(rec, &id, 2);
 	raw = kp_raw_data_new(rec, sizeof(rec));
-	cr_expect_eq(PmuGetField(raw, "common_pid", &pid, sizeof(pid)), -1);
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_EVENT);
+	cr_expect_eq(PmuGetField(raw, "common_pid", &pid, sizeof(pid)),
+		     LIBPERF_ERR_FIND_FIELD_LOSS);
+	cr_expect_eq(Perrorno(), LIBPERF_ERR_FIND_FIELD_LOSS);
 	cr_expect_str_eq(Perror(),
 			 "no tracepoint has id 65500 on this machine (the record is not a "
 			 "tracepoint record, or its event was removed)");
 	/* asked again: refused without scanning tracefs again */
-	cr_expect_eq(PmuGetField(raw, "common_pid", &pid, sizeof(pid)), -1);
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_EVENT);
+	cr_expect_eq(PmuGetField(raw, "common_pid", &pid, sizeof(pid)),
+		     LIBPERF_ERR_FIND_FIELD_LOSS);
+	cr_expect_eq(Perrorno(), LIBPERF_ERR_FIND_FIELD_LOSS);
 	kp_raw_data_free(raw);
 }
 

@@ -259,14 +259,15 @@ EXPORT int PmuGetField(struct SampleRawData *r, const char *name, void *value, u
 {
 	struct SampleRawField *f;
 
+	/* as libkperf: the code itself on failure */
 	last_size = (int)size;
 	if (!r)
-		return fail(KPERF_ERR_INVALID_ARG, "not a tracepoint record");
+		return fail(LIBPERF_ERR_INVALID_FIELD_ARGS, "not a tracepoint record"), err_code;
 	f = find_field(name);
 	if (!f)
-		return fail(LIBPERF_ERR_INVALID_FIELD_ARGS, "no such field");
+		return fail(LIBPERF_ERR_INVALID_FIELD_ARGS, "no such field"), err_code;
 	if (size < f->size)
-		return fail(LIBPERF_ERR_INVALID_FIELD_ARGS, "buffer too small");
+		return fail(LIBPERF_ERR_INVALID_FIELD_ARGS, "buffer too small"), err_code;
 	memcpy(value, r->data + f->offset, f->size);
 	ok();
 	return 0;
@@ -361,7 +362,7 @@ EXPORT int PmuGetNumaCore(unsigned node, unsigned **list)
 	unsigned *v;
 
 	if (node != 0)
-		return fail(KPERF_ERR_INVALID_ID, "no such numa node");
+		return fail(LIBPERF_ERR_KERNEL_NOT_SUPPORT, "no such numa node");
 	v = track(calloc(2, sizeof(*v)));
 	v[0] = 0;
 	v[1] = 1;
@@ -374,13 +375,13 @@ EXPORT int PmuGetClusterCore(unsigned id, unsigned **list)
 {
 	(void)id;
 	*list = NULL;
-	return fail(KPERF_ERR_INVALID_ID, "no clusters on this machine");
+	return fail(LIBPERF_ERR_CLUSTER_ID_OVERSIZE, "no clusters on this machine");
 }
 
 EXPORT int64_t PmuGetCpuFreq(unsigned core)
 {
 	if (core != 0)
-		return fail(KPERF_ERR_INVALID_ID, "no such core");
+		return fail(LIBPERF_ERR_CPUFREQ_NOT_CONFIG, "no such core");
 	ok();
 	return 2500000000LL;
 }

@@ -48,16 +48,16 @@ class TestTraceOpen:
 
     def test_nonexistent_pid(self):
         pid = free_pid()
-        trace_open_fails(E.LIBPERF_ERR_INVALID_PID, str(pid), pidList=[pid])
-        assert E.LIBPERF_ERR_INVALID_PID == 1018
+        trace_open_fails(E.LIBPERF_ERR_INVALID_PIDLIST, str(pid), pidList=[pid])
+        assert E.LIBPERF_ERR_INVALID_PIDLIST == 1004
 
     def test_negative_pid(self):
-        trace_open_fails(1018, "-5", pidList=[-5])
+        trace_open_fails(1004, "-5", pidList=[-5])
 
     def test_cpu_out_of_range(self):
         cpu = os.cpu_count() + 100
         trace_open_fails(E.LIBPERF_ERR_INVALID_CPULIST, str(cpu), cpuList=[cpu])
-        trace_open_fails(1003, "-1", cpuList=[-1])
+        trace_open_fails(1003, "-2", cpuList=[-2])
         assert E.LIBPERF_ERR_INVALID_CPULIST == 1003
 
     def test_attribute_out_of_range(self):
@@ -66,12 +66,12 @@ class TestTraceOpen:
         trace_open_fails(2004, "fromExec", fromExec=True)
 
     def test_bad_cgroup(self):
-        trace_open_fails(E.KPERF_ERR_INVALID_CGROUP, "/nonexistent", cgroupPath="/nonexistent")
-        trace_open_fails(2005, "/proc", "cgroup v2", cgroupPath="/proc")
+        trace_open_fails(E.LIBPERF_ERR_OPEN_INVALID_FILE, "/nonexistent", cgroupPath="/nonexistent")
+        trace_open_fails(1069, "/proc", "cgroup v2", cgroupPath="/proc")
 
     def test_unknown_trace_type(self):
         assert kperf.trace_open(7, kperf.PmuTraceAttr()) == -1
-        assert kperf.errorno() == E.LIBPERF_ERR_INVALID_TASK_TYPE == 1019
+        assert kperf.errorno() == E.LIBPERF_ERR_INVALID_TRACE_TYPE == 1038
         assert "7" in kperf.error()
 
     def test_invalid_handle(self):
@@ -174,6 +174,8 @@ class TestPythonArguments:
 
     def test_topology_ids_must_be_unsigned(self):
         assert kperf.get_cpu_freq(-1) == -1
-        assert kperf.errorno() == E.KPERF_ERR_INVALID_ID and "-1" in kperf.error()
-        assert kperf.get_numa_core(-1) == [] and kperf.errorno() == E.KPERF_ERR_INVALID_ID
+        assert kperf.errorno() == E.LIBPERF_ERR_CPUFREQ_NOT_CONFIG and "-1" in kperf.error()
+        assert kperf.get_numa_core(-1) == []
+        assert kperf.errorno() == E.LIBPERF_ERR_KERNEL_NOT_SUPPORT
         assert kperf.get_cluster_core(-3) == [] and "-3" in kperf.error()
+        assert kperf.errorno() == E.LIBPERF_ERR_CLUSTER_ID_OVERSIZE

@@ -76,9 +76,9 @@ def test_sampling_tracepoint_records_and_fields(workload):
         assert kperf.get_field(d, "ret", ctypes.pointer(ret)) == 0, kperf.error()
         assert ret.value == -errno.ENOENT
     small = ctypes.c_int8(0)
-    assert kperf.get_field(recs[0], "ret", small) == -1
+    assert kperf.get_field(recs[0], "ret", small) == E.LIBPERF_ERR_INVALID_FIELD_ARGS
     assert kperf.errorno() == E.LIBPERF_ERR_INVALID_FIELD_ARGS
-    assert kperf.get_field(recs[0], "no_such_field", ret) == -1
+    assert kperf.get_field(recs[0], "no_such_field", ret) == E.LIBPERF_ERR_INVALID_FIELD_ARGS
     assert kperf.errorno() == E.LIBPERF_ERR_INVALID_FIELD_ARGS and "no_such_field" in kperf.error()
     fmt = open("/sys/kernel/tracing/events/syscalls/sys_exit_openat/format").read()
     m = re.search(r"field:(long ret);\s*offset:(\d+);\s*size:(\d+);\s*signed:(\d)", fmt)
@@ -142,7 +142,7 @@ def test_open_errors():
 
     fails(E.LIBPERF_ERR_INVALID_EVENT, "no-such-event", evtList=["no-such-event"])
     pid = free_pid()
-    fails(E.LIBPERF_ERR_INVALID_PID, str(pid), evtList=["task-clock"], pidList=[pid])
+    fails(E.LIBPERF_ERR_INVALID_PIDLIST, str(pid), evtList=["task-clock"], pidList=[pid])
     cpu = os.cpu_count() + 50
     fails(E.LIBPERF_ERR_INVALID_CPULIST, str(cpu), evtList=["cpu-clock"], cpuList=[cpu])
     fails(E.LIBPERF_ERR_INVALID_TASK_TYPE, "7", task=7, evtList=["cpu-clock"])

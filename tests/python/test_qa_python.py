@@ -273,7 +273,7 @@ def test_exec_filename_through_python(workload):
     assert kperf.get_field(rec, "old_pid", ctypes.pointer(old_pid)) == 0
     assert old_pid.value == child
     small = create_string_buffer(len(path))  # one byte short of the NUL
-    assert kperf.get_field(rec, "filename", small) == -1
+    assert kperf.get_field(rec, "filename", small) == E.LIBPERF_ERR_INVALID_FIELD_ARGS
     assert kperf.errorno() == E.LIBPERF_ERR_INVALID_FIELD_ARGS
     assert "filename" in kperf.error()
     f = kperf.get_field_exp(rec, "filename")
@@ -352,19 +352,19 @@ def test_seed_failures_return_minus_one_with_a_reason():
          E.LIBPERF_ERR_INVALID_SYSCALL_FUN, "did you mean openat"),
         (lambda: kperf.trace_open(kperf.PmuTraceType.TRACE_SYS_CALL,
                                   kperf.PmuTraceAttr(pidList=[999999999])),
-         E.LIBPERF_ERR_INVALID_PID, "999999999"),
-        (lambda: kperf.get_cpu_freq(4096), E.KPERF_ERR_INVALID_ID, "cpu 4096"),
+         E.LIBPERF_ERR_INVALID_PIDLIST, "999999999"),
+        (lambda: kperf.get_cpu_freq(4096), E.LIBPERF_ERR_CPUFREQ_NOT_CONFIG, "cpu 4096"),
     ]
     if not has_uncore():
         cases.append((lambda: kperf.device_open(
             [kperf.PmuDeviceAttr(metric=kperf.PmuDeviceMetric.PMU_DDR_READ_BW)]),
-            E.KPERF_ERR_PMU_NOT_PRESENT, "PMU_DDR_READ_BW"))
+            E.LIBPERF_ERR_NOT_SUPPORT_METRIC, "PMU_DDR_READ_BW"))
     for call, code, text in cases:
         assert call() == -1
         assert kperf.errorno() == code, kperf.error()
         assert text in kperf.error(), kperf.error()
     # functions returning lists return an empty list, with the reason
     assert kperf.get_numa_core(4096) == []
-    assert kperf.errorno() == E.KPERF_ERR_INVALID_ID and "numa node 4096" in kperf.error()
+    assert kperf.errorno() == E.LIBPERF_ERR_KERNEL_NOT_SUPPORT and "numa node 4096" in kperf.error()
     assert kperf.get_cluster_core(4096) == []
-    assert kperf.errorno() == E.KPERF_ERR_INVALID_ID and "cluster 4096" in kperf.error()
+    assert kperf.errorno() == E.LIBPERF_ERR_CLUSTER_ID_OVERSIZE and "cluster 4096" in kperf.error()

@@ -61,7 +61,8 @@ def test_open_hardware_events_fail_cleanly_without_pmu():
     pmu_attr = kperf.PmuAttr(evtList=evtList)
     pd = kperf.open(kperf.PmuTaskType.COUNTING, pmu_attr)
     assert pd == -1
-    assert kperf.errorno() == kperf.Error.KPERF_ERR_PMU_NOT_PRESENT
+    # perf_event_open's ENOENT, as libkperf reports it
+    assert kperf.errorno() == kperf.Error.LIBPERF_ERR_OPEN_INVALID_FILE
     assert "cycles" in kperf.error()
 
 
@@ -191,7 +192,7 @@ def test_device_open_without_uncore_pmu():
     if any(d.startswith(("hisi_", "arm_cmn")) for d in os.listdir("/sys/bus/event_source/devices")):
         pytest.skip("this machine has uncore PMUs")
     assert pd == -1
-    assert kperf.errorno() == kperf.Error.KPERF_ERR_PMU_NOT_PRESENT
+    assert kperf.errorno() == kperf.Error.LIBPERF_ERR_NOT_SUPPORT_METRIC
     assert kperf.error()
 
 
@@ -212,7 +213,8 @@ def test_get_cpu_freq():
     core = os.cpu_count() + 4
     freq = kperf.get_cpu_freq(core)
     assert freq == -1
-    assert kperf.errorno() == kperf.Error.KPERF_ERR_INVALID_ID and str(core) in kperf.error()
+    assert kperf.errorno() == kperf.Error.LIBPERF_ERR_CPUFREQ_NOT_CONFIG
+    assert str(core) in kperf.error()
     cpu0_freq = kperf.get_cpu_freq(0)
     assert cpu0_freq > 0 or kperf.errorno() != 0, "-1 must come with a reason"
 
@@ -229,7 +231,7 @@ def test_get_cluster_core_and_numa_core():
         int(n[4:]) for n in os.listdir("/sys/devices/system/node") if re.fullmatch(r"node\d+", n)
     )
     if numaId not in nodes:
-        assert numa_cores == [] and kperf.errorno() == kperf.Error.KPERF_ERR_INVALID_ID
+        assert numa_cores == [] and kperf.errorno() == kperf.Error.LIBPERF_ERR_KERNEL_NOT_SUPPORT
     for node in nodes:
         text = open(f"/sys/devices/system/node/node{node}/cpulist").read().strip()
         cpus = []

@@ -279,14 +279,20 @@ Test(dump, null_data_and_path)
 {
 	char *path = tmp_path();
 
+	/* libkperf's codes: NULL pointers LIBPERF_ERR_NULL_POINTER, a path that cannot be
+	 * opened (the empty one) LIBPERF_ERR_PATH_INACCESSIBLE; the path is checked first */
 	cr_expect_eq(PmuDumpData(NULL, 3, path, 0), -1);
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_PMU_DATA);
+	cr_expect_eq(Perrorno(), LIBPERF_ERR_NULL_POINTER);
 	cr_expect_str_eq(Perror(), "pmuData is NULL but len is 3");
 	cr_expect_neq(access(path, F_OK), 0, "nothing created");
 	cr_expect_eq(PmuDumpData(data, 2, NULL, 0), -1);
-	cr_expect_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
+	cr_expect_eq(Perrorno(), LIBPERF_ERR_NULL_POINTER);
+	cr_expect_str_eq(Perror(), "filepath is NULL: give the file to dump the data to");
+	cr_expect_eq(PmuDumpData(NULL, 3, NULL, 0), -1);
+	cr_expect_str_eq(Perror(), "filepath is NULL: give the file to dump the data to");
 	cr_expect_eq(PmuDumpData(data, 2, "", 0), -1);
-	cr_expect_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
+	cr_expect_eq(Perrorno(), LIBPERF_ERR_PATH_INACCESSIBLE);
+	cr_expect_str_eq(Perror(), "filepath is empty: give the file to dump the data to");
 	/* nothing to write: the file is created empty */
 	cr_expect_eq(PmuDumpData(NULL, 0, path, 0), 0, "%s", Perror());
 	cr_expect_eq(access(path, F_OK), 0);
@@ -304,10 +310,10 @@ Test(dump, unwritable_paths)
 	cr_expect(strstr(Perror(), "Is a directory") != NULL, "%s", Perror());
 }
 
-Test(dump, full_disk_is_an_io_error)
+Test(dump, full_disk_is_a_write_error)
 {
 	cr_expect_eq(PmuDumpData(data, 2, "/dev/full", 1), -1);
-	cr_expect_eq(Perrorno(), KPERF_ERR_IO);
+	cr_expect_eq(Perrorno(), COMMON_ERR_WRITE);
 	cr_expect_str_eq(Perror(), "writing /dev/full failed: No space left on device");
 }
 

@@ -45,6 +45,27 @@ Test(cpulist, out_of_range_cpu_has_its_code)
 	cr_assert(strstr(Perror(), "cpu 4096 is out of range"), "%s", Perror());
 }
 
+Test(cpulist, minus_one_is_any_cpu)
+{
+	int any[] = { -1 }, mixed[] = { 0, -1 }, bad[] = { -2 }, many[4096] = { 0 };
+
+	/* libkperf takes -1 as "any cpu": the list lifts the cpu restriction */
+	kp_clear();
+	cr_assert_eq(kp_check_cpus(any, 1), 1);
+	cr_assert_eq(kp_check_cpus(mixed, 2), 1);
+	cr_assert_eq(kp_check_cpus(NULL, 0), 0);
+	cr_assert_eq(Perrorno(), SUCCESS);
+	cr_assert_lt(kp_check_cpus(bad, 1), 0);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_CPULIST);
+	cr_assert(strstr(Perror(), "cpu -2 is out of range"), "%s", Perror());
+	cr_assert_lt(kp_check_cpus(NULL, 1), 0);
+	cr_assert_str_eq(Perror(), "the cpu list is NULL but its length is 1");
+	/* more entries than cpus: refused before looking at them, as libkperf does */
+	cr_assert_lt(kp_check_cpus(many, 4096), 0);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_CPULIST);
+	cr_assert(strstr(Perror(), "the cpu list has 4096 entries"), "%s", Perror());
+}
+
 static int destroyed;
 
 static void destroy(void *obj)
@@ -165,6 +186,31 @@ Test(errors, public_fail_fills_a_message)
 	kp_clear();
 	kp_public_fail(-EPERM);
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_NO_PERMISSION);
+}
+
+/* perf_event_open's errno as libkperf's MapErrno files it */
+Test(errors, perf_event_open_errno_codes)
+{
+	cr_assert_eq(kp_perf_errno_code(-ENOENT), LIBPERF_ERR_OPEN_INVALID_FILE);
+	cr_assert_eq(kp_perf_errno_code(ENOENT), LIBPERF_ERR_OPEN_INVALID_FILE);
+	cr_assert_eq(kp_perf_errno_code(-EOPNOTSUPP), LIBPERF_ERR_INVALID_EVENT);
+	cr_assert_eq(kp_perf_errno_code(-EINVAL), LIBPERF_ERR_DEVICE_INVAL);
+	cr_assert_eq(kp_perf_errno_code(-EACCES), LIBPERF_ERR_NO_PERMISSION);
+	cr_assert_eq(kp_perf_errno_code(-EPERM), LIBPERF_ERR_NO_PERMISSION);
+	cr_assert_eq(kp_perf_errno_code(-EBUSY), LIBPERF_ERR_DEVICE_BUSY);
+	cr_assert_eq(kp_perf_errno_code(-ESRCH), LIBPERF_ERR_NO_PROC);
+	cr_assert_eq(kp_perf_errno_code(-EMFILE), LIBPERF_ERR_TOO_MANY_FD);
+	cr_assert_eq(kp_perf_errno_code(-ENFILE), LIBPERF_ERR_TOO_MANY_FD);
+	cr_assert_eq(kp_perf_errno_code(-ENODEV), UNKNOWN_ERROR);
+}
+
+Test(errors, recode_keeps_the_message)
+{
+	kp_clear();
+	cr_assert_eq(kp_fail(KPERF_ERR_INVALID_ID, -ENOENT, "cpu 9 does not exist"), -ENOENT);
+	cr_assert_eq(kp_fail_recode(LIBPERF_ERR_CPUFREQ_NOT_CONFIG, -ENOENT), -ENOENT);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_CPUFREQ_NOT_CONFIG);
+	cr_assert_str_eq(Perror(), "cpu 9 does not exist");
 }
 
 Test(util, edit_distance)

@@ -216,7 +216,12 @@ Test(export, go_tool_pprof_reads_it)
 Test(export, pprof_unwritable_path)
 {
 	cr_assert_lt(kp_export_pprof("/nonexistent/dir/x.pb.gz", recs, NRECS, NULL), 0);
-	cr_assert_eq(Perrorno(), KPERF_ERR_IO);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_PATH_INACCESSIBLE);
+	cr_assert_str_eq(Perror(),
+			 "cannot write /nonexistent/dir/x.pb.gz: No such file or directory");
+	cr_assert_lt(kp_export_pprof("/dev/full", recs, NRECS, NULL), 0);
+	cr_assert_eq(Perrorno(), COMMON_ERR_WRITE);
+	cr_assert_str_eq(Perror(), "cannot write /dev/full");
 }
 
 Test(export, profile_json)

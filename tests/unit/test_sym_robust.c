@@ -389,6 +389,7 @@ Test(sym_robust, mapping_overlaps_are_cut)
 	cr_assert_eq(Perrorno(), LIBSYM_ERR_PARAM_PID_INVALID);
 }
 
+/* as libkperf's int calls of symbol.h, these return the code itself */
 Test(sym_robust, record_file_errors)
 {
 	char path[128], lib[PATH_MAX];
@@ -397,22 +398,22 @@ Test(sym_robust, record_file_errors)
 	cr_assert_eq(SymResolverRecordElf(lib), 0, "%s", Perror());
 	cr_assert_eq(SymResolverRecordDwarf(lib), 0, "%s", Perror());
 
-	cr_assert_eq(SymResolverRecordElf("/nonexistent/libx.so"), -1);
+	cr_assert_eq(SymResolverRecordElf("/nonexistent/libx.so"), LIBSYM_ERR_OPEN_FILE_FAILED);
 	cr_assert_eq(Perrorno(), LIBSYM_ERR_OPEN_FILE_FAILED);
 	cr_assert(strstr(Perror(), "/nonexistent/libx.so"), "%s", Perror());
 
-	cr_assert_eq(SymResolverRecordElf(dir), -1);
+	cr_assert_eq(SymResolverRecordElf(dir), LIBSYM_ERR_FILE_NOT_RGE);
 	cr_assert_eq(Perrorno(), LIBSYM_ERR_FILE_NOT_RGE);
 
 	snprintf(path, sizeof(path), "%s/empty", dir);
 	cr_assert_eq(sh(": > '%s'", path), 0);
-	cr_assert_eq(SymResolverRecordElf(path), -1);
+	cr_assert_eq(SymResolverRecordElf(path), LIBSYM_ERR_ELFIN_FOMAT_FAILED);
 	cr_assert_eq(Perrorno(), LIBSYM_ERR_ELFIN_FOMAT_FAILED);
 	cr_assert(strstr(Perror(), path), "%s", Perror());
 
 	snprintf(path, sizeof(path), "%s/text", dir);
 	cr_assert_eq(sh("echo 'not an ELF at all' > '%s'", path), 0);
-	cr_assert_eq(SymResolverRecordElf(path), -1);
+	cr_assert_eq(SymResolverRecordElf(path), LIBSYM_ERR_ELFIN_FOMAT_FAILED);
 	cr_assert_eq(Perrorno(), LIBSYM_ERR_ELFIN_FOMAT_FAILED);
 
 	/* a copy without DWARF: it has the build-id of libwl.so, which has DWARF: the same build */
@@ -422,17 +423,17 @@ Test(sym_robust, record_file_errors)
 	/* alone, without DWARF and no debug file */
 	SymResolverDestroy();
 	cr_assert_eq(SymResolverRecordElf(path), 0, "%s", Perror());
-	cr_assert_eq(SymResolverRecordDwarf(path), -1);
+	cr_assert_eq(SymResolverRecordDwarf(path), LIBSYM_ERR_DWARF_FORMAT_FAILED);
 	cr_assert_eq(Perrorno(), LIBSYM_ERR_DWARF_FORMAT_FAILED);
 	cr_assert(strstr(Perror(), "no DWARF"), "%s", Perror());
 
 	/* an object file is not an executable or a library */
 	snprintf(path, sizeof(path), "%s/x.o", dir);
 	cr_assert_eq(sh("echo 'int f(void){return 1;}' | cc -x c -c -o '%s' -", path), 0);
-	cr_assert_eq(SymResolverRecordElf(path), -1);
+	cr_assert_eq(SymResolverRecordElf(path), LIBSYM_ERR_ELFIN_FOMAT_FAILED);
 	cr_assert_eq(Perrorno(), LIBSYM_ERR_ELFIN_FOMAT_FAILED);
 
-	cr_assert_eq(SymResolverRecordElf(NULL), -1);
+	cr_assert_eq(SymResolverRecordElf(NULL), LIBSYM_ERR_OPEN_FILE_FAILED);
 	cr_assert_eq(Perrorno(), LIBSYM_ERR_OPEN_FILE_FAILED);
 }
 

@@ -109,14 +109,15 @@ Test(topo, kunpeng_numa_does_not_exist)
 	unsigned *list = (unsigned *)1;
 
 	use("kunpeng920");
+	/* libkperf's codes: a node it cannot read is LIBPERF_ERR_KERNEL_NOT_SUPPORT */
 	cr_assert_eq(PmuGetNumaCore(4, &list), -1);
 	cr_assert_null(list);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ID);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_KERNEL_NOT_SUPPORT);
 	cr_assert_str_eq(Perror(), "numa node 4 does not exist: this machine has numa nodes 0-3");
 	cr_assert_eq(PmuGetNumaCore(0x80000000u, &list), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ID);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_KERNEL_NOT_SUPPORT);
 	cr_assert_eq(PmuGetNumaCore(0, NULL), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_NULL_POINTER);
 }
 
 Test(topo, kunpeng_cluster_cores)
@@ -145,10 +146,12 @@ Test(topo, kunpeng_cluster_does_not_exist)
 	use("kunpeng920");
 	cr_assert_eq(PmuGetClusterCore(8, &list), -1);
 	cr_assert_null(list);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ID);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_CLUSTER_ID_OVERSIZE);
 	cr_assert_str_eq(Perror(), "cluster 8 does not exist: this machine has clusters 0-7");
+	cr_assert_eq(PmuGetClusterCore(0x80000000u, &list), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_CLUSTER_ID_OVERSIZE);
 	cr_assert_eq(PmuGetClusterCore(1, NULL), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_NULL_POINTER);
 }
 
 Test(topo, kunpeng_socket_cores)
@@ -183,11 +186,12 @@ Test(topo, kunpeng_cpu_freq_from_cpufreq)
 Test(topo, cpu_freq_of_missing_core)
 {
 	use("kunpeng920");
+	/* libkperf: no cpufreq file for the core, LIBPERF_ERR_CPUFREQ_NOT_CONFIG */
 	cr_assert_eq(PmuGetCpuFreq(32), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ID);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_CPUFREQ_NOT_CONFIG);
 	cr_assert(strstr(Perror(), "cpu 32 does not exist"), "%s", Perror());
 	cr_assert_eq(PmuGetCpuFreq(0xffffffffu), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ID);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_CPUFREQ_NOT_CONFIG);
 }
 
 /* ---- x86: 2 sockets x 4 cores x 2 threads, one L3 per socket, no cluster ids ---- */
@@ -432,7 +436,7 @@ Test(topo, real_machine_cpu_freq)
 	}
 	if (before < 0) {
 		cr_assert_eq(got, -1);
-		cr_assert_eq(Perrorno(), LIBPERF_ERR_KERNEL_NOT_SUPPORT);
+		cr_assert_eq(Perrorno(), LIBPERF_ERR_CPUFREQ_NOT_CONFIG);
 		return;
 	}
 	lo = before < after ? before : after;

@@ -127,10 +127,10 @@ Test(uncore, bdf_list_without_pmus)
 	use("x86_2s");
 	cr_assert_null(PmuDeviceBdfList(PMU_BDF_TYPE_PCIE, &n));
 	cr_assert_eq(n, 0);
-	cr_assert_eq(Perrorno(), KPERF_ERR_PMU_NOT_PRESENT);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_NOT_SUPPORT_PCIE_COUNTING);
 	cr_assert(strstr(Perror(), "no HiSilicon PCIe PMU (hisi_pcie*_core*"), "%s", Perror());
 	cr_assert_null(PmuDeviceBdfList(PMU_BDF_TYPE_SMMU, &n));
-	cr_assert_eq(Perrorno(), KPERF_ERR_PMU_NOT_PRESENT);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_NOT_SUPPORT_METRIC);
 	cr_assert(strstr(Perror(), "no SMMUv3 PMCG (smmuv3_pmcg_*"), "%s", Perror());
 }
 
@@ -140,12 +140,12 @@ Test(uncore, bdf_list_bad_arguments)
 
 	use("kunpeng920");
 	cr_assert_null(PmuDeviceBdfList((enum PmuBdfType)5, &n));
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_PMU_BDF_TYPE);
 	cr_assert_str_eq(Perror(),
 			 "PmuDeviceBdfList: 5 is not a PmuBdfType (PMU_BDF_TYPE_PCIE = 0, "
 			 "PMU_BDF_TYPE_SMMU = 1)");
 	cr_assert_null(PmuDeviceBdfList(PMU_BDF_TYPE_PCIE, NULL));
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_NULL_POINTER);
 }
 
 /* ---- the events PmuDeviceOpen opens ---- */
@@ -386,39 +386,39 @@ Test(uncore, open_null_or_empty)
 
 	use("kunpeng920");
 	cr_assert_eq(PmuDeviceOpen(NULL, 1), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_PMU_DEVICES_NULL);
 	cr_assert_str_eq(Perror(),
 			 "no device metric given: PmuDeviceAttr array is NULL and its length 1");
 	cr_assert_eq(PmuDeviceOpen(&attr, 0), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_PMU_DEVICES_NULL);
 }
 
 Test(uncore, open_invalid_metric)
 {
 	use("kunpeng920");
 	cr_assert_eq(open1((enum PmuDeviceMetric)99, NULL, NULL), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_METRIC_TYPE);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_PMU_DEVICES_METRIC);
 	cr_assert_str_eq(Perror(),
 			 "PmuDeviceAttr 0: 99 is not a PmuDeviceMetric (0 PMU_DDR_READ_BW "
 			 ".. 15 PMU_HHA_CROSS_SOCKET)");
 	cr_assert_eq(open1((enum PmuDeviceMetric) - 1, NULL, NULL), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_METRIC_TYPE);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_PMU_DEVICES_METRIC);
 }
 
 Test(uncore, open_missing_or_malformed_bdf)
 {
 	use("kunpeng920");
 	cr_assert_eq(open1(PMU_PCIE_RX_MRD_BW, NULL, NULL), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_BDF);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_PMU_DEVICES_BDF);
 	cr_assert_str_eq(Perror(), "PMU_PCIE_RX_MRD_BW needs PmuDeviceAttr.bdf: the PCI device to "
 				   "measure, e.g. \"01:00.0\" (PmuDeviceBdfList lists them)");
 	cr_assert_eq(open1(PMU_PCIE_RX_MWR_LAT, "01:00.0", NULL), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_BDF);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_NOT_SUPPORT_PCIE_PORT);
 	cr_assert(strstr(Perror(),
 			 "PMU_PCIE_RX_MWR_LAT needs PmuDeviceAttr.port: the PCI root port"),
 		  "%s", Perror());
 	cr_assert_eq(open1(PMU_SMMU_TRAN, "1:2:3", NULL), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_BDF);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_BDF_VALUE);
 	cr_assert_str_eq(Perror(), "PMU_SMMU_TRAN: bdf \"1:2:3\" is not a PCI address of the form "
 				   "bb:dd.f or dddd:bb:dd.f (hex, device <= 1f, function <= 7)");
 }
@@ -427,18 +427,18 @@ Test(uncore, open_bdf_not_covered)
 {
 	use("kunpeng920");
 	cr_assert_eq(open1(PMU_PCIE_TX_MRD_BW, "7d:00.0", NULL), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_BDF);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_NOT_SUPPORT_PCIE_BDF);
 	cr_assert_str_eq(Perror(),
 			 "PMU_PCIE_TX_MRD_BW: bdf 7d:00.0 is not below a root port that "
 			 "a HiSilicon PCIe PMU monitors; the bdfs it can measure: 01:00.0, "
 			 "02:00.0, 02:00.1, 81:00.0");
 	cr_assert_eq(open1(PMU_SMMU_TRAN, "81:00.0", NULL), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_BDF);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_NOT_SUPPORT_SMMU_BDF);
 	cr_assert_str_eq(Perror(),
 			 "PMU_SMMU_TRAN: bdf 81:00.0 is not behind an SMMU that has an "
 			 "SMMUv3 PMCG; the bdfs it can measure: 01:00.0, 02:00.0, 02:00.1");
 	cr_assert_eq(open1(PMU_PCIE_RX_MRD_LAT, NULL, "80:04.0"), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_BDF);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_NOT_SUPPORT_PCIE_PORT);
 	cr_assert_str_eq(Perror(),
 			 "PMU_PCIE_RX_MRD_LAT: 80:04.0 is not a root port that a HiSilicon "
 			 "PCIe PMU monitors; the root ports they monitor: 00:00.0, 00:04.0, "
@@ -449,18 +449,18 @@ Test(uncore, x86_fixture_lacks_hisilicon_pmus)
 {
 	use("x86_2s");
 	cr_assert_eq(open1(PMU_L3_LAT, NULL, NULL), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_PMU_NOT_PRESENT);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_NOT_SUPPORT_METRIC);
 	cr_assert(strstr(Perror(), "PMU_L3_LAT needs a HiSilicon L3C PMU v2 (hisi_sccl*_l3c* with "
 				   "the tt_core filter); this machine has none"),
 		  "%s", Perror());
 	cr_assert_eq(open1(PMU_HHA_CROSS_SOCKET, NULL, NULL), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_PMU_NOT_PRESENT);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_NOT_SUPPORT_METRIC);
 	cr_assert_eq(open1(PMU_PCIE_RX_MWR_BW, "00:00.0", NULL), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_PMU_NOT_PRESENT);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_NOT_SUPPORT_PCIE_COUNTING);
 	cr_assert(strstr(Perror(), "PMU_PCIE_RX_MWR_BW needs a HiSilicon PCIe PMU"), "%s",
 		  Perror());
 	cr_assert_eq(open1(PMU_SMMU_TRAN, "00:00.0", NULL), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_PMU_NOT_PRESENT);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_NOT_SUPPORT_METRIC);
 	cr_assert(strstr(Perror(), "PMU_SMMU_TRAN needs an SMMUv3 PMCG"), "%s", Perror());
 }
 
@@ -470,7 +470,8 @@ Test(uncore, kunpeng_open_reaches_pmuopen)
 {
 	use("kunpeng920");
 	cr_assert_eq(open1(PMU_DDR_READ_BW, NULL, NULL), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_PMU_NOT_PRESENT, "%d %s", Perrorno(), Perror());
+	/* perf_event_open: ENOENT for the unknown type, libkperf's OPEN_INVALID_FILE */
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_OPEN_INVALID_FILE, "%d %s", Perrorno(), Perror());
 	cr_assert(strstr(Perror(), "hisi_sccl1_ddrc0/flux_rd/"), "%s", Perror());
 }
 
@@ -518,8 +519,12 @@ Test(uncore, real_machine_refuses_every_metric)
 		if (sys_has_pmu(needs[m]))
 			continue; /* a machine with that hardware: not what this test is about */
 		cr_assert_eq(open1((enum PmuDeviceMetric)m, "00:00.0", "00:00.0"), -1);
-		cr_assert_eq(Perrorno(), KPERF_ERR_PMU_NOT_PRESENT, "%s: %d %s",
-			     kp_unc_metric_name(m), Perrorno(), Perror());
+		/* libkperf: no PCIe PMU is NOT_SUPPORT_PCIE_COUNTING, any other missing PMU
+		 * NOT_SUPPORT_METRIC */
+		cr_assert_eq(Perrorno(),
+			     needs[m] == pcie ? LIBPERF_ERR_NOT_SUPPORT_PCIE_COUNTING :
+						LIBPERF_ERR_NOT_SUPPORT_METRIC,
+			     "%s: %d %s", kp_unc_metric_name(m), Perrorno(), Perror());
 		snprintf(want, sizeof(want), "%s needs ", kp_unc_metric_name(m));
 		cr_assert(!strncmp(Perror(), want, strlen(want)), "%s", Perror());
 		cr_assert(strstr(Perror(), "; this machine has none (see /sys/bus/event_source/"
@@ -771,19 +776,26 @@ Test(uncore, aggregation_bad_input)
 	struct PmuData good = rec("hisi_sccl1_ddrc2/flux_rd/", 8, 3);
 	struct PmuData nocpu = rec("hisi_sccl1_ddrc2/flux_rd/", -1, 3);
 	struct PmuData badcpu = rec("hisi_sccl1_ddrc2/flux_rd/", 99, 3);
+	struct PmuData other = rec("cpu-clock", 0, 3);
 	struct PmuDeviceAttr a = { PMU_DDR_READ_BW }, bad = { (enum PmuDeviceMetric)16 };
 	struct PmuDeviceData *out = (struct PmuDeviceData *)1;
 
 	use("kunpeng920");
 	cr_assert_eq(PmuGetDevMetric(&good, 1, &a, 1, NULL), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_NULL_POINTER);
 	cr_assert_eq(PmuGetDevMetric(NULL, 3, &a, 1, &out), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_MTRIC_PARAM);
+	cr_assert_str_eq(Perror(), "PmuGetDevMetric: no PmuData records to compute the metrics "
+				   "from (pmuData NULL, len 3, attr set, attrLen 1)");
 	cr_assert_null(out);
 	cr_assert_eq(PmuGetDevMetric(&good, 1, NULL, 1, &out), -1);
-	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_MTRIC_PARAM);
+	cr_assert_eq(PmuGetDevMetric(&good, 1, &a, 0, &out), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_MTRIC_PARAM);
+	cr_assert_str_eq(Perror(), "PmuGetDevMetric: no PmuDeviceAttr metric asked for (pmuData "
+				   "set, len 1, attr set, attrLen 0)");
 	cr_assert_eq(PmuGetDevMetric(&good, 1, &bad, 1, &out), -1);
-	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_METRIC_TYPE);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_PMU_DEVICES_METRIC);
 	cr_assert_eq(PmuGetDevMetric(&nocpu, 1, &a, 1, &out), -1);
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_PMU_DATA);
 	cr_assert_str_eq(Perror(),
@@ -793,10 +805,18 @@ Test(uncore, aggregation_bad_input)
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_PMU_DATA);
 	cr_assert(strstr(Perror(), "counted on cpu 99, which this machine does not have"), "%s",
 		  Perror());
-	/* nothing read yet: no values, and no error */
-	cr_assert_eq(PmuGetDevMetric(NULL, 0, &a, 1, &out), 0);
+	/* nothing read yet, or nothing of the metric: an error, as libkperf (not an empty
+	 * result that hides the mistake) */
+	cr_assert_eq(PmuGetDevMetric(NULL, 0, &a, 1, &out), -1);
 	cr_assert_null(out);
-	cr_assert_eq(Perrorno(), SUCCESS);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_MTRIC_PARAM);
+	cr_assert_eq(PmuGetDevMetric(&good, 0, &a, 1, &out), -1);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_INVALID_MTRIC_PARAM);
+	cr_assert_eq(PmuGetDevMetric(&other, 1, &a, 1, &out), -1);
+	cr_assert_null(out);
+	cr_assert_eq(Perrorno(), LIBPERF_ERR_PMU_DATA_NO_FOUND);
+	cr_assert_str_eq(Perror(), "no PmuData record is an event of PMU_DDR_READ_BW: pass the "
+				   "records read from the PmuDeviceOpen task of that metric");
 	DevDataFree(NULL);
 	DevDataFree((struct PmuDeviceData *)&good); /* never returned: ignored */
 }

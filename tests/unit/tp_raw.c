@@ -186,14 +186,14 @@ Test(tp_raw, buffer_too_small_writes_nothing)
 	build(rec);
 	raw = new_rec(rec, sizeof(rec));
 	memset(buf, 0x55, sizeof(buf));
-	cr_assert_eq(PmuGetField(raw, "s64", buf, 4), -1);
+	cr_assert_eq(PmuGetField(raw, "s64", buf, 4), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect_str_eq(Perror(), "field 's64' (long s64, 8 bytes in the format) needs a buffer "
 				   "of 8 bytes; the buffer has 4");
 	cr_expect_eq(buf[0], 0x55);
-	cr_expect_eq(PmuGetField(raw, "u16", buf, 1), -1);
+	cr_expect_eq(PmuGetField(raw, "u16", buf, 1), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
-	cr_expect_eq(PmuGetField(raw, "u16", buf, 0), -1);
+	cr_expect_eq(PmuGetField(raw, "u16", buf, 0), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	/* a success clears the error */
 	cr_expect_eq(PmuGetField(raw, "u16", buf, 2), 0);
@@ -215,7 +215,7 @@ Test(tp_raw, char_array_is_a_terminated_string)
 	cr_expect_eq(buf[9], 'x', "nothing written after the NUL");
 	cr_expect_eq(PmuGetField(raw, "comm", buf, 9), 0, "exact fit");
 	cr_expect_str_eq(buf, "worker-7");
-	cr_expect_eq(PmuGetField(raw, "comm", buf, 8), -1);
+	cr_expect_eq(PmuGetField(raw, "comm", buf, 8), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect(strstr(Perror(), "needs a buffer of 9 bytes; the buffer has 8") != NULL, "%s",
 		  Perror());
@@ -224,7 +224,7 @@ Test(tp_raw, char_array_is_a_terminated_string)
 	/* 16 characters without a NUL: 17 bytes are needed for the terminated copy */
 	memcpy(rec + 48, "0123456789abcdef", 16);
 	raw = new_rec(rec, sizeof(rec));
-	cr_expect_eq(PmuGetField(raw, "comm", buf, 16), -1);
+	cr_expect_eq(PmuGetField(raw, "comm", buf, 16), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect_eq(PmuGetField(raw, "comm", buf, 17), 0);
 	cr_expect_str_eq(buf, "0123456789abcdef");
@@ -244,14 +244,14 @@ Test(tp_raw, data_loc_rel_loc_and_arrays)
 	cr_assert_eq(PmuGetField(raw, "name", buf, sizeof(buf)), 0, "%s", Perror());
 	cr_expect_str_eq(buf, "hello");
 	cr_expect_eq(PmuGetField(raw, "name", buf, 6), 0);
-	cr_expect_eq(PmuGetField(raw, "name", buf, 5), -1);
+	cr_expect_eq(PmuGetField(raw, "name", buf, 5), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_assert_eq(PmuGetField(raw, "rname", buf, sizeof(buf)), 0, "%s", Perror());
 	cr_expect_str_eq(buf, "rel");
 	cr_assert_eq(PmuGetField(raw, "stack", stack, sizeof(stack)), 0, "%s", Perror());
 	cr_expect(stack[0] == 1 && stack[1] == 2 && stack[2] == 3);
 	cr_expect_eq(stack[3], 9, "only the payload is written");
-	cr_expect_eq(PmuGetField(raw, "stack", stack, 16), -1);
+	cr_expect_eq(PmuGetField(raw, "stack", stack, 16), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect(strstr(Perror(), "needs a buffer of 24 bytes") != NULL, "%s", Perror());
 	cr_assert_eq(PmuGetField(raw, "mac", mac, sizeof(mac)), 0);
@@ -271,7 +271,7 @@ Test(tp_raw, data_loc_string_without_nul_and_empty)
 	loc = 3u << 16 | 84;
 	memcpy(rec + 64, &loc, 4);
 	raw = new_rec(rec, sizeof(rec));
-	cr_expect_eq(PmuGetField(raw, "name", buf, 3), -1);
+	cr_expect_eq(PmuGetField(raw, "name", buf, 3), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect_eq(PmuGetField(raw, "name", buf, 4), 0);
 	cr_expect_str_eq(buf, "abc");
 	kp_raw_data_free(raw);
@@ -303,7 +303,8 @@ Test(tp_raw, data_loc_outside_the_record_is_refused)
 		memcpy(rec + 64, &bad_locs[i], 4);
 		raw = new_rec(rec, sizeof(rec));
 		memset(buf, 0, sizeof(buf));
-		cr_expect_eq(PmuGetField(raw, "name", buf, sizeof(buf)), -1, "loc %zu", i);
+		cr_expect_eq(PmuGetField(raw, "name", buf, sizeof(buf)),
+			     LIBPERF_ERR_INVALID_PMU_DATA, "loc %zu", i);
 		cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_PMU_DATA, "loc %zu", i);
 		cr_expect(strstr(Perror(), "of a record of 120 bytes: the record is truncated or "
 					   "corrupt") != NULL,
@@ -323,7 +324,7 @@ Test(tp_raw, data_loc_outside_the_record_is_refused)
 	build(rec);
 	memcpy(rec + 68, &(uint32_t){ 4u << 16 | 48 }, 4);
 	raw = new_rec(rec, sizeof(rec));
-	cr_expect_eq(PmuGetField(raw, "rname", buf, sizeof(buf)), -1);
+	cr_expect_eq(PmuGetField(raw, "rname", buf, sizeof(buf)), LIBPERF_ERR_INVALID_PMU_DATA);
 	cr_expect_str_eq(Perror(), "field 'rname' points at bytes 120-124 of a record of 120 "
 				   "bytes: the record is truncated or corrupt");
 	kp_raw_data_free(raw);
@@ -340,7 +341,7 @@ Test(tp_raw, truncated_record)
 	raw = new_rec(rec, 50); /* comm (48..64) is cut */
 	cr_expect_eq(PmuGetField(raw, "u16", &u16, sizeof(u16)), 0, "fields before the cut decode");
 	cr_expect_eq(u16, 65000);
-	cr_expect_eq(PmuGetField(raw, "comm", buf, sizeof(buf)), -1);
+	cr_expect_eq(PmuGetField(raw, "comm", buf, sizeof(buf)), LIBPERF_ERR_INVALID_PMU_DATA);
 	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_PMU_DATA);
 	cr_expect_str_eq(Perror(), "field 'comm' points at bytes 48-64 of a record of 50 bytes: "
 				   "the record is truncated or corrupt");
@@ -376,7 +377,7 @@ Test(tp_raw, unknown_field_names_the_fields)
 
 	build(rec);
 	raw = new_rec(rec, sizeof(rec));
-	cr_expect_eq(PmuGetField(raw, "nam", buf, sizeof(buf)), -1);
+	cr_expect_eq(PmuGetField(raw, "nam", buf, sizeof(buf)), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect_str_eq(Perror(), "tracepoint test:allkinds has no field 'nam' (did you mean "
 				   "name?) (its fields: s8, s16, u16, s32, u32, s64, u64, ptr, "
@@ -395,20 +396,20 @@ Test(tp_raw, null_arguments)
 
 	build(rec);
 	raw = new_rec(rec, sizeof(rec));
-	cr_expect_eq(PmuGetField(NULL, "name", buf, sizeof(buf)), -1);
-	cr_expect_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
+	cr_expect_eq(PmuGetField(NULL, "name", buf, sizeof(buf)), LIBPERF_ERR_INVALID_FIELD_ARGS);
+	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect(strstr(Perror(), "rawData is NULL") != NULL);
-	cr_expect_eq(PmuGetField(raw, NULL, buf, sizeof(buf)), -1);
-	cr_expect_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
-	cr_expect_eq(PmuGetField(raw, "", buf, sizeof(buf)), -1);
-	cr_expect_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
-	cr_expect_eq(PmuGetField(raw, "name", NULL, 8), -1);
-	cr_expect_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
+	cr_expect_eq(PmuGetField(raw, NULL, buf, sizeof(buf)), LIBPERF_ERR_INVALID_FIELD_ARGS);
+	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
+	cr_expect_eq(PmuGetField(raw, "", buf, sizeof(buf)), LIBPERF_ERR_INVALID_FIELD_ARGS);
+	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
+	cr_expect_eq(PmuGetField(raw, "name", NULL, 8), LIBPERF_ERR_INVALID_FIELD_ARGS);
+	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect_str_eq(Perror(), "value is NULL: pass a buffer for the field");
 	cr_expect_null(PmuGetFieldExp(NULL, "name"));
-	cr_expect_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
+	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect_null(PmuGetFieldExp(raw, NULL));
-	cr_expect_eq(Perrorno(), KPERF_ERR_INVALID_ARG);
+	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	kp_raw_data_free(raw);
 }
 
@@ -419,8 +420,9 @@ Test(tp_raw, foreign_and_freed_records_are_refused)
 	uint16_t u16 = 0;
 
 	build(rec);
-	cr_expect_eq(PmuGetField(&fake, "u16", &u16, sizeof(u16)), -1);
-	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_PMU_DATA);
+	/* libkperf: data it cannot associate with an event is LIBPERF_ERR_INVALID_FIELD_ARGS */
+	cr_expect_eq(PmuGetField(&fake, "u16", &u16, sizeof(u16)), LIBPERF_ERR_INVALID_FIELD_ARGS);
+	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_FIELD_ARGS);
 	cr_expect_str_eq(Perror(), "rawData is not a live record of this library (not from "
 				   "PmuRead, or its PmuData was already freed)");
 	cr_expect_eq(kp_raw_data_len(&fake), -1);
@@ -577,6 +579,7 @@ Test(tp_raw, fuzz_decode_random_records)
 			if (!r) {
 				ok++;
 			} else {
+				cr_assert_eq(r, Perrorno());
 				cr_assert(Perrorno() == LIBPERF_ERR_INVALID_PMU_DATA ||
 						  Perrorno() == LIBPERF_ERR_INVALID_FIELD_ARGS,
 					  "it %d field %s: %d %s", it, fields[k], Perrorno(),

@@ -150,16 +150,17 @@ static int parse(int argc, char **argv, struct stat_opts *o)
 /* which of the events exist here: unknown names are an error, missing PMUs are not */
 static int check_events(struct stat_opts *o, bool *supported)
 {
-	int i;
+	int i, err;
 
 	for (i = 0; i < o->nevents; i++) {
 		struct kp_event ev;
 
 		kp_clear();
-		supported[i] = kp_event_parse(o->events[i], true, &ev) == 0;
+		err = kp_event_parse(o->events[i], true, &ev);
+		supported[i] = err == 0;
 		if (supported[i]) {
 			kp_event_free(&ev);
-		} else if (Perrorno() != KPERF_ERR_PMU_NOT_PRESENT) {
+		} else if (err != -ENODEV) {
 			fprintf(stderr, "kperf-bpf stat: %s\n", Perror());
 			return -1;
 		}

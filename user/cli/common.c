@@ -155,8 +155,18 @@ int kp_cli_split_events(const char *s, char ***out)
 
 int kp_cli_opt_pids(const char *cmd, const char *arg, int **pids, int *n)
 {
+	int i;
+
 	free(*pids);
 	*n = kp_cli_parse_int_list(arg, pids);
+	/* the library takes pid 0 as itself (libkperf does): on a command line it is a mistake */
+	for (i = 0; i < *n; i++) {
+		if ((*pids)[i] <= 0) {
+			fprintf(stderr, "kperf-bpf %s: pid %d is not valid: pids are positive\n",
+				cmd, (*pids)[i]);
+			return -1;
+		}
+	}
 	if (*n > 0)
 		return 0;
 	fprintf(stderr, "kperf-bpf %s: -p wants pids like 1234,5678, not '%s'\n", cmd, arg);

@@ -34,13 +34,25 @@ void kp_clear_error(void);
 bool kp_failed(void);
 /* Public boundary: make sure an error is recorded for <neg_errno> and return -1. */
 int kp_public_fail(int neg_errno);
+/* The failure recorded by a shared helper means, for the public call at hand, libkperf's
+ * <code> (a pid missing for a record call, a cpu missing for a frequency): replace the code,
+ * keep the message. Returns <neg_errno>. */
+int kp_fail_recode(int code, int neg_errno);
+/* The code libkperf gives a perf_event_open failure with errno <err> (positive or negative):
+ * ENOENT (no PMU for the event: the VM without hardware counters) is
+ * LIBPERF_ERR_OPEN_INVALID_FILE, EOPNOTSUPP LIBPERF_ERR_INVALID_EVENT, EINVAL
+ * LIBPERF_ERR_DEVICE_INVAL, EACCES and EPERM LIBPERF_ERR_NO_PERMISSION, EBUSY
+ * LIBPERF_ERR_DEVICE_BUSY, ESRCH LIBPERF_ERR_NO_PROC, EMFILE/ENFILE LIBPERF_ERR_TOO_MANY_FD,
+ * anything else UNKNOWN_ERROR. */
+int kp_perf_errno_code(int err);
 
 /* ---- task handles (handle.c) ---- */
 
 enum kp_handle_kind {
 	KP_HANDLE_PMU = 1, /* PmuOpen */
 	KP_HANDLE_TRACE = 2, /* PmuTraceOpen */
-	KP_HANDLE_DEVICE = 3 /* PmuDeviceOpen (stored as PMU) */
+	KP_HANDLE_DEVICE = 3, /* PmuDeviceOpen (stored as PMU) */
+	KP_HANDLE_UTRACE = 4 /* UTraceOpen */
 };
 
 struct kp_handle_ops {
@@ -73,11 +85,14 @@ bool kp_registry_is(const void *ptr, void (*release)(void *ptr));
 int kp_cpu_possible(void);
 /* Is <cpu> online? */
 bool kp_cpu_online(int cpu);
-/* Check a CPU list from a caller: every id possible and online (LIBPERF_ERR_INVALID_CPULIST). */
+/* Check a CPU list from a caller: every id possible and online, or -1 (any CPU, as in
+ * libkperf); LIBPERF_ERR_INVALID_CPULIST otherwise. Returns 1 when the list holds -1, which
+ * lifts the CPU restriction, else 0. */
 int kp_check_cpus(const int *cpus, unsigned n);
 /* Parse "0-3,5" into a sorted, de-duplicated list; returns the count or -EINVAL. */
 int kp_parse_cpu_list(const char *s, int **cpus);
-/* The thread group of <pid> (a pid or a tid); LIBPERF_ERR_INVALID_PID when it does not exist. */
+/* The thread group of <pid> (a pid or a tid) of a caller's pid list; LIBPERF_ERR_INVALID_PIDLIST
+ * when it does not exist (libkperf checks pidList so). */
 int kp_pid_tgid(pid_t pid);
 /* Is <pid> running (exists and is not a zombie)? */
 bool kp_pid_alive(pid_t pid);
@@ -97,7 +112,9 @@ const char *kp_tracefs(void);
 const char *kp_sysfs(void);
 /* Open a cgroup v2 directory: an absolute path, or a path relative to the cgroup2 mount
  * (found in /proc/self/mounts: /sys/fs/cgroup, or /sys/fs/cgroup/unified on hybrid
- * systems). Returns the fd or KPERF_ERR_INVALID_CGROUP. */
+ * systems). Returns the fd; LIBPERF_ERR_INVALID_CGROUP_LIST for an empty path, no cgroup v2
+ * hierarchy or a directory that is not a cgroup, LIBPERF_ERR_OPEN_INVALID_FILE when the path
+ * cannot be opened (the codes of libkperf's cgroupNameList checks). */
 int kp_cgroup_open(const char *path);
 /* Monotonic time in ns. */
 uint64_t kp_now_ns(void);

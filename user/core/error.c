@@ -54,6 +54,38 @@ void kp_clear_error(void)
 	err_msg[0] = '\0';
 }
 
+int kp_fail_recode(int code, int neg_errno)
+{
+	err_code = code;
+	return neg_errno < 0 ? neg_errno : -EINVAL;
+}
+
+int kp_perf_errno_code(int err)
+{
+	switch (err < 0 ? -err : err) {
+	case ENOENT:
+		return LIBPERF_ERR_OPEN_INVALID_FILE;
+	case EOPNOTSUPP:
+		return LIBPERF_ERR_INVALID_EVENT;
+	case EINVAL:
+		return LIBPERF_ERR_DEVICE_INVAL;
+	case EACCES:
+	case EPERM:
+		/* libkperf gives EPERM its "file not found" code; it is a permission refusal
+		 * (LSM, paranoid), and the code says so */
+		return LIBPERF_ERR_NO_PERMISSION;
+	case EBUSY:
+		return LIBPERF_ERR_DEVICE_BUSY;
+	case ESRCH:
+		return LIBPERF_ERR_NO_PROC;
+	case EMFILE:
+	case ENFILE:
+		return LIBPERF_ERR_TOO_MANY_FD;
+	default:
+		return UNKNOWN_ERROR;
+	}
+}
+
 bool kp_failed(void)
 {
 	return err_code != SUCCESS;

@@ -1,5 +1,5 @@
 /*
- * handle.c - the table of task handles (pd) shared by PmuOpen and PmuTraceOpen.
+ * handle.c - the table of task handles (pd) shared by PmuOpen, PmuTraceOpen and UTraceOpen.
  *
  * A handle is a small int > 0, reused like a file descriptor once closed. The table is
  * locked, and an object stays alive while any thread borrows it: PmuClose from one thread

@@ -83,23 +83,32 @@ bool kp_cpu_online(int cpu)
 
 int kp_check_cpus(const int *cpus, unsigned n)
 {
-	int possible = kp_cpu_possible();
+	int possible = kp_cpu_possible(), any = 0;
 	unsigned i;
 
 	if (n && !cpus)
 		return kp_fail(LIBPERF_ERR_INVALID_CPULIST, -EINVAL,
 			       "the cpu list is NULL but its length is %u", n);
+	if (n > (unsigned)possible)
+		return kp_fail(LIBPERF_ERR_INVALID_CPULIST, -EINVAL,
+			       "the cpu list has %u entries: this machine has %d cpus", n,
+			       possible);
 	for (i = 0; i < n; i++) {
+		if (cpus[i] == -1) {
+			any = 1;
+			continue;
+		}
 		if (cpus[i] < 0 || cpus[i] >= possible)
 			return kp_fail(LIBPERF_ERR_INVALID_CPULIST, -EINVAL,
-				       "cpu %d is out of range: this machine has cpus 0-%d",
+				       "cpu %d is out of range: this machine has cpus 0-%d (or -1 "
+				       "for any cpu)",
 				       cpus[i], possible - 1);
 		if (!kp_cpu_online(cpus[i]))
 			return kp_fail(LIBPERF_ERR_INVALID_CPULIST, -EINVAL,
 				       "cpu %d is offline (see /sys/devices/system/cpu/online)",
 				       cpus[i]);
 	}
-	return 0;
+	return any;
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -175,19 +184,19 @@ int kp_pid_tgid(pid_t pid)
 	int err;
 
 	if (pid <= 0)
-		return kp_fail(LIBPERF_ERR_INVALID_PID, -EINVAL,
+		return kp_fail(LIBPERF_ERR_INVALID_PIDLIST, -EINVAL,
 			       "pid %d is not valid: pids are positive", (int)pid);
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	err = kp_read_file(path, &buf, NULL);
 	if (err)
-		return kp_fail(LIBPERF_ERR_INVALID_PID, -ESRCH,
+		return kp_fail(LIBPERF_ERR_INVALID_PIDLIST, -ESRCH,
 			       "no process or thread with pid %d exists", (int)pid);
 	line = strstr(buf, "\nTgid:");
 	if (line)
 		tgid = strtol(line + 6, NULL, 10);
 	free(buf);
 	if (tgid <= 0)
-		return kp_fail(LIBPERF_ERR_INVALID_PID, -ESRCH,
+		return kp_fail(LIBPERF_ERR_INVALID_PIDLIST, -ESRCH,
 			       "pid %d exists but its thread group could not be read", (int)pid);
 	return (int)tgid;
 }
@@ -335,22 +344,22 @@ int kp_cgroup_open(const char *path)
 	int fd;
 
 	if (!path || !*path)
-		return kp_fail(KPERF_ERR_INVALID_CGROUP, -EINVAL, "empty cgroup path");
+		return kp_fail(LIBPERF_ERR_INVALID_CGROUP_LIST, -EINVAL, "empty cgroup path");
 	if (path[0] == '/') {
 		snprintf(full, sizeof(full), "%s", path);
 	} else {
 		if (cgroup2_root(root, sizeof(root)))
-			return kp_fail(KPERF_ERR_INVALID_CGROUP, -ENOENT,
+			return kp_fail(LIBPERF_ERR_INVALID_CGROUP_LIST, -ENOENT,
 				       "cgroup '%s': no cgroup v2 hierarchy is mounted", path);
 		snprintf(full, sizeof(full), "%s/%s", root, path);
 	}
 	fd = open(full, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return kp_fail(KPERF_ERR_INVALID_CGROUP, -errno, "cannot open cgroup %s: %s", full,
-			       strerror(errno));
+		return kp_fail(LIBPERF_ERR_OPEN_INVALID_FILE, -errno, "cannot open cgroup %s: %s",
+			       full, strerror(errno));
 	if (fstatfs(fd, &st) || st.f_type != CGROUP2_SUPER_MAGIC) {
 		close(fd);
-		return kp_fail(KPERF_ERR_INVALID_CGROUP, -EINVAL,
+		return kp_fail(LIBPERF_ERR_INVALID_CGROUP_LIST, -EINVAL,
 			       "%s is not a cgroup v2 directory (cgroup v1 hierarchies cannot be "
 			       "used)",
 			       full);

@@ -41,9 +41,12 @@ struct kp_event {
 };
 
 /*
- * Parse <name>. Errors: LIBPERF_ERR_INVALID_EVENT (unknown name, bad syntax, with close
- * names suggested), KPERF_ERR_PMU_NOT_PRESENT (a hardware or PMU event this machine has
- * no PMU for: checked by opening it once when <probe> is true).
+ * Parse <name>. Errors, with libkperf's codes: LIBPERF_ERR_INVALID_EVENT (unknown name, bad
+ * syntax, with close names suggested; -ENOENT or -EINVAL). A name this machine has no
+ * hardware for returns -ENODEV, whatever its code: a pmu/event/ of a PMU that is not here
+ * (LIBPERF_ERR_INVALID_EVENT), or, when <probe> is true, an event the kernel refuses to open
+ * (the code of kp_perf_errno_code: LIBPERF_ERR_OPEN_INVALID_FILE for ENOENT, the VM without
+ * hardware counters).
  */
 int kp_event_parse(const char *name, bool probe, struct kp_event *ev);
 void kp_event_free(struct kp_event *ev);

@@ -265,7 +265,7 @@ static int build_trace(struct strvec *sv)
 	int err;
 
 	if (!tfs)
-		return kp_fail(KPERF_ERR_NO_TRACEFS, -ENOENT,
+		return kp_fail(LIBPERF_ERR_INVALID_EVENT, -ENOENT,
 			       "tracefs is not mounted and could not be mounted at "
 			       "/sys/kernel/tracing (mount -t tracefs nodev /sys/kernel/tracing)");
 	snprintf(path, sizeof(path), "%s/available_events", tfs);

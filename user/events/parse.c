@@ -332,7 +332,7 @@ static int parse_pmu(const char *name, const char *body, struct kp_event *ev)
 	if (strchr(pmu, '.') || strchr(evname, '/'))
 		return kp_fail(LIBPERF_ERR_INVALID_EVENT, -EINVAL, "event '%s' is malformed", name);
 	if (pmu_dir(pmu, dir, sizeof(dir)))
-		return kp_fail(KPERF_ERR_PMU_NOT_PRESENT, -ENODEV,
+		return kp_fail(LIBPERF_ERR_INVALID_EVENT, -ENODEV,
 			       "event '%s': this machine has no PMU called '%s' (see %s/bus/"
 			       "event_source/devices)",
 			       name, pmu, kp_sysfs());
@@ -427,18 +427,23 @@ static int probe(struct kp_event *ev)
 	err = kp_event_probe_attr(&ev->attr);
 	if (!err || err == -EACCES || err == -EPERM)
 		return 0; /* exists; privileges are checked when it is really opened */
+	/* the code libkperf gives the same perf_event_open failure: ENOENT (no PMU takes the
+	 * event: no hardware counters, as in most VMs) is LIBPERF_ERR_OPEN_INVALID_FILE */
 	if (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV || err == -EINVAL) {
 		if (ev->kind == KP_EV_PMU)
-			return kp_fail(KPERF_ERR_PMU_NOT_PRESENT, err,
-				       "event '%s': the %s PMU refused it (%s)", ev->name, ev->pmu,
-				       strerror(-err));
-		return kp_fail(KPERF_ERR_PMU_NOT_PRESENT, err,
-			       "hardware event '%s' is not available: this machine has no hardware "
-			       "PMU for it (a VM without a virtual PMU?). Software events such as "
-			       "cpu-clock, task-clock, page-faults and context-switches work",
-			       ev->name);
+			kp_fail(kp_perf_errno_code(err), err,
+				"event '%s': the %s PMU refused it (%s)", ev->name, ev->pmu,
+				strerror(-err));
+		else
+			kp_fail(kp_perf_errno_code(err), err,
+				"hardware event '%s' is not available: this machine has no "
+				"hardware PMU for it (a VM without a virtual PMU?). Software events "
+				"such as cpu-clock, task-clock, page-faults and context-switches "
+				"work",
+				ev->name);
+		return -ENODEV;
 	}
-	return kp_fail(LIBPERF_ERR_INVALID_EVENT, err, "event '%s' cannot be opened: %s", ev->name,
+	return kp_fail(kp_perf_errno_code(err), err, "event '%s' cannot be opened: %s", ev->name,
 		       strerror(-err));
 }
 

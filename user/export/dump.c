@@ -127,12 +127,18 @@ KP_EXPORT int PmuDumpData(struct PmuData *pmuData, unsigned len, char *filepath,
 	int fd, err;
 
 	kp_clear();
+	/* libkperf's order: the path, the file, then the data */
+	if (!filepath)
+		return kp_public_fail(
+			kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL,
+				"filepath is NULL: give the file to dump the data to"));
+	if (!*filepath)
+		return kp_public_fail(
+			kp_fail(LIBPERF_ERR_PATH_INACCESSIBLE, -ENOENT,
+				"filepath is empty: give the file to dump the data to"));
 	if (!pmuData && len)
-		return kp_public_fail(kp_fail(LIBPERF_ERR_INVALID_PMU_DATA, -EINVAL,
+		return kp_public_fail(kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL,
 					      "pmuData is NULL but len is %u", len));
-	if (!filepath || !*filepath)
-		return kp_public_fail(kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
-					      "no file path to dump the data to"));
 	fd = open(filepath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return kp_public_fail(kp_fail(LIBPERF_ERR_PATH_INACCESSIBLE, -errno,
@@ -153,15 +159,15 @@ KP_EXPORT int PmuDumpData(struct PmuData *pmuData, unsigned len, char *filepath,
 		char msg[512];
 
 		snprintf(msg, sizeof(msg), "writing %s failed: %s", filepath, strerror(-err));
-		kp_fail(KPERF_ERR_IO, err, "%s", msg);
+		kp_fail(COMMON_ERR_WRITE, err, "%s", msg);
 	}
 	if (err && before >= 0 && ftruncate(fd, before))
-		kp_fail(KPERF_ERR_IO, err,
+		kp_fail(COMMON_ERR_WRITE, err,
 			"writing %s failed (%s) and it could not be cut back to its previous "
 			"%lld bytes",
 			filepath, strerror(-err), (long long)before);
 	if (fclose(f) == EOF && !err)
-		err = kp_fail(KPERF_ERR_IO, -errno, "closing %s failed: %s", filepath,
+		err = kp_fail(COMMON_ERR_WRITE, -errno, "closing %s failed: %s", filepath,
 			      strerror(errno));
 	return err ? kp_public_fail(err) : SUCCESS;
 }

@@ -431,14 +431,14 @@ out:
 	perftools__profiles__profile__pack(&p.prof, buf);
 	gz = gzopen(path, "wb");
 	if (!gz) {
-		err = kp_fail(KPERF_ERR_IO, errno ? -errno : -EIO, "cannot write %s: %s", path,
-			      strerror(errno ? errno : EIO));
+		err = kp_fail(LIBPERF_ERR_PATH_INACCESSIBLE, errno ? -errno : -EIO,
+			      "cannot write %s: %s", path, strerror(errno ? errno : EIO));
 		goto done;
 	}
 	if (len && gzwrite(gz, buf, (unsigned)len) != (int)len)
-		err = kp_fail(KPERF_ERR_IO, -EIO, "cannot write %s", path);
+		err = kp_fail(COMMON_ERR_WRITE, -EIO, "cannot write %s", path);
 	if (gzclose(gz) != Z_OK && !err)
-		err = kp_fail(KPERF_ERR_IO, -EIO, "cannot write %s", path);
+		err = kp_fail(COMMON_ERR_WRITE, -EIO, "cannot write %s", path);
 done:
 	free(buf);
 	pprof_free(&p);

@@ -127,12 +127,11 @@ static int open_failed(struct kp_pmu *p, int ev, int err, pid_t tid, int cpu)
 	case ENOENT:
 	case EOPNOTSUPP:
 	case ENODEV:
-		return kp_fail(KPERF_ERR_PMU_NOT_PRESENT, err,
+		return kp_fail(kp_perf_errno_code(err), err,
 			       "event '%s' is not supported here (%s)", name, strerror(-err));
 	default:
-		return kp_fail(LIBPERF_ERR_INVALID_EVENT, err, "cannot open '%s' on %s %d: %s",
-			       name, tid > 0 ? "thread" : "cpu", tid > 0 ? tid : cpu,
-			       strerror(-err));
+		return kp_fail(kp_perf_errno_code(err), err, "cannot open '%s' on %s %d: %s", name,
+			       tid > 0 ? "thread" : "cpu", tid > 0 ? tid : cpu, strerror(-err));
 	}
 }
 
@@ -212,10 +211,8 @@ static int open_process(struct kp_pmu *p, pid_t pid)
 	}
 	closedir(d);
 	if (!err && !opened)
-		return kp_fail(LIBPERF_ERR_INVALID_PID, -ESRCH,
-			       "process %d exited before it could be "
-			       "counted",
-			       (int)pid);
+		return kp_fail(LIBPERF_ERR_FAIL_GET_PROC, -ESRCH,
+			       "process %d exited before it could be counted", (int)pid);
 	return err;
 }
 
@@ -254,7 +251,7 @@ int kp_counting_open(struct kp_pmu *p)
 	if (!p->counting)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 	if (p->attr.numCgroup && p->npids)
-		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
+		return kp_fail(LIBPERF_ERR_INVALID_CGROUP_LIST, -EINVAL,
 			       "give either pidList or cgroupNameList, not both");
 	if (p->attr.enableBpf) {
 		/* one counter per (event, CPU) whatever the targets: the program charges tasks */

@@ -17,6 +17,7 @@
 #include "core/core.h"
 #include "kperf/pcerrc.h"
 #include "pmu.h"
+#include "sym/sym.h"
 #include "tracefs/tracefs.h"
 
 #define DATA_MAGIC 0x6b70657266444154ULL /* "kperfDAT" */
@@ -35,13 +36,21 @@ struct arena {
 	struct chunk *head;
 };
 
+/* copies strings, symbols and stacks into an arena, each source object once */
+struct copier {
+	struct arena *arena;
+	struct kp_map strs; /* interned strings */
+	struct kp_map stacks; /* source Stack* -> copied Stack* */
+	struct kp_map syms; /* source Symbol* -> copied Symbol* */
+};
+
 struct kp_data_builder {
 	struct PmuData *recs;
 	size_t n, cap;
 	struct arena arena;
-	struct kp_map strs; /* interned strings */
-	struct kp_map stacks; /* source Stack* -> copied Stack* */
-	struct kp_map syms; /* source Symbol* -> copied Symbol* */
+	struct copier copy;
+	struct kp_data_chain *chains; /* per record, NULL until one has a chain */
+	size_t chains_cap;
 	bool failed;
 };
 
@@ -49,6 +58,9 @@ struct data_hdr {
 	uint64_t magic;
 	size_t len;
 	struct arena arena;
+	struct kp_data_chain *chains; /* per record (in the arena), or NULL */
+	int *pins; /* processes whose symbols the pending chains need (kp_pmu_sym_hold) */
+	size_t npins;
 	max_align_t recs[]; /* struct PmuData[len] */
 };
 
@@ -100,15 +112,27 @@ static void arena_free(struct arena *a)
 	a->head = NULL;
 }
 
+static void copier_init(struct copier *c, struct arena *a)
+{
+	c->arena = a;
+	kp_map_init(&c->strs, true);
+	kp_map_init(&c->stacks, false);
+	kp_map_init(&c->syms, false);
+}
+
+static void copier_free(struct copier *c)
+{
+	kp_map_free(&c->strs);
+	kp_map_free(&c->stacks);
+	kp_map_free(&c->syms);
+}
+
 struct kp_data_builder *kp_data_builder_new(void)
 {
 	struct kp_data_builder *b = calloc(1, sizeof(*b));
 
-	if (b) {
-		kp_map_init(&b->strs, true);
-		kp_map_init(&b->stacks, false);
-		kp_map_init(&b->syms, false);
-	}
+	if (b)
+		copier_init(&b->copy, &b->arena);
 	return b;
 }
 
@@ -126,9 +150,8 @@ void kp_data_builder_free(struct kp_data_builder *b)
 		return;
 	release_raw(b->recs, b->n);
 	free(b->recs);
-	kp_map_free(&b->strs);
-	kp_map_free(&b->stacks);
-	kp_map_free(&b->syms);
+	free(b->chains);
+	copier_free(&b->copy);
 	arena_free(&b->arena);
 	free(b);
 }
@@ -138,7 +161,7 @@ size_t kp_data_builder_len(const struct kp_data_builder *b)
 	return b->n;
 }
 
-static char *intern(struct kp_data_builder *b, const char *s)
+static char *intern(struct copier *b, const char *s)
 {
 	struct kp_map_slot *slot;
 	size_t len;
@@ -152,7 +175,7 @@ static char *intern(struct kp_data_builder *b, const char *s)
 	if (slot->val)
 		return slot->val;
 	len = strlen(s) + 1;
-	copy = arena_alloc(&b->arena, len);
+	copy = arena_alloc(b->arena, len);
 	if (!copy)
 		return NULL;
 	memcpy(copy, s, len);
@@ -161,7 +184,7 @@ static char *intern(struct kp_data_builder *b, const char *s)
 	return copy;
 }
 
-static struct Symbol *copy_symbol(struct kp_data_builder *b, const struct Symbol *src)
+static struct Symbol *copy_symbol(struct copier *b, const struct Symbol *src)
 {
 	struct kp_map_slot *slot;
 	struct Symbol *s;
@@ -173,7 +196,7 @@ static struct Symbol *copy_symbol(struct kp_data_builder *b, const struct Symbol
 		return NULL;
 	if (slot->val)
 		return slot->val;
-	s = arena_alloc(&b->arena, sizeof(*s));
+	s = arena_alloc(b->arena, sizeof(*s));
 	if (!s)
 		return NULL;
 	*s = *src;
@@ -187,7 +210,7 @@ static struct Symbol *copy_symbol(struct kp_data_builder *b, const struct Symbol
 }
 
 /* copy the list starting at <src> (leaf first, following next) */
-static struct Stack *copy_stack(struct kp_data_builder *b, const struct Stack *src)
+static struct Stack *copy_stack(struct copier *b, const struct Stack *src)
 {
 	struct Stack *head = NULL, *prev = NULL, *node;
 	struct kp_map_slot *slot;
@@ -201,7 +224,7 @@ static struct Stack *copy_stack(struct kp_data_builder *b, const struct Stack *s
 	if (slot->val)
 		return slot->val;
 	for (; src && depth < 4096; src = src->next, depth++) {
-		node = arena_alloc_aligned(&b->arena, sizeof(*node), _Alignof(struct Stack));
+		node = arena_alloc_aligned(b->arena, sizeof(*node), _Alignof(struct Stack));
 		if (!node)
 			return NULL;
 		node->symbol = copy_symbol(b, src->symbol);
@@ -228,9 +251,9 @@ int kp_data_builder_add(struct kp_data_builder *b, const struct PmuData *rec, si
 	d = &b->recs[b->n];
 	*d = *rec;
 	d->rawData = NULL; /* until it holds its own reference */
-	d->evt = intern(b, rec->evt);
-	d->comm = intern(b, rec->comm ? rec->comm : "");
-	d->cgroupName = intern(b, rec->cgroupName);
+	d->evt = intern(&b->copy, rec->evt);
+	d->comm = intern(&b->copy, rec->comm ? rec->comm : "");
+	d->cgroupName = intern(&b->copy, rec->cgroupName);
 	if ((rec->evt && !d->evt) || !d->comm)
 		goto nomem;
 	if (rec->cpuTopo) {
@@ -240,7 +263,7 @@ int kp_data_builder_add(struct kp_data_builder *b, const struct PmuData *rec, si
 		*d->cpuTopo = *rec->cpuTopo;
 	}
 	if (rec->stack) {
-		d->stack = copy_stack(b, rec->stack);
+		d->stack = copy_stack(&b->copy, rec->stack);
 		if (!d->stack)
 			goto nomem;
 	}
@@ -268,14 +291,82 @@ fail:
 	return -ENOMEM;
 }
 
+int kp_data_builder_add_chain(struct kp_data_builder *b, const struct PmuData *rec, size_t raw_len,
+			      const uint64_t *ips, unsigned n, unsigned flags)
+{
+	struct kp_data_chain *c;
+	int err = kp_data_builder_add(b, rec, raw_len);
+
+	if (err || !n)
+		return err;
+	if (kp_grow((void **)&b->chains, &b->chains_cap, b->n, sizeof(*b->chains)))
+		goto nomem;
+	c = &b->chains[b->n - 1];
+	c->ips = arena_alloc(&b->arena, n * sizeof(*ips));
+	if (!c->ips)
+		goto nomem;
+	memcpy(c->ips, ips, n * sizeof(*ips));
+	c->n = n;
+	c->flags = flags;
+	c->pending = !rec->stack;
+	return 0;
+nomem:
+	b->failed = true;
+	return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory for %zu callchains", b->n);
+}
+
+static struct data_hdr *header_of(const struct PmuData *data);
+
+int kp_data_builder_add_from(struct kp_data_builder *b, const struct PmuData *data, size_t i)
+{
+	const struct kp_data_chain *c = kp_data_chain_of(data, i);
+
+	if (c)
+		return kp_data_builder_add_chain(b, &data[i], 0, c->ips, c->n, c->flags);
+	return kp_data_builder_add(b, &data[i], 0);
+}
+
 static void release_data(void *p)
 {
 	struct data_hdr *h = (struct data_hdr *)((char *)p - offsetof(struct data_hdr, recs));
+	size_t i;
 
 	h->magic = 0;
 	release_raw((struct PmuData *)h->recs, h->len);
+	for (i = 0; i < h->npins; i++)
+		kp_pmu_sym_release(h->pins[i]);
+	free(h->pins);
 	arena_free(&h->arena);
 	free(h);
+}
+
+/* the callchains of the records: into the array's arena; the processes whose symbols the
+ * pending ones need are held until the array is freed, even when their task is closed */
+static int keep_chains(struct kp_data_builder *b, struct data_hdr *h)
+{
+	size_t n = b->n, have = b->chains_cap < n ? b->chains_cap : n, i, k, cap = 0;
+	const struct PmuData *recs = (const struct PmuData *)h->recs;
+
+	if (!b->chains)
+		return 0;
+	h->chains = arena_alloc(&h->arena, n * sizeof(*h->chains));
+	if (!h->chains)
+		return -ENOMEM;
+	memset(h->chains, 0, n * sizeof(*h->chains));
+	memcpy(h->chains, b->chains, have * sizeof(*h->chains));
+	for (i = 0; i < n; i++) {
+		if (!h->chains[i].pending || recs[i].pid <= 0)
+			continue;
+		for (k = 0; k < h->npins && h->pins[k] != recs[i].pid; k++)
+			;
+		if (k < h->npins)
+			continue;
+		if (kp_grow((void **)&h->pins, &cap, h->npins + 1, sizeof(*h->pins)))
+			return -ENOMEM;
+		h->pins[h->npins++] = recs[i].pid;
+		kp_pmu_sym_hold(recs[i].pid);
+	}
+	return 0;
 }
 
 int kp_data_builder_finish(struct kp_data_builder *b, struct PmuData **out)
@@ -298,11 +389,19 @@ int kp_data_builder_finish(struct kp_data_builder *b, struct PmuData **out)
 		goto nomem;
 	h->magic = DATA_MAGIC;
 	h->len = n;
+	h->chains = NULL;
+	h->pins = NULL;
+	h->npins = 0;
 	memcpy(h->recs, b->recs, n * sizeof(struct PmuData));
 	h->arena = b->arena;
 	b->arena.head = NULL; /* now the array's, with the raw references */
+	err = keep_chains(b, h);
 	b->n = 0;
 	kp_data_builder_free(b);
+	if (err) {
+		release_data(h->recs);
+		return kp_fail(COMMON_ERR_NOMEM, err, "out of memory");
+	}
 	err = kp_registry_add(h->recs, release_data);
 	if (err) {
 		release_data(h->recs);
@@ -330,4 +429,56 @@ long kp_data_len(const struct PmuData *data)
 	struct data_hdr *h = header_of(data);
 
 	return h ? (long)h->len : -1;
+}
+
+const struct kp_data_chain *kp_data_chain_of(const struct PmuData *data, size_t i)
+{
+	struct data_hdr *h = header_of(data);
+
+	if (!h || !h->chains || i >= h->len || !h->chains[i].n)
+		return NULL;
+	return &h->chains[i];
+}
+
+int kp_data_resolve(struct PmuData *data)
+{
+	struct data_hdr *h = header_of(data);
+	struct copier c;
+	size_t i, failed = 0;
+	int err = 0;
+
+	if (!h)
+		return -ENOENT;
+	if (!h->chains)
+		return 0;
+	copier_init(&c, &h->arena);
+	for (i = 0; i < h->len && !err; i++) {
+		struct kp_data_chain *ch = &h->chains[i];
+		struct Stack *st;
+
+		if (!ch->pending || data[i].stack)
+			continue;
+		err = kp_sym_resolve_stack(data[i].pid, ch->ips, ch->n, ch->flags, &st);
+		if (err == -ENOMEM)
+			break;
+		if (err) {
+			/* this record stays without a stack; the others are resolved */
+			if (!failed++)
+				kp_warn(KPERF_WARN_SYM_INCOMPLETE,
+					"a stack of pid %d was not resolved: %s", (int)data[i].pid,
+					Perror());
+			kp_clear_error();
+			err = 0;
+			continue;
+		}
+		data[i].stack = copy_stack(&c, st);
+		if (!data[i].stack)
+			err = -ENOMEM;
+		ch->pending = false;
+	}
+	copier_free(&c);
+	if (err)
+		return kp_fail(COMMON_ERR_NOMEM, err, "out of memory while resolving %zu records",
+			       h->len);
+	return 0;
 }

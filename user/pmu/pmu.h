@@ -19,6 +19,7 @@
 #include "events/events.h"
 #include "kperf/kperf.h"
 #include "sample.h" /* bpf/: struct kp_sample_key, kp_sample_val */
+#include "sym/sym.h"
 
 struct kp_counting;
 struct kp_sampling;
@@ -41,6 +42,7 @@ struct kp_pmu {
 	bool system_wide; /* no pidList: count per CPU */
 	bool enabled;
 	atomic_bool stop; /* PmuStop */
+	atomic_bool exited; /* PmuExit: no more symbol resolution for this task */
 	struct kp_counting *counting;
 	struct kp_sampling *sampling;
 	struct kp_bpf_count *bpf_count; /* COUNTING with enableBpf */
@@ -49,6 +51,16 @@ struct kp_pmu {
 
 /* libkperf's sample period of an event with none: its PmuAttr and EvtAttr give 0 */
 #define KP_DEFAULT_PERIOD 4000
+
+/* ---- task.c, for collect.c ---- */
+
+/* Borrow and lock the task <pd> (NULL: LIBPERF_ERR_INVALID_PD recorded); kp_pmu_put undoes. */
+struct kp_pmu *kp_pmu_get(int pd);
+void kp_pmu_put(struct kp_pmu *p);
+/* With the task locked: enable, disable (idempotent), is a process of pidList alive? */
+int kp_pmu_enable_locked(struct kp_pmu *p);
+int kp_pmu_disable_locked(struct kp_pmu *p);
+bool kp_pmu_any_alive(const struct kp_pmu *p);
 
 /* ---- counting.c ---- */
 
@@ -171,6 +183,7 @@ struct kp_sampling {
 	int *seen; /* processes whose modules were recorded for symbols */
 	size_t nseen, capseen;
 	bool has_tp, has_sample;
+	bool enabled_once; /* PmuEnable was called */
 	uint64_t dropped_warned;
 
 	struct kp_sideband *sideband; /* when resolving symbols */
@@ -184,11 +197,27 @@ struct kp_sampling {
 /* does the task resolve symbols? */
 static inline bool kp_sampling_resolving(const struct kp_pmu *p)
 {
-	return p->attr.symbolMode != NO_SYMBOL_RESOLVE;
+	return p->attr.symbolMode != NO_SYMBOL_RESOLVE && !atomic_load(&p->exited);
+}
+
+/* RESOLVE_DELAY_*: PmuRead keeps the callchains, ResolvePmuDataSymbol resolves them */
+static inline bool kp_sampling_delayed(const struct kp_pmu *p)
+{
+	return p->attr.symbolMode == RESOLVE_DELAY_ELF || p->attr.symbolMode == RESOLVE_DELAY_DWARF;
+}
+
+/* the resolver's flags for the task's symbol mode */
+static inline unsigned kp_sampling_sym_flags(const struct kp_pmu *p)
+{
+	enum SymbolMode m = p->attr.symbolMode;
+
+	return m == RESOLVE_ELF_DWARF || m == RESOLVE_DELAY_DWARF ? KP_SYM_DWARF : 0;
 }
 
 /* Move what the kernel collected into the task, with s->lock held. */
 int kp_sampling_drain_locked(struct kp_pmu *p);
+/* Drop the drained samples and records not read yet (s->lock held). */
+void kp_sampling_forget_pending(struct kp_sampling *s);
 /* Record a process's modules for the resolver the first time the task sees it. */
 void kp_sampling_note_process(struct kp_pmu *p, int tgid);
 /* The thread that drains every second (and when the ring buffer is a quarter full). */
@@ -201,6 +230,8 @@ int kp_sampling_disable(struct kp_pmu *p);
 /* Move what the kernel collected into the task (called periodically by PmuCollect). */
 int kp_sampling_drain(struct kp_pmu *p);
 int kp_sampling_read(struct kp_pmu *p, struct PmuData **out);
+/* PmuExit (p->exited set, task locked): give back what the resolver keeps for the task. */
+void kp_sampling_exit(struct kp_pmu *p);
 void kp_sampling_close(struct kp_pmu *p);
 
 /* ---- sideband.c: mmaps, execs and forks for the symbol resolver ---- */
@@ -239,5 +270,34 @@ int kp_data_builder_finish(struct kp_data_builder *b, struct PmuData **out);
 void kp_data_builder_free(struct kp_data_builder *b);
 /* The record count of an array returned by the builder, or -1 if it is not one. */
 long kp_data_len(const struct PmuData *data);
+
+/* The callchain of a record: its addresses as the resolver takes them (kernel frames, then
+ * user frames, leaf first), kept when the record's symbols are resolved later
+ * (RESOLVE_DELAY_*: its stack is NULL until kp_data_resolve). */
+struct kp_data_chain {
+	uint64_t *ips;
+	unsigned n;
+	unsigned flags; /* KP_SYM_DWARF: with source lines */
+	bool pending; /* not resolved yet */
+};
+/* Append a record with its callchain (copied; n = 0: none). A pending chain (rec->stack NULL)
+ * keeps the symbols of rec->pid (kp_pmu_sym_hold) until the array is freed. */
+int kp_data_builder_add_chain(struct kp_data_builder *b, const struct PmuData *rec, size_t raw_len,
+			      const uint64_t *ips, unsigned n, unsigned flags);
+/* Append record <i> of <data> (an array of the builder) with its callchain (PmuAppendData). */
+int kp_data_builder_add_from(struct kp_data_builder *b, const struct PmuData *data, size_t i);
+/* The callchain of record <i> of <data>, NULL when it has none. */
+const struct kp_data_chain *kp_data_chain_of(const struct PmuData *data, size_t i);
+/* Resolve the pending callchains of <data> in place: each such record gets its stack, copied
+ * into the array (a record whose stack cannot be resolved stays without one, with a warning).
+ * -ENOENT (nothing recorded) when <data> is not an array of the builder. */
+int kp_data_resolve(struct PmuData *data);
+
+/* ---- delayed.c: symbols kept for later resolution ---- */
+
+/* The resolver forgets a process's symbols when nothing holds them any more: every open
+ * sampling task that saw it, every array with its pending callchains. */
+void kp_pmu_sym_hold(int tgid);
+void kp_pmu_sym_release(int tgid);
 
 #endif

@@ -145,10 +145,8 @@ static int memo_stack(struct kp_pmu *p, const struct kp_sample_key *k, struct St
 		n = stack_ips(p->sampling, k->kstack, k->ustack, k->ip, ips);
 		/* a failure leaves the records of this stack without one (and says so), not
 		 * the read failed */
-		if (n &&
-		    kp_sym_resolve_stack((pid_t)k->tgid, ips, (unsigned)n,
-					 p->attr.symbolMode == RESOLVE_ELF_DWARF ? KP_SYM_DWARF : 0,
-					 &e->stack)) {
+		if (n && kp_sym_resolve_stack((pid_t)k->tgid, ips, (unsigned)n,
+					      kp_sampling_sym_flags(p), &e->stack)) {
 			kp_warn(KPERF_WARN_SYM_INCOMPLETE, "a stack of pid %u was not resolved: %s",
 				k->tgid, Perror());
 			kp_clear_error();
@@ -186,6 +184,13 @@ static int add_record(struct kp_pmu *p, struct kp_data_builder *b, const struct 
 		kp_clear_error();
 	if (raw_len)
 		d.rawData = &rd;
+	if (kp_sampling_resolving(p) && kp_sampling_delayed(p)) {
+		uint64_t ips[2 * KP_MAX_STACK];
+		int n = stack_ips(p->sampling, k->kstack, k->ustack, k->ip, ips);
+
+		return kp_data_builder_add_chain(b, &d, raw_len, ips, (unsigned)n,
+						 kp_sampling_sym_flags(p));
+	}
 	if (kp_sampling_resolving(p)) {
 		err = memo_stack(p, k, &d.stack);
 		if (err)
@@ -254,10 +259,7 @@ int kp_sampling_read(struct kp_pmu *p, struct PmuData **out)
 		kp_data_builder_free(b);
 		return err;
 	}
-	kp_sample_table_clear(&s->agg);
-	for (i = 0; i < s->nrecs; i++)
-		free(s->recs[i]);
-	s->nrecs = 0;
+	kp_sampling_forget_pending(s);
 	warn_losses(p);
 	pthread_mutex_unlock(&s->lock);
 	return kp_data_builder_finish(b, out);

@@ -44,42 +44,10 @@
 
 /* ---- symbols ---- */
 
-/*
- * The resolver is shared by every task of the library: a process's symbols are dropped
- * when the last task that saw it closes (tasks copy their stacks into their PmuData, so
- * nothing returned points into the resolver).
- */
-static pthread_mutex_t users_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct kp_map users; /* tgid -> number of open tasks that saw it */
-
-static void use_process(int tgid)
-{
-	struct kp_map_slot *slot;
-
-	pthread_mutex_lock(&users_lock);
-	slot = kp_map_slot(&users, (void *)(uintptr_t)tgid, NULL);
-	if (slot)
-		slot->val = (void *)((uintptr_t)slot->val + 1);
-	pthread_mutex_unlock(&users_lock);
-}
-
-static void release_process(int tgid)
-{
-	struct kp_map_slot *slot;
-	bool last = false;
-
-	pthread_mutex_lock(&users_lock);
-	slot = kp_map_slot(&users, (void *)(uintptr_t)tgid, NULL);
-	if (slot && (uintptr_t)slot->val > 0) {
-		slot->val = (void *)((uintptr_t)slot->val - 1);
-		last = !slot->val;
-	}
-	pthread_mutex_unlock(&users_lock);
-	if (last)
-		kp_sym_forget_pid(tgid);
-}
-
-/* record a process's modules the first time it is seen, while it is (probably) alive */
+/* Record a process's modules the first time it is seen, while it is (probably) alive. The
+ * resolver is shared by every task of the library: the task holds the process's symbols until
+ * it closes (delayed.c; the stacks of its PmuData are copies, nothing returned points into the
+ * resolver). */
 void kp_sampling_note_process(struct kp_pmu *p, int tgid)
 {
 	struct kp_sampling *s = p->sampling;
@@ -93,8 +61,8 @@ void kp_sampling_note_process(struct kp_pmu *p, int tgid)
 	if (kp_grow((void **)&s->seen, &s->capseen, s->nseen + 1, sizeof(*s->seen)))
 		return;
 	s->seen[s->nseen++] = tgid;
-	use_process(tgid);
-	kp_sym_record_pid(tgid, p->attr.symbolMode == RESOLVE_ELF_DWARF ? KP_SYM_DWARF : 0);
+	kp_pmu_sym_hold(tgid);
+	kp_sym_record_pid(tgid, kp_sampling_sym_flags(p));
 }
 
 /* ---- open ---- */
@@ -170,7 +138,8 @@ static int load(struct kp_pmu *p)
 			       KP_MAX_EVENTS);
 	skel = s->skel = sample_bpf__open();
 	if (!skel)
-		return kp_fail(KPERF_ERR_BPF_LOAD, -errno, "cannot open the sampling BPF object");
+		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
+			       "cannot open the sampling BPF object");
 	skel->rodata->cfg.kernel_stack = p->attr.callStack && !p->attr.excludeKernel;
 	skel->rodata->cfg.user_stack = p->attr.callStack && !p->attr.excludeUser;
 	skel->rodata->cfg.timeline = !p->opts.aggregate;
@@ -208,9 +177,10 @@ static int load(struct kp_pmu *p)
 	bpf_map__set_max_entries(skel->maps.targets, p->npids > 0 ? 65536 : 1);
 	err = sample_bpf__load(skel);
 	if (err)
-		return kp_fail(err == -EPERM ? LIBPERF_ERR_NO_PERMISSION : KPERF_ERR_BPF_LOAD, err,
-			       "the sampling BPF program failed to load: %s %s", strerror(-err),
-			       kp_bpf_log_tail());
+		return kp_fail(err == -EPERM ? LIBPERF_ERR_NO_PERMISSION :
+					       LIBPERF_ERR_BPF_ACT_FAILED,
+			       err, "the sampling BPF program failed to load: %s %s",
+			       strerror(-err), kp_bpf_log_tail());
 	s->counts_fd[0] = bpf_map__fd(skel->maps.counts0);
 	s->counts_fd[1] = bpf_map__fd(skel->maps.counts1);
 	s->stacks_fd = bpf_map__fd(skel->maps.stacks);
@@ -233,7 +203,7 @@ static int load(struct kp_pmu *p)
 		s->fork_link = bpf_program__attach(skel->progs.kp_tp_fork);
 		s->exit_link = bpf_program__attach(skel->progs.kp_tp_exit);
 		if (!s->fork_link || !s->exit_link)
-			return kp_fail(KPERF_ERR_BPF_ATTACH, -errno,
+			return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
 				       "cannot follow the processes' forks: %s", strerror(errno));
 	}
 	return 0;
@@ -289,14 +259,13 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu, int group_fd)
 				"too many open files for %zu sampling events: raise ulimit -n",
 				s->nev);
 		if (err == -EINVAL && attr.freq)
-			return kp_fail(LIBPERF_ERR_INVALID_SAMPLE_RATE, err,
+			return kp_fail(LIBPERF_ERR_DEVICE_INVAL, err,
 				       "the kernel refused sampling '%s' at %llu Hz (see "
 				       "kernel.perf_event_max_sample_rate)",
 				       p->events[evt].name, (unsigned long long)attr.sample_freq);
-		return kp_fail(err == -EACCES || err == -EPERM ? LIBPERF_ERR_NO_PERMISSION :
-								 LIBPERF_ERR_INVALID_EVENT,
-			       err, "cannot sample '%s' on %s %d: %s", p->events[evt].name,
-			       tid > 0 ? "thread" : "cpu", tid > 0 ? tid : cpu, strerror(-err));
+		return kp_fail(kp_perf_errno_code(err), err, "cannot sample '%s' on %s %d: %s",
+			       p->events[evt].name, tid > 0 ? "thread" : "cpu", tid > 0 ? tid : cpu,
+			       strerror(-err));
 	}
 	if (kp_grow((void **)&s->ev, &s->capev, s->nev + 1, sizeof(*s->ev))) {
 		close(fd);
@@ -312,9 +281,12 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu, int group_fd)
 	e->link = bpf_program__attach_perf_event_opts(prog, fd, &opts);
 	if (!e->link) {
 		err = -errno;
-		return kp_fail(KPERF_ERR_BPF_ATTACH, err, "cannot attach to '%s': %s %s",
+		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, err, "cannot attach to '%s': %s %s",
 			       p->events[evt].name, strerror(-err), kp_bpf_log_tail());
 	}
+	/* libbpf enables the event as it attaches the program: sampling starts at PmuEnable (or
+	 * at the exec, with enableOnExec), not here; what came in between is dropped then */
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 	return fd;
 }
 
@@ -378,7 +350,7 @@ static int open_process(struct kp_pmu *p, pid_t pid)
 	}
 	closedir(d);
 	if (!err && !opened)
-		return kp_fail(LIBPERF_ERR_INVALID_PID, -ESRCH,
+		return kp_fail(LIBPERF_ERR_FAIL_GET_PROC, -ESRCH,
 			       "process %d exited before it could be sampled", (int)pid);
 	kp_sampling_note_process(p, pid);
 	return err;
@@ -399,6 +371,18 @@ int kp_sampling_open(struct kp_pmu *p)
 				       "'%s' is an uncore event: uncore PMUs cannot sample, count "
 				       "it (COUNTING) instead",
 				       p->events[evt].name);
+	/* the cgroups are checked as for counting, then refused rather than ignored */
+	for (i = 0; i < (int)p->attr.numCgroup; i++) {
+		int fd = kp_cgroup_open(p->attr.cgroupNameList[i]);
+
+		if (fd < 0)
+			return fd;
+		close(fd);
+	}
+	if (p->attr.numCgroup)
+		return kp_fail(KPERF_ERR_NOT_SUPPORTED, -EOPNOTSUPP,
+			       "cgroupNameList in SAMPLING is not implemented by kperf-bpf yet: "
+			       "sample the processes (pidList), or count the cgroups (COUNTING)");
 	err = kp_check_bpf_privileges();
 	if (!err)
 		err = load(p);
@@ -450,11 +434,32 @@ static void detach_tracepoints(struct kp_sampling *s)
 	}
 }
 
+/* the drained samples and records not read yet (s->lock held) */
+void kp_sampling_forget_pending(struct kp_sampling *s)
+{
+	size_t i;
+
+	kp_sample_table_clear(&s->agg);
+	for (i = 0; i < s->nrecs; i++)
+		free(s->recs[i]);
+	s->nrecs = 0;
+}
+
 int kp_sampling_enable(struct kp_pmu *p)
 {
 	struct kp_sampling *s = p->sampling;
 	size_t i;
 	int err;
+
+	if (!s->enabled_once) {
+		/* samples of the moment between attaching a program (which enables its event)
+		 * and disabling it again at open: not of the collection */
+		pthread_mutex_lock(&s->lock);
+		kp_sampling_drain_locked(p);
+		kp_sampling_forget_pending(s);
+		pthread_mutex_unlock(&s->lock);
+		s->enabled_once = true;
+	}
 
 	err = kp_sideband_enable(s->sideband, true);
 	if (err)
@@ -470,7 +475,7 @@ int kp_sampling_enable(struct kp_pmu *p)
 		if (!s->ev[i].link) {
 			err = -errno;
 			detach_tracepoints(s);
-			return kp_fail(KPERF_ERR_BPF_ATTACH, err, "cannot attach to '%s': %s",
+			return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, err, "cannot attach to '%s': %s",
 				       p->events[s->ev[i].evt].name, strerror(-err));
 		}
 	}
@@ -591,8 +596,8 @@ static int drain_map(struct kp_pmu *p, int fd)
 		if (err || (r && errno == ENOENT))
 			break; /* done: the last batch came with ENOENT */
 		if (r) {
-			err = kp_fail(UNKNOWN_ERROR, -errno, "cannot read the sample map: %s",
-				      strerror(errno));
+			err = kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
+				      "cannot read the sample map: %s", strerror(errno));
 			break;
 		}
 	}
@@ -641,6 +646,21 @@ int kp_sampling_drain(struct kp_pmu *p)
 	return err;
 }
 
+void kp_sampling_exit(struct kp_pmu *p)
+{
+	struct kp_sampling *s = p->sampling;
+	size_t i;
+
+	pthread_mutex_lock(&s->lock);
+	/* no more mmap tracking: nothing resolves for this task any more */
+	kp_sideband_close(s->sideband);
+	s->sideband = NULL;
+	for (i = 0; i < s->nseen; i++)
+		kp_pmu_sym_release(s->seen[i]);
+	s->nseen = 0;
+	pthread_mutex_unlock(&s->lock);
+}
+
 void kp_sampling_close(struct kp_pmu *p)
 {
 	struct kp_sampling *s = p->sampling;
@@ -661,7 +681,7 @@ void kp_sampling_close(struct kp_pmu *p)
 	for (i = 0; i < s->nrecs; i++)
 		free(s->recs[i]);
 	for (i = 0; i < s->nseen; i++)
-		release_process(s->seen[i]);
+		kp_pmu_sym_release(s->seen[i]);
 	free(s->recs);
 	kp_sample_table_free(&s->memo);
 	kp_sample_table_free(&s->agg);

@@ -59,112 +59,41 @@ static int online_cpus(int **cpus)
 	return n;
 }
 
-static int check_sampling_attr(const struct PmuAttr *a)
+static bool spe_event_filter_valid(enum SpeEventFilter f)
 {
-	long max_rate = 100000;
-
-	if (a->branchSampleFilter)
-		return kp_fail(KPERF_ERR_PMU_NOT_PRESENT, -EOPNOTSUPP,
-			       "branch sampling (branchSampleFilter) needs hardware branch records "
-			       "(Intel LBR, Arm BRBE), which this machine's PMU does not provide");
-	kp_read_long("/proc/sys/kernel/perf_event_max_sample_rate", &max_rate);
-	if (a->useFreq && a->freq > (unsigned long)max_rate)
-		return kp_fail(LIBPERF_ERR_INVALID_SAMPLE_RATE, -EINVAL,
-			       "sample frequency %u Hz is above the kernel's limit of %ld Hz "
-			       "(kernel.perf_event_max_sample_rate)",
-			       a->freq, max_rate);
-	return 0;
+	return f == SPE_EVENT_NONE || f == SPE_EVENT_RETIRED || f == SPE_EVENT_L1DMISS ||
+	       f == SPE_EVENT_TLB_WALK || f == SPE_EVENT_MISPREDICTED;
 }
 
-static int parse_events(struct kp_pmu *p, const struct PmuAttr *a)
+static bool spe_data_filter_valid(enum SpeFilter f)
 {
-	unsigned i;
-	int err;
+	const unsigned long bits = TS_ENABLE | PA_ENABLE | PCT_ENABLE | JITTER | BRANCH_FILTER |
+				   LOAD_FILTER | STORE_FILTER;
 
-	if (!a->numEvt || !a->evtList)
-		return kp_fail(LIBPERF_ERR_INVALID_EVTLIST, -EINVAL,
-			       "evtList is empty: name at least one event (e.g. \"cpu-clock\")");
-	if (a->numEvtAttr && !a->evtAttr)
-		return kp_fail(LIBPERF_ERR_INVALID_EVTATTR, -EINVAL,
-			       "evtAttr is NULL but numEvtAttr is %u", a->numEvtAttr);
-	if (a->numEvtAttr > a->numEvt)
-		return kp_fail(LIBPERF_ERR_INVALID_EVTATTR, -EINVAL,
-			       "numEvtAttr (%u) is larger than numEvt (%u)", a->numEvtAttr,
-			       a->numEvt);
-	p->events = calloc(a->numEvt, sizeof(*p->events));
-	p->group_ids = calloc(a->numEvt, sizeof(*p->group_ids));
-	p->evt_attrs = calloc(a->numEvt, sizeof(*p->evt_attrs));
-	if (!p->events || !p->group_ids || !p->evt_attrs)
-		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-	for (i = 0; i < a->numEvt; i++) {
-		if (!a->evtList[i])
-			return kp_fail(LIBPERF_ERR_INVALID_EVTLIST, -EINVAL, "evtList[%u] is NULL",
-				       i);
-		err = kp_event_parse(a->evtList[i], true, &p->events[i]);
-		if (err)
-			return err;
-		p->nevents++;
-		if (i < a->numEvtAttr)
-			p->evt_attrs[i] = a->evtAttr[i];
-		else
-			p->evt_attrs[i].groupId = -1;
-		p->group_ids[i] = p->evt_attrs[i].groupId;
-		if (p->group_ids[i] < -1)
-			return kp_fail(LIBPERF_ERR_INVALID_EVTLIST, -EINVAL,
-				       "evtAttr[%u].groupId is %d: use -1 (no group) or an id >= 0",
-				       i, p->group_ids[i]);
-	}
-	return 0;
+	return ((unsigned long)f & ~bits) == 0;
 }
 
-static int check_targets(struct kp_pmu *p, const struct PmuAttr *a)
+static int check_branch_filter(enum PmuTaskType type, unsigned long f)
 {
-	unsigned i, j;
-	int v;
+	const unsigned long priv = KPERF_SAMPLE_BRANCH_USER | KPERF_SAMPLE_BRANCH_KERNEL |
+				   KPERF_SAMPLE_BRANCH_HV;
 
-	if (a->numPid && !a->pidList)
-		return kp_fail(LIBPERF_ERR_INVALID_PIDLIST, -EINVAL,
-			       "pidList is NULL but numPid is %u", a->numPid);
-	if (a->numPid) {
-		p->pids = calloc(a->numPid, sizeof(*p->pids));
-		if (!p->pids)
-			return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-		for (i = 0; i < a->numPid; i++) {
-			v = kp_pid_tgid(a->pidList[i]);
-			if (v < 0)
-				return v;
-			p->pids[i] = v;
-		}
-		qsort(p->pids, a->numPid, sizeof(int), cmp_int);
-		for (i = 0, j = 0; i < a->numPid; i++)
-			if (!j || p->pids[j - 1] != p->pids[i])
-				p->pids[j++] = p->pids[i];
-		p->npids = (int)j;
-	}
-	v = kp_check_cpus(a->cpuList, a->numCpu);
-	if (v)
-		return v;
-	if (a->numCpu) {
-		p->cpus = malloc(sizeof(int) * a->numCpu);
-		if (!p->cpus)
-			return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-		memcpy(p->cpus, a->cpuList, sizeof(int) * a->numCpu);
-		p->ncpus = (int)a->numCpu;
-	} else {
-		p->ncpus = online_cpus(&p->cpus);
-		if (p->ncpus < 0)
-			return p->ncpus;
-	}
-	p->system_wide = !p->npids;
-	return kp_check_perf_privileges(p->system_wide);
-}
-
-/* fields of PmuAttr this version cannot honour yet: refused, never silently ignored */
-static int check_unsupported(const struct PmuAttr *a)
-{
-	if (a->blockedSample)
-		return kp_fail(KPERF_ERR_NOT_SUPPORTED, -EOPNOTSUPP,
-			       "blockedSample is not implemented by kperf-bpf yet");
+	if (f == KPERF_NO_BRANCH_SAMPLE)
+		return 0;
+	if (type != SAMPLING)
+		return kp_fail(LIBPERF_ERR_BRANCH_JUST_SUPPORT_SAMPLING, -EINVAL,
+			       "branchSampleFilter is for SAMPLING only: branch records come with "
+			       "samples");
+	if (f & ~((unsigned long)KPERF_SAMPLE_BRANCH_TYPE_SAVE * 2 - 1))
+		return kp_fail(LIBPERF_ERR_INVALID_BRANCH_SAMPLE_FILTER, -EINVAL,
+			       "branchSampleFilter %#lx has bits that are no KPERF_SAMPLE_BRANCH_* "
+			       "value",
+			       f);
+	if (f <= priv)
+		return kp_fail(LIBPERF_ERR_INVALID_BRANCH_SAMPLE_FILTER, -EINVAL,
+			       "branchSampleFilter %#lx only says whose branches (USER, KERNEL, "
+			       "HV): add at least one branch type, e.g. KPERF_SAMPLE_BRANCH_ANY",
+			       f);
 	return 0;
 }
 
@@ -220,15 +149,197 @@ static int check_per_thread(enum PmuTaskType type, const struct PmuAttr *a)
 	return 0;
 }
 
-static int check_modes(enum PmuTaskType type, const struct PmuAttr *a)
+/* The checks of libkperf's PmuOpen after the cpu and pid lists, in its order, so a call
+ * with several faults gets the code libkperf gives it. */
+static int check_attr(enum PmuTaskType type, const struct PmuAttr *a)
 {
-	int err = check_bpf_mode(type, a);
+	long max_rate = 100000;
+	int err;
 
+	if (a->numEvt && !a->evtList)
+		return kp_fail(LIBPERF_ERR_INVALID_EVTLIST, -EINVAL,
+			       "evtList is NULL but numEvt is %u", a->numEvt);
+	if (a->numEvtAttr && !a->evtAttr)
+		return kp_fail(LIBPERF_ERR_INVALID_EVTATTR, -EINVAL,
+			       "evtAttr is NULL but numEvtAttr is %u", a->numEvtAttr);
+	if (type != COUNTING && type != SAMPLING && type != SPE_SAMPLING)
+		return kp_fail(LIBPERF_ERR_INVALID_TASK_TYPE, -EINVAL,
+			       "unknown task type %d: use COUNTING (0) or SAMPLING (1)", (int)type);
+	if (type != SPE_SAMPLING && (!a->evtList || !a->numEvt))
+		return kp_fail(LIBPERF_ERR_INVALID_EVTLIST, -EINVAL,
+			       "evtList is empty: name at least one event (e.g. \"cpu-clock\")");
+	if (a->cgroupNameList && a->pidList)
+		return kp_fail(LIBPERF_ERR_INVALID_CGROUP_LIST, -EINVAL,
+			       "give either pidList or cgroupNameList, not both");
+	if (type == SPE_SAMPLING) {
+		if (a->evtAttr)
+			return kp_fail(
+				LIBPERF_ERR_INVALID_GROUP_SPE, -EINVAL,
+				"SPE_SAMPLING takes no evtAttr: SPE records are not grouped");
+		if (a->numCgroup > 1)
+			return kp_fail(LIBPERF_ERR_INVALID_CGROUP_LIST, -EINVAL,
+				       "SPE_SAMPLING follows at most one cgroup (numCgroup is %u)",
+				       a->numCgroup);
+		if (a->minLatency > 4095)
+			return kp_fail(
+				LIBPERF_ERR_INVALID_MIN_LATENCY, -EINVAL,
+				"minLatency %lu is out of range: SPE counts 0 to 4095 cycles",
+				a->minLatency);
+		if (!spe_event_filter_valid(a->evFilter))
+			return kp_fail(LIBPERF_ERR_INVALID_EVT_FILTER, -EINVAL,
+				       "evFilter %#x is not a SpeEventFilter value",
+				       (unsigned)a->evFilter);
+		if (!spe_data_filter_valid(a->dataFilter))
+			return kp_fail(LIBPERF_ERR_INVALID_DATA_FILTER, -EINVAL,
+				       "dataFilter %#x has bits that are no SpeFilter value",
+				       (unsigned)a->dataFilter);
+	}
+	kp_read_long("/proc/sys/kernel/perf_event_max_sample_rate", &max_rate);
+	if (type == SAMPLING && a->useFreq && a->freq > (unsigned long)max_rate)
+		return kp_fail(LIBPERF_ERR_INVALID_SAMPLE_RATE, -EINVAL,
+			       "sample frequency %u Hz is above the kernel's limit of %ld Hz "
+			       "(kernel.perf_event_max_sample_rate)",
+			       a->freq, max_rate);
+	err = check_branch_filter(type, a->branchSampleFilter);
+	if (err)
+		return err;
+	if (a->numCgroup && !a->cgroupNameList)
+		return kp_fail(LIBPERF_ERR_INVALID_CGROUP_LIST, -EINVAL,
+			       "cgroupNameList is NULL but numCgroup is %u", a->numCgroup);
+	err = check_bpf_mode(type, a);
 	if (!err)
 		err = kp_hwmetric_check(type, a);
-	if (!err)
-		err = check_per_thread(type, a);
-	return err;
+	if (err)
+		return err;
+	if (a->enableOnExec && !a->numPid)
+		return kp_fail(LIBPERF_ERR_NOT_SUPPORT_EXEC_ON, -EINVAL,
+			       "enableOnExec counts from the exec of the processes of pidList: "
+			       "give them (pidList)");
+	return check_per_thread(type, a);
+}
+
+/* Branch records need a PMU that records them (Intel LBR, Arm BRBE): ask the kernel for each
+ * event. The kernel's refusal is libkperf's, EOPNOTSUPP as LIBPERF_ERR_INVALID_EVENT; where
+ * the hardware has them, kperf-bpf does not collect them yet. */
+static int check_branch_hardware(const struct kp_pmu *p)
+{
+	int i, fd;
+
+	for (i = 0; i < p->nevents; i++) {
+		struct perf_event_attr attr = p->events[i].attr;
+
+		if (p->events[i].kind == KP_EV_TRACEPOINT)
+			continue;
+		attr.disabled = 1;
+		attr.sample_period = 4000;
+		attr.sample_type |= PERF_SAMPLE_BRANCH_STACK;
+		attr.branch_sample_type = p->attr.branchSampleFilter;
+		fd = kp_perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			int err = -errno;
+
+			return kp_fail(
+				kp_perf_errno_code(err), err,
+				"event '%s' cannot record branches (branchSampleFilter %#lx): "
+				"%s. Branch records need a PMU that has them (Intel LBR, Arm "
+				"BRBE); software events and VMs have none",
+				p->events[i].name, p->attr.branchSampleFilter, strerror(-err));
+		}
+		close(fd);
+	}
+	return kp_fail(KPERF_ERR_NOT_SUPPORTED, -EOPNOTSUPP,
+		       "this PMU records branches, but kperf-bpf does not collect branch records "
+		       "(branchSampleFilter) yet");
+}
+
+static int parse_events(struct kp_pmu *p, const struct PmuAttr *a)
+{
+	unsigned i;
+	int err;
+
+	if (a->numEvtAttr > a->numEvt)
+		return kp_fail(LIBPERF_ERR_INVALID_EVTATTR, -EINVAL,
+			       "numEvtAttr (%u) is larger than numEvt (%u)", a->numEvtAttr,
+			       a->numEvt);
+	p->events = calloc(a->numEvt, sizeof(*p->events));
+	p->group_ids = calloc(a->numEvt, sizeof(*p->group_ids));
+	p->evt_attrs = calloc(a->numEvt, sizeof(*p->evt_attrs));
+	if (!p->events || !p->group_ids || !p->evt_attrs)
+		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	for (i = 0; i < a->numEvt; i++) {
+		if (!a->evtList[i])
+			return kp_fail(LIBPERF_ERR_INVALID_EVTLIST, -EINVAL, "evtList[%u] is NULL",
+				       i);
+		err = kp_event_parse(a->evtList[i], true, &p->events[i]);
+		if (err)
+			return err;
+		p->nevents++;
+		if (i < a->numEvtAttr)
+			p->evt_attrs[i] = a->evtAttr[i];
+		else
+			p->evt_attrs[i].groupId = -1;
+		p->group_ids[i] = p->evt_attrs[i].groupId;
+		if (p->group_ids[i] < -1)
+			return kp_fail(LIBPERF_ERR_INVALID_EVTATTR, -EINVAL,
+				       "evtAttr[%u].groupId is %d: use -1 (no group) or an id >= 0",
+				       i, p->group_ids[i]);
+	}
+	return 0;
+}
+
+static int check_targets(struct kp_pmu *p, const struct PmuAttr *a)
+{
+	unsigned i, j;
+	int v;
+
+	/* libkperf checks the cpus first, then the pids */
+	v = kp_check_cpus(a->cpuList, a->numCpu);
+	if (v < 0)
+		return v;
+	if (v == 0 && a->numCpu) {
+		p->cpus = malloc(sizeof(int) * a->numCpu);
+		if (!p->cpus)
+			return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+		memcpy(p->cpus, a->cpuList, sizeof(int) * a->numCpu);
+		p->ncpus = (int)a->numCpu;
+	} else {
+		/* no cpuList, or one with -1 (any cpu): no restriction */
+		p->attr.numCpu = 0;
+		p->ncpus = online_cpus(&p->cpus);
+		if (p->ncpus < 0)
+			return p->ncpus;
+	}
+	if (a->numPid && !a->pidList)
+		return kp_fail(LIBPERF_ERR_INVALID_PIDLIST, -EINVAL,
+			       "pidList is NULL but numPid is %u", a->numPid);
+	if (a->numPid) {
+		p->pids = calloc(a->numPid, sizeof(*p->pids));
+		if (!p->pids)
+			return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+		for (i = 0; i < a->numPid; i++) {
+			/* 0 is the calling process, as for perf_event_open and libkperf */
+			v = a->pidList[i] ? kp_pid_tgid(a->pidList[i]) : (int)getpid();
+			if (v < 0)
+				return v;
+			p->pids[i] = v;
+		}
+		qsort(p->pids, a->numPid, sizeof(int), cmp_int);
+		for (i = 0, j = 0; i < a->numPid; i++)
+			if (!j || p->pids[j - 1] != p->pids[i])
+				p->pids[j++] = p->pids[i];
+		p->npids = (int)j;
+	}
+	p->system_wide = !p->npids;
+	return 0;
+}
+
+/* fields of PmuAttr this version cannot honour yet: refused, never silently ignored */
+static int check_unsupported(const struct PmuAttr *a)
+{
+	if (a->blockedSample)
+		return kp_fail(KPERF_ERR_NOT_SUPPORTED, -EOPNOTSUPP,
+			       "blockedSample is not implemented by kperf-bpf yet");
+	return 0;
 }
 
 KP_EXPORT int PmuOpen(enum PmuTaskType type, struct PmuAttr *attr)
@@ -243,17 +354,8 @@ KP_EXPORT int KperfOpen(enum PmuTaskType type, struct PmuAttr *attr,
 	int err, pd;
 
 	kp_clear();
-	if (type == SPE_SAMPLING)
-		return kp_fail(LIBPERF_ERR_SPE_UNAVAIL, -EOPNOTSUPP,
-			       "SPE sampling needs the Arm Statistical Profiling Extension "
-			       "(arm_spe PMU); this machine has none"),
-		       -1;
-	if (type != COUNTING && type != SAMPLING)
-		return kp_fail(LIBPERF_ERR_INVALID_TASK_TYPE, -EINVAL,
-			       "unknown task type %d: use COUNTING (0) or SAMPLING (1)", (int)type),
-		       -1;
 	if (!attr)
-		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL, "attr is NULL"), -1;
+		return kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL, "attr is NULL"), -1;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return kp_public_fail(-ENOMEM);
@@ -263,17 +365,23 @@ KP_EXPORT int KperfOpen(enum PmuTaskType type, struct PmuAttr *attr,
 	err = kp_opts_copy(&p->opts, sizeof(p->opts), opts, opts ? opts->sz : 0, "KperfPmuOpts");
 	if (!err)
 		err = check_unsupported(attr);
+	/* libkperf checks user access before anything else */
 	if (!err)
 		err = kp_uaccess_check(type, attr);
 	if (!err)
-		err = check_modes(type, attr);
+		err = check_targets(p, attr);
+	if (!err)
+		err = check_attr(type, attr);
+	if (!err && type == SPE_SAMPLING)
+		err = kp_fail(LIBPERF_ERR_SPE_UNAVAIL, -EOPNOTSUPP,
+			      "SPE sampling needs the Arm Statistical Profiling Extension "
+			      "(arm_spe PMU); this machine has none");
 	if (!err)
 		err = parse_events(p, attr);
-	if (!err && type == SAMPLING)
-		err = check_sampling_attr(attr);
-	/* user access counts the calling thread: pidList {0} and cpuList {-1} say so */
-	if (!err && !attr->enableUserAccess)
-		err = check_targets(p, attr);
+	if (!err && attr->branchSampleFilter)
+		err = check_branch_hardware(p);
+	if (!err)
+		err = kp_check_perf_privileges(p->system_wide);
 	if (!err)
 		err = type == COUNTING ? kp_counting_open(p) : kp_sampling_open(p);
 	if (err)
@@ -378,29 +486,28 @@ KP_EXPORT int PmuCollect(int pd, int milliseconds, unsigned interval)
 	int err;
 
 	kp_clear();
-	if (milliseconds < -1 || milliseconds == 0)
-		return kp_fail(LIBPERF_ERR_INVALID_TIME, -EINVAL,
-			       "milliseconds is %d: give a positive time, or -1 to collect until "
-			       "the processes of pidList exit",
-			       milliseconds),
-		       -1;
-	if (interval < 100)
-		return kp_fail(LIBPERF_ERR_INVALID_TIME, -EINVAL,
-			       "interval is %u ms: it must be at least 100", interval),
-		       -1;
+	/* libkperf's order: the handle, then the times */
 	p = get(pd);
 	if (!p)
 		return -1;
-	if (milliseconds == -1 && !p->npids) {
+	if (milliseconds < -1) {
 		put(p);
 		return kp_fail(LIBPERF_ERR_INVALID_TIME, -EINVAL,
-			       "milliseconds -1 (until the processes exit) needs a pidList"),
+			       "milliseconds is %d: give a time, or -1 to collect until PmuStop or "
+			       "until the processes of pidList exit",
+			       milliseconds),
+		       -1;
+	}
+	if (interval < 100) {
+		put(p);
+		return kp_fail(LIBPERF_ERR_INVALID_TIME, -EINVAL,
+			       "interval is %u ms: it must be at least 100", interval),
 		       -1;
 	}
 	atomic_store(&p->stop, false);
 	err = enable_locked(p);
 	start = kp_now_ns();
-	if (milliseconds > 0)
+	if (milliseconds >= 0)
 		end = start + (uint64_t)milliseconds * 1000000ULL;
 	/* sleep without the lock held, so PmuStop and PmuRead from other threads proceed */
 	while (!err) {
@@ -408,9 +515,9 @@ KP_EXPORT int PmuCollect(int pd, int milliseconds, unsigned interval)
 		struct timespec ts;
 
 		now = kp_now_ns();
-		if (end && now >= end)
+		if (milliseconds >= 0 && now >= end)
 			break;
-		if (end && end - now < step)
+		if (milliseconds >= 0 && end - now < step)
 			step = end - now;
 		if (step > 100000000ULL)
 			step = 100000000ULL; /* check PmuStop and the processes every 100 ms */
@@ -423,7 +530,7 @@ KP_EXPORT int PmuCollect(int pd, int milliseconds, unsigned interval)
 			break;
 		if (p->type == SAMPLING)
 			err = kp_sampling_drain(p);
-		if (milliseconds == -1 && !any_alive(p))
+		if (milliseconds == -1 && p->npids && !any_alive(p))
 			break;
 	}
 	if (!err)
@@ -453,7 +560,7 @@ KP_EXPORT int PmuRead(int pd, struct PmuData **out)
 
 	kp_clear();
 	if (!out)
-		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL, "the output pointer is NULL"), -1;
+		return kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL, "the output pointer is NULL"), -1;
 	*out = NULL;
 	p = get(pd);
 	if (!p)
@@ -483,7 +590,7 @@ KP_EXPORT int PmuAppendData(struct PmuData *from, struct PmuData **to)
 
 	kp_clear();
 	if (!to)
-		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL, "toData is NULL"), -1;
+		return kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL, "toData is NULL"), -1;
 	nfrom = from ? kp_data_len(from) : 0;
 	if (nfrom < 0)
 		return kp_fail(LIBPERF_ERR_INVALID_PMU_DATA, -EINVAL,
@@ -500,9 +607,9 @@ KP_EXPORT int PmuAppendData(struct PmuData *from, struct PmuData **to)
 	if (!b)
 		return kp_public_fail(-ENOMEM);
 	for (i = 0; i < nto && !err; i++)
-		err = kp_data_builder_add(b, &(*to)[i], 0);
+		err = kp_data_builder_add_from(b, *to, (size_t)i);
 	for (i = 0; i < nfrom && !err; i++)
-		err = kp_data_builder_add(b, &from[i], 0);
+		err = kp_data_builder_add_from(b, from, (size_t)i);
 	if (err) {
 		kp_data_builder_free(b);
 		return kp_public_fail(err);
@@ -514,4 +621,31 @@ KP_EXPORT int PmuAppendData(struct PmuData *from, struct PmuData **to)
 		PmuDataFree(*to);
 	*to = merged;
 	return n;
+}
+
+/* ---- for collect.c ---- */
+
+struct kp_pmu *kp_pmu_get(int pd)
+{
+	return get(pd);
+}
+
+void kp_pmu_put(struct kp_pmu *p)
+{
+	put(p);
+}
+
+int kp_pmu_enable_locked(struct kp_pmu *p)
+{
+	return enable_locked(p);
+}
+
+int kp_pmu_disable_locked(struct kp_pmu *p)
+{
+	return disable_locked(p);
+}
+
+bool kp_pmu_any_alive(const struct kp_pmu *p)
+{
+	return any_alive(p);
 }

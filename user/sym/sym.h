@@ -52,6 +52,14 @@ int kp_sym_add_mapping(pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff, 
 int kp_sym_add_mapping_id(pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff, const char *path,
 			  uint32_t maj, uint32_t min, uint64_t ino);
 
+/* SymResolverUpdateModule: the ELF <path> (as <pid> names it) is loaded in <pid> with its
+ * first page at <start>; its PT_LOAD segments are mapped as the loader would (ET_EXEC at their
+ * own addresses). A live process's maps are read again first; a module it already maps is left
+ * as it is. libkperf's codes: LIBSYM_ERR_PARAM_PID_INVALID, LIBSYM_ERR_FILE_NOT_RGE (no such
+ * regular file), LIBSYM_ERR_OPEN_FILE_FAILED, LIBSYM_ERR_READ_BUILDID (not an ELF),
+ * LIBSYM_ERR_NOT_FIND_PID (a process that never existed for the resolver). */
+int kp_sym_add_module(pid_t pid, const char *path, uint64_t start, unsigned flags);
+
 /* PERF_RECORD_FORK of a new process: <child> starts with a copy of <parent>'s mappings. */
 int kp_sym_fork(pid_t parent, pid_t child);
 /* PERF_RECORD_COMM with PERF_RECORD_MISC_COMM_EXEC: <pid> dropped its mappings. Symbols and
@@ -96,6 +104,18 @@ struct kp_sym_stats {
 void kp_sym_get_stats(struct kp_sym_stats *st);
 
 /* ==== inside the module (callers hold the resolver lock) ==== */
+
+/* ---- sym_resolve.c: the resolver's state, for the other files of the module ---- */
+
+void sym_lock(void);
+void sym_unlock(void);
+/* the process entry of <pid>, NULL when unknown; sym_proc_new adds one (NULL on ENOMEM) */
+struct sym_proc *sym_proc_get(pid_t pid);
+struct sym_proc *sym_proc_new(pid_t pid);
+/* after its mappings changed: what was unknown may be known now */
+void sym_proc_forget_unknowns(struct sym_proc *p);
+/* the shared empty string of Symbols (fileName, mntPoint) */
+extern char sym_empty_str[1];
 
 /* ---- sym_util.c ---- */
 
@@ -202,6 +222,7 @@ struct sym_file {
 	struct Dwarf *dw;
 	struct sym_cu_range *cus;
 	size_t ncus;
+	struct sym_hmap fn_tables; /* CU offset -> its function scopes (sym_dwarf_decl_line) */
 };
 
 /* where a file is, for a process: how to open it, and what identifies the mapping */
@@ -246,6 +267,10 @@ struct sym_cu_range {
 int sym_dwarf_index(struct sym_file *f);
 /* file:line of <vaddr>; 0, or -ENOENT when the DWARF has no line for it */
 int sym_dwarf_line(struct sym_file *f, uint64_t vaddr, const char **file, unsigned *line);
+/* The line where the function around <vaddr> starts: DW_AT_decl_line of the innermost
+ * subprogram or inlined subroutine that holds it (the function whose line sym_dwarf_line
+ * gives); 0, or -ENOENT when unknown. */
+int sym_dwarf_decl_line(struct sym_file *f, uint64_t vaddr, unsigned *line);
 void sym_dwarf_close(struct sym_file *f);
 
 /* ---- sym_proc.c: the address space of one process ---- */
@@ -281,6 +306,7 @@ struct sym_jit_sym {
 
 struct sym_proc {
 	pid_t pid;
+	const char *mnt_point; /* interned Symbol.mntPoint of its files (sym_mnt_point) */
 	bool dwarf; /* recorded with DWARF */
 	bool recorded; /* maps were read at least once */
 	bool gone; /* the process no longer exists */
@@ -317,5 +343,34 @@ const struct sym_jit_sym *sym_proc_find_jit(const struct sym_proc *p, uint64_t a
 bool sym_proc_alive(pid_t pid);
 void sym_proc_clear_maps(struct sym_proc *p);
 void sym_proc_free(struct sym_proc *p);
+
+/* ---- sym_mnt.c: where a process's files are, seen from here ---- */
+
+/* Symbol.mntPoint of <pid>'s files (interned): "" when it shares our mount namespace (or is
+ * gone); else the directory of ours that is its root (a container's overlay, a bind mount),
+ * found through the mountinfo of both sides and checked to be the same directory; else
+ * "/proc/PID/root", valid while it lives. mntPoint + module is then the file as we see it.
+ * NULL only on ENOMEM. */
+const char *sym_mnt_point(pid_t pid);
+
+/* one line of a mountinfo file, its escapes (\040 ...) undone; pointers into <buf> */
+struct sym_mnt_entry {
+	unsigned major, minor;
+	const char *root; /* the directory of the file system mounted here */
+	const char *mount_point;
+	const char *fstype;
+};
+/* Parse <line> (without its newline) into <e>, using <buf> of <size> bytes for the strings;
+ * -EINVAL when it is not a mountinfo line (or does not fit). */
+int sym_mnt_parse(const char *line, char *buf, size_t size, struct sym_mnt_entry *e);
+
+/* ---- sym_code.c: questions about a file, no process needed ---- */
+
+/* free the symbols of SymResolverMapCodeAddr (with the rest of the resolver) */
+void sym_code_free(void);
+/* The checks libkperf makes before it reads a module, with its codes: <open_path> opens
+ * (LIBSYM_ERR_OPEN_FILE_FAILED), is a regular file with an ELF identification
+ * (LIBSYM_ERR_READ_BUILDID). <name> is how messages call it. */
+int sym_elf_check(const char *open_path, const char *name);
 
 #endif

@@ -343,9 +343,16 @@ int sym_proc_read_maps(struct sym_proc *p, unsigned flags)
 	if (p->recorded && p->start_time && st && st != p->start_time) {
 		/* the pid was reused by another process: nothing of the old one applies */
 		sym_proc_clear_maps(p);
+		p->mnt_point = NULL;
 	}
 	p->start_time = st;
 	p->gone = false;
+	if (!p->mnt_point) {
+		/* while it lives: where its root is cannot be told afterwards */
+		p->mnt_point = sym_mnt_point(p->pid);
+		if (!p->mnt_point)
+			return -ENOMEM;
+	}
 	err = parse_maps(buf, &nv, &nn);
 	free(buf);
 	if (err)

@@ -40,11 +40,26 @@ static struct sym_hmap procs; /* pid -> struct sym_proc */
 static struct sym_hmap kcache; /* (addr, flags) -> struct Symbol */
 static struct sym_arena karena;
 static uint64_t nsymbols, nstacks;
-static char empty_str[1];
+char sym_empty_str[1];
+
+void sym_lock(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+void sym_unlock(void)
+{
+	pthread_mutex_unlock(&lock);
+}
 
 static struct sym_proc *get_proc(pid_t pid)
 {
 	return sym_hmap_get(&procs, (uint64_t)pid, 0);
+}
+
+struct sym_proc *sym_proc_get(pid_t pid)
+{
+	return get_proc(pid);
 }
 
 static struct sym_proc *new_proc(pid_t pid)
@@ -59,6 +74,11 @@ static struct sym_proc *new_proc(pid_t pid)
 		return NULL;
 	}
 	return p;
+}
+
+struct sym_proc *sym_proc_new(pid_t pid)
+{
+	return new_proc(pid);
 }
 
 static bool drop_proc(void *val, void *ctx)
@@ -96,6 +116,11 @@ static void forget_unknowns(struct sym_proc *p)
 	sym_hmap_filter(&p->stacks, is_unknown_stack, NULL);
 }
 
+void sym_proc_forget_unknowns(struct sym_proc *p)
+{
+	forget_unknowns(p);
+}
+
 static struct Symbol *new_symbol(struct sym_arena *a, uint64_t addr)
 {
 	struct Symbol *s = sym_arena_alloc(a, sizeof(*s));
@@ -106,7 +131,8 @@ static struct Symbol *new_symbol(struct sym_arena *a, uint64_t addr)
 	s->module = (char *)UNKNOWN;
 	s->symbolName = (char *)UNKNOWN;
 	s->mangleName = (char *)UNKNOWN;
-	s->fileName = empty_str;
+	s->fileName = sym_empty_str;
+	s->mntPoint = sym_empty_str;
 	nsymbols++;
 	return s;
 }
@@ -185,9 +211,11 @@ static void fill_from_file(struct Symbol *s, struct sym_file *f, uint64_t vaddr,
 		unsigned line;
 
 		if (sym_dwarf_line(f, vlook, &file, &line) == 0) {
-			s->fileName = file ? (char *)file : empty_str;
+			s->fileName = file ? (char *)file : sym_empty_str;
 			s->lineNum = line;
 		}
+		if (sym_dwarf_decl_line(f, vlook, &line) == 0)
+			s->firstLine = line;
 	}
 }
 
@@ -298,6 +326,8 @@ static int resolve_user(struct sym_proc *p, uint64_t addr, unsigned flags, struc
 		return 0;
 	}
 	s->module = (char *)(m->path[0] ? m->path : "[anon]");
+	if (m->kind == SYM_MAP_FILE && p->mnt_point)
+		s->mntPoint = (char *)p->mnt_point;
 	off = addr - m->start + m->pgoff;
 	if (m->kind != SYM_MAP_ANON)
 		f = sym_proc_map_file(p, m, flags & KP_SYM_DWARF);
@@ -538,9 +568,12 @@ static int record_pid_locked(pid_t pid, unsigned flags)
 	bool existed;
 	int err;
 
-	if (pid <= 0)
+	if (pid < 0)
 		return kp_fail(LIBSYM_ERR_PARAM_PID_INVALID, -EINVAL,
 			       "pid %d is not valid: a process id is positive", (int)pid);
+	if (pid == 0) /* libkperf: no /proc/0/maps to open */
+		return kp_fail(LIBSYM_ERR_OPEN_FILE_FAILED, -ENOENT,
+			       "pid 0 is no process (there is no /proc/0/maps): give a process id");
 	p = get_proc(pid);
 	existed = p != NULL;
 	if (!p) {
@@ -554,7 +587,9 @@ static int record_pid_locked(pid_t pid, unsigned flags)
 	if (err) {
 		if (!existed || !p->recorded)
 			forget_proc(pid);
-		return err;
+		/* a record that cannot open /proc/<pid>/maps is libkperf's OPEN_FILE_FAILED (a
+		 * resolution of a pid never recorded stays NOT_FIND_PID) */
+		return err == -ESRCH ? kp_fail_recode(LIBSYM_ERR_OPEN_FILE_FAILED, err) : err;
 	}
 	forget_unknowns(p);
 	if (p->gone)
@@ -599,6 +634,8 @@ int kp_sym_add_mapping_id(pid_t pid, uint64_t start, uint64_t end, uint64_t pgof
 		}
 		/* told about a process that already exited: open files by their paths */
 		p->gone = !sym_proc_alive(pid);
+		if (!p->gone)
+			p->mnt_point = sym_mnt_point(pid);
 	}
 	/* MMAP2 without mmap_data only reports executable mappings */
 	err = sym_map_fill(&m, start, end, pgoff, path, makedev(maj, min), ino, true);
@@ -736,6 +773,7 @@ static void destroy_locked(void)
 	sym_hmap_free(&kcache);
 	sym_arena_free(&karena);
 	sym_kallsyms_free();
+	sym_code_free();
 	sym_files_free();
 	sym_intern_free();
 	nsymbols = nstacks = 0;
@@ -764,6 +802,13 @@ void kp_sym_get_stats(struct kp_sym_stats *st)
 
 /* ---- the public API (symbol.h) ---- */
 
+/* libkperf's int calls of symbol.h return the error code itself (LIBSYM_ERR_*), not -1 */
+static int public_code(int err)
+{
+	kp_public_fail(err);
+	return Perrorno();
+}
+
 KP_EXPORT void SymResolverInit(void)
 {
 	kp_clear();
@@ -775,7 +820,7 @@ KP_EXPORT int SymResolverRecordKernel(void)
 
 	kp_clear();
 	err = kp_sym_record_kernel();
-	return err ? kp_public_fail(err) : 0;
+	return err ? public_code(err) : 0;
 }
 
 /* A record is always incremental: the maps read now are merged with what was known, so
@@ -786,7 +831,7 @@ static int record_module(int pid, unsigned flags)
 
 	kp_clear();
 	err = kp_sym_record_pid(pid, flags);
-	return err ? kp_public_fail(err) : 0;
+	return err ? public_code(err) : 0;
 }
 
 KP_EXPORT int SymResolverRecordModule(int pid)
@@ -816,10 +861,9 @@ static int record_file(const char *fileName, unsigned flags)
 	int err;
 
 	kp_clear();
-	if (!fileName || !*fileName) {
-		kp_fail(LIBSYM_ERR_OPEN_FILE_FAILED, -EINVAL, "no file name given");
-		return -1;
-	}
+	if (!fileName || !*fileName)
+		return public_code(
+			kp_fail(LIBSYM_ERR_OPEN_FILE_FAILED, -EINVAL, "no file name given"));
 	ref.path = fileName;
 	ref.open_path = fileName;
 	pthread_mutex_lock(&lock);
@@ -837,7 +881,7 @@ static int record_file(const char *fileName, unsigned flags)
 				      "the DWARF of %s could not be read", fileName);
 	}
 	pthread_mutex_unlock(&lock);
-	return err ? kp_public_fail(err) : 0;
+	return err ? public_code(err) : 0;
 }
 
 KP_EXPORT int SymResolverRecordElf(const char *fileName)
@@ -875,10 +919,10 @@ KP_EXPORT struct Stack *StackToHash(int pid, unsigned long *stack, int nr)
 			"pid %d is not valid: a process id is 0 (kernel only) or positive", pid);
 		return NULL;
 	}
-	if (!stack || nr <= 0) {
-		kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
-			"StackToHash needs a stack of at least one address (got %s, nr=%d)",
-			stack ? "an array" : "NULL", nr);
+	if (nr <= 0)
+		return NULL; /* no frames: no list, and no error (as libkperf) */
+	if (!stack) {
+		kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL, "stack is NULL but nr is %d", nr);
 		return NULL;
 	}
 	addrs = malloc((size_t)nr * sizeof(*addrs));

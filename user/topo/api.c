@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "core/core.h"
+#include "kperf/pcerrc.h"
 #include "topo.h"
 
 KP_EXPORT int64_t PmuGetCpuFreq(unsigned core)
@@ -18,7 +19,7 @@ KP_EXPORT int64_t PmuGetCpuFreq(unsigned core)
 
 	kp_clear();
 	if (core > (unsigned)INT32_MAX) {
-		kp_fail(KPERF_ERR_INVALID_ID, -EINVAL, "cpu %u does not exist", core);
+		kp_fail(LIBPERF_ERR_CPUFREQ_NOT_CONFIG, -EINVAL, "cpu %u does not exist", core);
 		return -1;
 	}
 	err = kp_topo_cpu_freq((int)core, &hz, NULL);
@@ -43,12 +44,13 @@ KP_EXPORT int PmuGetNumaCore(unsigned nodeId, unsigned **coreList)
 
 	kp_clear();
 	if (!coreList) {
-		kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL, "PmuGetNumaCore: coreList is NULL");
+		kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL, "PmuGetNumaCore: coreList is NULL");
 		return -1;
 	}
 	*coreList = NULL;
 	if (nodeId > (unsigned)INT32_MAX) {
-		kp_fail(KPERF_ERR_INVALID_ID, -EINVAL, "numa node %u does not exist", nodeId);
+		kp_fail(LIBPERF_ERR_KERNEL_NOT_SUPPORT, -EINVAL, "numa node %u does not exist",
+			nodeId);
 		return -1;
 	}
 	n = kp_topo_numa_cpus((int)nodeId, &cpus);
@@ -61,12 +63,13 @@ KP_EXPORT int PmuGetClusterCore(unsigned clusterId, unsigned **coreList)
 
 	kp_clear();
 	if (!coreList) {
-		kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL, "PmuGetClusterCore: coreList is NULL");
+		kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL, "PmuGetClusterCore: coreList is NULL");
 		return -1;
 	}
 	*coreList = NULL;
 	if (clusterId > (unsigned)INT32_MAX) {
-		kp_fail(KPERF_ERR_INVALID_ID, -EINVAL, "cluster %u does not exist", clusterId);
+		kp_fail(LIBPERF_ERR_CLUSTER_ID_OVERSIZE, -EINVAL, "cluster %u does not exist",
+			clusterId);
 		return -1;
 	}
 	n = kp_topo_cluster_cpus((int)clusterId, &cpus);

@@ -64,20 +64,31 @@ int kp_topo_cpuinfo_hz(const char *cpuinfo, int cpu, int64_t *hz)
 	return -ENOENT;
 }
 
+int kp_topo_cpufreq_hz(int cpu, int64_t *hz)
+{
+	char path[PATH_MAX];
+	long khz;
+
+	snprintf(path, sizeof(path), "%s/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq",
+		 kp_sysfs(), cpu);
+	if (kp_read_long(path, &khz) || khz <= 0)
+		return -ENOENT;
+	*hz = (int64_t)khz * 1000;
+	return 0;
+}
+
 int kp_topo_cpu_freq(int cpu, int64_t *hz, const char **source)
 {
 	struct CpuTopology topo;
-	char path[PATH_MAX], *buf;
-	long khz;
+	char *buf;
 	int err;
 
 	err = kp_topo_cpu(cpu, &topo);
+	if (err == -ENOENT) /* libkperf: no cpufreq file for that core */
+		return kp_fail_recode(LIBPERF_ERR_CPUFREQ_NOT_CONFIG, err);
 	if (err)
 		return err;
-	snprintf(path, sizeof(path), "%s/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq",
-		 kp_sysfs(), cpu);
-	if (kp_read_long(path, &khz) == 0 && khz > 0) {
-		*hz = (int64_t)khz * 1000;
+	if (kp_topo_cpufreq_hz(cpu, hz) == 0) {
 		if (source)
 			*source = "cpufreq";
 		return 0;
@@ -92,7 +103,7 @@ int kp_topo_cpu_freq(int cpu, int64_t *hz, const char **source)
 			return 0;
 		}
 	}
-	return kp_fail(LIBPERF_ERR_KERNEL_NOT_SUPPORT, -ENOTSUP,
+	return kp_fail(LIBPERF_ERR_CPUFREQ_NOT_CONFIG, -ENOTSUP,
 		       "the frequency of cpu %d is unknown: %s has no cpufreq driver "
 		       "(cpu%d/cpufreq/scaling_cur_freq) and /proc/cpuinfo gives no \"cpu MHz\" "
 		       "for it",

@@ -511,6 +511,10 @@ int kp_topo_cpu_count(void)
 enum kp_group { GROUP_NUMA, GROUP_SOCKET, GROUP_CLUSTER };
 
 static const char *const group_names[] = { "numa node", "socket", "cluster" };
+/* libkperf's code for an id with no such group: a numa node it cannot read is
+ * LIBPERF_ERR_KERNEL_NOT_SUPPORT, a cluster past the last one LIBPERF_ERR_CLUSTER_ID_OVERSIZE */
+static const int group_missing_code[] = { LIBPERF_ERR_KERNEL_NOT_SUPPORT, KPERF_ERR_INVALID_ID,
+					  LIBPERF_ERR_CLUSTER_ID_OVERSIZE };
 
 static int group_of(const struct cpu_entry *e, enum kp_group g)
 {
@@ -574,7 +578,7 @@ static int group_cpus(enum kp_group g, int id, int **cpus)
 	}
 	if (!exists || id < 0) {
 		existing_ids(t, g, ids, sizeof(ids));
-		return kp_fail(KPERF_ERR_INVALID_ID, -ENOENT,
+		return kp_fail(group_missing_code[g], -ENOENT,
 			       "%s %d does not exist: this machine has %s%s %s", group_names[g], id,
 			       group_names[g], strchr(ids, ',') || strchr(ids, '-') ? "s" : "",
 			       ids);

@@ -93,6 +93,18 @@ void kp_topo_reset(void);
  * LIBPERF_ERR_KERNEL_NOT_SUPPORT (neither source has this CPU).
  */
 int kp_topo_cpu_freq(int cpu, int64_t *hz, const char **source);
+/* The cpufreq figure alone (source 1 above): 0, or -ENOENT (nothing recorded) when the kernel
+ * has no cpufreq for <cpu>. */
+int kp_topo_cpufreq_hz(int cpu, int64_t *hz);
+
+/*
+ * CPU frequency sampling (cpufreq.c: PmuOpenCpuFreqSampling and its calls). Tests take the
+ * samples themselves: with manual mode on, PmuOpenCpuFreqSampling starts no thread and
+ * kp_cpufreq_sample_now() takes one sample of every CPU, as the thread does each period.
+ */
+void kp_cpufreq_manual(bool on);
+void kp_cpufreq_sample_now(void);
+
 /* "cpu MHz" of processor <cpu> in the text of a /proc/cpuinfo, exactly, in Hz:
  * 0, or -ENOENT when the text has no such processor or no MHz line for it. */
 int kp_topo_cpuinfo_hz(const char *cpuinfo, int cpu, int64_t *hz);

@@ -121,8 +121,8 @@ static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
 	for (i = 0; i < NPROGS; i++) {
 		b->progs[i] = bpf_object__find_program_by_name(b->obj, prog_names[i]);
 		if (!b->progs[i])
-			return kp_fail(UNKNOWN_ERROR, -ENOENT, "BPF program %s missing from object",
-				       prog_names[i]);
+			return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -ENOENT,
+				       "BPF program %s missing from object", prog_names[i]);
 	}
 	/* process-tree programs only when they have work: each one is a cost on every fork,
 	 * exec or exit of the machine */
@@ -142,7 +142,7 @@ static int populate(struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o)
 	for (i = 0; i < o->ntgids; i++) {
 		key = (__u32)o->tgids[i];
 		if (bpf_map_update_elem(fd, &key, &state, BPF_ANY))
-			return kp_fail(UNKNOWN_ERROR, -errno,
+			return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
 				       "cannot add pid %u to the BPF filter: %s", key,
 				       strerror(errno));
 	}
@@ -150,7 +150,7 @@ static int populate(struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o)
 		fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "cgroup_filter"));
 		key = 0;
 		if (bpf_map_update_elem(fd, &key, &o->cgroup_fd, BPF_ANY))
-			return kp_fail(KPERF_ERR_INVALID_CGROUP, -errno,
+			return kp_fail(LIBPERF_ERR_INVALID_CGROUP_LIST, -errno,
 				       "the kernel refused the cgroup for filtering: %s",
 				       strerror(errno));
 	}
@@ -270,7 +270,7 @@ int kp_sys_bpf_open(const struct kp_sys_bpf_opts *o, struct kp_sys_bpf **out)
 				      "raw_syscalls fallback failed to load: %s %s",
 				      strerror(-err), kp_bpf_log_tail());
 		else
-			err = kp_fail(KPERF_ERR_BPF_LOAD, err,
+			err = kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, err,
 				      "the syscall BPF programs failed to load: %s %s",
 				      strerror(-err), kp_bpf_log_tail());
 		goto fail;
@@ -308,7 +308,7 @@ int kp_sys_bpf_attach(struct kp_sys_bpf *b)
 			int err = -errno;
 
 			kp_sys_bpf_detach(b);
-			return kp_fail(KPERF_ERR_BPF_ATTACH, err, "cannot attach %s: %s %s",
+			return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, err, "cannot attach %s: %s %s",
 				       prog_names[i], strerror(-err), kp_bpf_log_tail());
 		}
 	}

@@ -187,6 +187,7 @@ static size_t ringbuf_bytes(unsigned kb)
 static int check_attr(const struct PmuTraceAttr *a, const struct KperfTraceOpts *x,
 		      struct kp_sys_bpf_opts *o, int **nrs, int **tgids, int *cgroup_fd)
 {
+	bool any_cpu;
 	unsigned i;
 	int v;
 
@@ -197,8 +198,8 @@ static int check_attr(const struct PmuTraceAttr *a, const struct KperfTraceOpts 
 		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL, "symbolMode %d does not exist",
 			       (int)a->symbolMode);
 	if (a->numFuncs && !a->funcs)
-		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL, "funcs is NULL but numFuncs is %u",
-			       a->numFuncs);
+		return kp_fail(LIBPERF_ERR_INVALID_SYSCALL_FUN, -EINVAL,
+			       "funcs is NULL but numFuncs is %u", a->numFuncs);
 	if (a->numPid && !a->pidList)
 		return kp_fail(LIBPERF_ERR_INVALID_PIDLIST, -EINVAL,
 			       "pidList is NULL but numPid is %u", a->numPid);
@@ -213,10 +214,7 @@ static int check_attr(const struct PmuTraceAttr *a, const struct KperfTraceOpts 
 	if (x->fromExec && !a->numPid)
 		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
 			       "fromExec needs the pids that are going to exec (pidList)");
-	v = kp_check_cpus(a->cpuList, a->numCpu);
-	if (v)
-		return v;
-
+	/* libkperf checks the syscall names, then the cpus and the pids (as PmuOpen does) */
 	if (a->numFuncs) {
 		*nrs = calloc(a->numFuncs, sizeof(**nrs));
 		if (!*nrs)
@@ -230,12 +228,17 @@ static int check_attr(const struct PmuTraceAttr *a, const struct KperfTraceOpts 
 		o->nrs = *nrs;
 		o->nnrs = dedup(*nrs, a->numFuncs);
 	}
+	v = kp_check_cpus(a->cpuList, a->numCpu);
+	if (v < 0)
+		return v;
+	any_cpu = v > 0; /* -1 in the list: no restriction */
 	if (a->numPid) {
 		*tgids = calloc(a->numPid, sizeof(**tgids));
 		if (!*tgids)
 			return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 		for (i = 0; i < a->numPid; i++) {
-			v = kp_pid_tgid(a->pidList[i]);
+			/* 0 is the calling process, as for PmuOpen */
+			v = a->pidList[i] ? kp_pid_tgid(a->pidList[i]) : (int)getpid();
 			if (v < 0)
 				return v;
 			(*tgids)[i] = v;
@@ -243,8 +246,8 @@ static int check_attr(const struct PmuTraceAttr *a, const struct KperfTraceOpts 
 		o->tgids = *tgids;
 		o->ntgids = dedup(*tgids, a->numPid);
 	}
-	o->cpus = a->numCpu ? a->cpuList : NULL;
-	o->ncpus = a->numCpu;
+	o->cpus = a->numCpu && !any_cpu ? a->cpuList : NULL;
+	o->ncpus = any_cpu ? 0 : a->numCpu;
 	if (x->cgroupPath && *x->cgroupPath) {
 		*cgroup_fd = kp_cgroup_open(x->cgroupPath);
 		if (*cgroup_fd < 0)
@@ -269,20 +272,22 @@ KP_EXPORT int PmuTraceOpen(enum PmuTraceType traceType, struct PmuTraceAttr *tra
 KP_EXPORT int KperfTraceOpen(enum PmuTraceType traceType, struct PmuTraceAttr *traceAttr,
 			     const struct KperfTraceOpts *opts)
 {
-	struct PmuTraceAttr none = { 0 };
 	struct KperfTraceOpts x;
 	struct kp_sys_bpf_opts o = { .cgroup_fd = -1 };
 	int *nrs = NULL, *tgids = NULL, cgroup_fd = -1, err, pd;
 	struct kp_trace *t = NULL;
 
 	kp_clear();
+	if (!traceAttr)
+		return kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL,
+			       "traceAttr is NULL: pass a PmuTraceAttr (all zero traces every "
+			       "syscall of every process)"),
+		       -1;
 	if (traceType != TRACE_SYS_CALL)
-		return kp_fail(LIBPERF_ERR_INVALID_TASK_TYPE, -EINVAL,
+		return kp_fail(LIBPERF_ERR_INVALID_TRACE_TYPE, -EINVAL,
 			       "unknown trace type %d: only TRACE_SYS_CALL (0) exists",
 			       (int)traceType),
 		       -1;
-	if (!traceAttr)
-		traceAttr = &none;
 	err = kp_opts_copy(&x, sizeof(x), opts, opts ? opts->sz : 0, "KperfTraceOpts");
 	if (!err)
 		err = check_attr(traceAttr, &x, &o, &nrs, &tgids, &cgroup_fd);
@@ -433,7 +438,7 @@ KP_EXPORT int PmuTraceRead(int pd, struct PmuTraceData **out)
 
 	kp_clear();
 	if (!out)
-		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL, "the output pointer is NULL"), -1;
+		return kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL, "the output pointer is NULL"), -1;
 	*out = NULL;
 	t = kp_handle_get(pd, KP_HANDLE_TRACE);
 	if (!t)
@@ -550,7 +555,7 @@ KP_EXPORT int PmuTraceReadSummary(int pd, struct PmuTraceSummary **out)
 
 	kp_clear();
 	if (!out)
-		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL, "the output pointer is NULL"), -1;
+		return kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL, "the output pointer is NULL"), -1;
 	*out = NULL;
 	t = kp_handle_get(pd, KP_HANDLE_TRACE);
 	if (!t)
@@ -615,7 +620,7 @@ KP_EXPORT int PmuTraceGetStats(int pd, struct PmuTraceStats *stats)
 
 	kp_clear();
 	if (!stats)
-		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL, "stats is NULL"), -1;
+		return kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL, "stats is NULL"), -1;
 	t = kp_handle_get(pd, KP_HANDLE_TRACE);
 	if (!t)
 		return -1;

@@ -83,7 +83,7 @@ static int scan_ids(void)
 	unsigned id;
 
 	if (!tfs)
-		return kp_fail(KPERF_ERR_NO_TRACEFS, -ENOENT,
+		return kp_fail(LIBPERF_ERR_INVALID_EVENT, -ENOENT,
 			       "tracefs is not mounted and could not be mounted at "
 			       "/sys/kernel/tracing (mount -t tracefs nodev /sys/kernel/tracing)");
 	snprintf(dir, sizeof(dir), "%s/events", tfs);

@@ -265,21 +265,23 @@ static int lookup(const struct SampleRawData *raw, const char *field, struct raw
 	int err;
 
 	if (!raw)
-		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
+		return kp_fail(LIBPERF_ERR_INVALID_FIELD_ARGS, -EINVAL,
 			       "rawData is NULL: only samples of tracepoint events carry a raw "
 			       "record");
 	if (!field || !*field)
-		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL, "the field name is NULL or empty");
+		return kp_fail(LIBPERF_ERR_INVALID_FIELD_ARGS, -EINVAL,
+			       "the field name is NULL or empty");
 	r = rec_get(raw);
 	if (!r)
-		return kp_fail(LIBPERF_ERR_INVALID_PMU_DATA, -EINVAL,
+		return kp_fail(LIBPERF_ERR_INVALID_FIELD_ARGS, -EINVAL,
 			       "rawData is not a live record of this library (not from PmuRead, "
 			       "or its PmuData was already freed)");
 	memcpy(&id, r->bytes, sizeof(id));
 	err = kp_tp_format_by_id(id, fmtp);
 	if (err) {
 		rec_put(r);
-		return err;
+		/* libkperf's code when the record's event has no parsed format */
+		return err == -ENOMEM ? err : kp_fail_recode(LIBPERF_ERR_FIND_FIELD_LOSS, err);
 	}
 	*rp = r;
 	return 0;
@@ -383,17 +385,24 @@ KP_EXPORT int PmuGetField(struct SampleRawData *rawData, const char *fieldName, 
 	int err;
 
 	kp_clear();
-	if (!value)
-		return kp_public_fail(kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
-					      "value is NULL: pass a buffer for the field"));
+	/* libkperf returns the code itself, not -1 */
+	if (!value) {
+		kp_fail(LIBPERF_ERR_INVALID_FIELD_ARGS, -EINVAL,
+			"value is NULL: pass a buffer for the field");
+		return Perrorno();
+	}
 	err = lookup(rawData, fieldName, &r, &fmt);
-	if (err)
-		return kp_public_fail(err);
+	if (err) {
+		kp_public_fail(err);
+		return Perrorno();
+	}
 	err = find_field(fmt, fieldName, &f);
 	if (!err)
 		err = kp_tp_field_decode(f, r->bytes, r->len, value, vSize);
 	rec_put(r);
-	return err ? kp_public_fail(err) : SUCCESS;
+	if (err)
+		kp_public_fail(err);
+	return Perrorno();
 }
 
 KP_EXPORT struct SampleRawField *PmuGetFieldExp(struct SampleRawData *rawData,

@@ -277,7 +277,7 @@ static int port_target(const struct kp_unc_attr *a, struct port_target *pt)
 		}
 	}
 	free(c);
-	return kp_fail(KPERF_ERR_INVALID_BDF, -ENOENT,
+	return kp_fail(LIBPERF_ERR_NOT_SUPPORT_PCIE_PORT, -ENOENT,
 		       "%s: port %s is not a root port any PCIe PMU of this machine monitors",
 		       kp_unc_metric_name(a->metric), a->bdf);
 }
@@ -322,6 +322,11 @@ static int aggregate_one(const struct PmuData *data, unsigned len, const struct 
 		else
 			c->den += (double)data[i].count;
 	}
+	if (!err && !accs.n) /* libkperf: a metric no record feeds is an error, not nothing */
+		err = kp_fail(LIBPERF_ERR_PMU_DATA_NO_FOUND, -ENOENT,
+			      "no PmuData record is an event of %s: pass the records read from the "
+			      "PmuDeviceOpen task of that metric",
+			      kp_unc_metric_name(a->metric));
 	if (!err && accs.n)
 		qsort(accs.v, (size_t)accs.n, sizeof(*accs.v), cmp_acc);
 	for (j = 0; j < accs.n && !err; j++) {
@@ -404,28 +409,30 @@ KP_EXPORT int PmuGetDevMetric(struct PmuData *pmuData, unsigned len, struct PmuD
 
 	kp_clear();
 	if (!data) {
-		kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL, "PmuGetDevMetric: data is NULL");
+		kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL, "PmuGetDevMetric: data is NULL");
 		return -1;
 	}
 	*data = NULL;
-	if (!pmuData && len) {
-		kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
-			"PmuGetDevMetric: pmuData is NULL but len is %u", len);
+	/* as libkperf: no records (nothing read yet) or no metric is a bad call, not nothing */
+	if (!pmuData || !len || !attr || !attrLen) {
+		kp_fail(LIBPERF_ERR_INVALID_MTRIC_PARAM, -EINVAL,
+			"PmuGetDevMetric: %s (pmuData %s, len %u, attr %s, attrLen %u)",
+			!pmuData || !len ? "no PmuData records to compute the metrics from" :
+					   "no PmuDeviceAttr metric asked for",
+			pmuData ? "set" : "NULL", len, attr ? "set" : "NULL", attrLen);
 		return -1;
 	}
 	n = kp_unc_check_attrs(attr, attrLen, &a);
 	if (n < 0)
 		return kp_public_fail(n);
-	if (len) {
-		parsed = malloc((size_t)len * sizeof(*parsed));
-		if (!parsed) {
-			err = kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-			goto out;
-		}
-		for (i = 0; i < len; i++)
-			if (!parse_evt(pmuData[i].evt, &parsed[i]))
-				parsed[i].kind = KP_UNC_OTHER; /* not an uncore event: ignored */
+	parsed = malloc((size_t)len * sizeof(*parsed));
+	if (!parsed) {
+		err = kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+		goto out;
 	}
+	for (i = 0; i < len; i++)
+		if (!parse_evt(pmuData[i].evt, &parsed[i]))
+			parsed[i].kind = KP_UNC_OTHER; /* not an uncore event: ignored */
 	for (j = 0; j < n && !err; j++)
 		err = aggregate_one(pmuData, len, &a[j], parsed, &res);
 	if (!err)

@@ -360,7 +360,7 @@ static int cover_pcie(bool ports, struct cover_list *l)
 	if (npmu < 0)
 		return npmu;
 	if (npmu == 0)
-		return kp_fail(KPERF_ERR_PMU_NOT_PRESENT, -ENODEV,
+		return kp_fail(LIBPERF_ERR_NOT_SUPPORT_PCIE_COUNTING, -ENODEV,
 			       "this machine has no HiSilicon PCIe PMU (hisi_pcie*_core* in "
 			       "%s/bus/event_source/devices)",
 			       kp_sysfs());
@@ -440,7 +440,7 @@ static int cover_smmu(struct cover_list *l)
 	if (npmu < 0)
 		return npmu;
 	if (npmu == 0)
-		return kp_fail(KPERF_ERR_PMU_NOT_PRESENT, -ENODEV,
+		return kp_fail(LIBPERF_ERR_NOT_SUPPORT_METRIC, -ENODEV,
 			       "this machine has no SMMUv3 PMCG (smmuv3_pmcg_* in %s/bus/"
 			       "event_source/devices)",
 			       kp_sysfs());

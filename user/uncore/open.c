@@ -3,8 +3,9 @@
  * and events that measure them on this machine (uncore.h has the table), and open those
  * events with the core counting API, PmuOpen(COUNTING), which returns the task handle.
  *
- * A machine without the PMU a metric needs is refused with KPERF_ERR_PMU_NOT_PRESENT and
- * a sentence naming the metric and the PMU, never with an empty result.
+ * A machine without the PMU a metric needs is refused with libkperf's code for it
+ * (LIBPERF_ERR_NOT_SUPPORT_METRIC, LIBPERF_ERR_NOT_SUPPORT_PCIE_COUNTING for PCIe) and a
+ * sentence naming the metric and the PMU, never with an empty result.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -103,7 +104,7 @@ int kp_unc_check_attrs(const struct PmuDeviceAttr *attr, unsigned n, struct kp_u
 	*out = NULL;
 	if (!attr || !n)
 		return kp_fail(
-			KPERF_ERR_INVALID_ARG, -EINVAL,
+			LIBPERF_ERR_PMU_DEVICES_NULL, -EINVAL,
 			"no device metric given: PmuDeviceAttr array is %s and its length %u",
 			attr ? "set" : "NULL", n);
 	v = calloc(n, sizeof(*v));
@@ -117,7 +118,7 @@ int kp_unc_check_attrs(const struct PmuDeviceAttr *attr, unsigned n, struct kp_u
 		if (!kp_unc_metric_name((int)attr[i].metric)) {
 			free(v);
 			return kp_fail(
-				LIBPERF_ERR_INVALID_METRIC_TYPE, -EINVAL,
+				LIBPERF_ERR_INVALID_PMU_DEVICES_METRIC, -EINVAL,
 				"PmuDeviceAttr %u: %d is not a PmuDeviceMetric (0 %s .. %d %s)", i,
 				(int)attr[i].metric, metrics[0].name,
 				(int)KP_ARRAY_SIZE(metrics) - 1,
@@ -132,7 +133,10 @@ int kp_unc_check_attrs(const struct PmuDeviceAttr *attr, unsigned n, struct kp_u
 			if (!s) {
 				free(v);
 				return kp_fail(
-					KPERF_ERR_INVALID_BDF, -EINVAL,
+					m->needs == NEEDS_PORT ?
+						LIBPERF_ERR_NOT_SUPPORT_PCIE_PORT :
+						LIBPERF_ERR_INVALID_PMU_DEVICES_BDF,
+					-EINVAL,
 					"%s needs PmuDeviceAttr.%s: the PCI %s to measure, e.g. "
 					"\"01:00.0\" (PmuDeviceBdfList lists them)",
 					m->name, what,
@@ -141,7 +145,7 @@ int kp_unc_check_attrs(const struct PmuDeviceAttr *attr, unsigned n, struct kp_u
 			if (kp_unc_parse_bdf(s, &a.domain, &a.rid)) {
 				free(v);
 				return kp_fail(
-					KPERF_ERR_INVALID_BDF, -EINVAL,
+					LIBPERF_ERR_INVALID_BDF_VALUE, -EINVAL,
 					"%s: %s \"%s\" is not a PCI address of the form bb:dd.f "
 					"or dddd:bb:dd.f (hex, device <= 1f, function <= 7)",
 					m->name, what, s);
@@ -200,7 +204,7 @@ static int KP_PRINTF(2, 3) names_add(struct names *l, const char *fmt, ...)
 
 static int not_present(const struct metric_info *m)
 {
-	return kp_fail(KPERF_ERR_PMU_NOT_PRESENT, -ENODEV,
+	return kp_fail(LIBPERF_ERR_NOT_SUPPORT_METRIC, -ENODEV,
 		       "%s needs %s; this machine has none (see %s/bus/event_source/devices)",
 		       m->name, m->pmu, kp_sysfs());
 }
@@ -278,12 +282,14 @@ static int not_covered(const struct metric_info *m, const struct kp_unc_attr *a,
 	if (i < n)
 		snprintf(list + len, sizeof(list) - len, ", ...");
 	if (port)
-		return kp_fail(KPERF_ERR_INVALID_BDF, -ENOENT,
+		return kp_fail(LIBPERF_ERR_NOT_SUPPORT_PCIE_PORT, -ENOENT,
 			       "%s: %s is not a root port that a HiSilicon PCIe PMU monitors; the "
 			       "root ports they monitor: %s",
 			       m->name, a->bdf, n ? list : "none");
-	return kp_fail(KPERF_ERR_INVALID_BDF, -ENOENT,
-		       "%s: bdf %s is not %s; the bdfs it can measure: %s", m->name, a->bdf,
+	return kp_fail(a->metric == PMU_SMMU_TRAN ? LIBPERF_ERR_NOT_SUPPORT_SMMU_BDF :
+						    LIBPERF_ERR_NOT_SUPPORT_PCIE_BDF,
+		       -ENOENT, "%s: bdf %s is not %s; the bdfs it can measure: %s", m->name,
+		       a->bdf,
 		       a->metric == PMU_SMMU_TRAN ? "behind an SMMU that has an SMMUv3 PMCG" :
 						    "below a root port that a HiSilicon PCIe PMU "
 						    "monitors",
@@ -300,8 +306,13 @@ static int add_covered(struct names *l, const struct kp_unc_attr *a)
 	int n, i, err;
 
 	n = kp_unc_cover(kind, &c);
-	if (n == -ENODEV)
+	if (n == -ENODEV && kind == KP_COVER_SMMU)
 		return not_present(m);
+	if (n == -ENODEV) /* no PCIe PMU: libkperf's own code for that */
+		return kp_fail(
+			LIBPERF_ERR_NOT_SUPPORT_PCIE_COUNTING, n,
+			"%s needs %s; this machine has none (see %s/bus/event_source/devices)",
+			m->name, m->pmu, kp_sysfs());
 	if (n < 0)
 		return n;
 	for (i = 0; i < n; i++)
@@ -317,7 +328,7 @@ static int add_covered(struct names *l, const struct kp_unc_attr *a)
 				c[i].pmu, a->rid);
 	} else if (!kp_unc_has_event(c[i].pmu, pcie_events[a->metric][0]) ||
 		   !kp_unc_has_event(c[i].pmu, pcie_events[a->metric][1])) {
-		err = kp_fail(KPERF_ERR_PMU_NOT_PRESENT, -ENODEV,
+		err = kp_fail(LIBPERF_ERR_NOT_SUPPORT_METRIC, -ENODEV,
 			      "%s needs the events %s and %s, which the PCIe PMU %s lacks", m->name,
 			      pcie_events[a->metric][0], pcie_events[a->metric][1], c[i].pmu);
 	} else {
@@ -468,11 +479,11 @@ KP_EXPORT const char **PmuDeviceBdfList(enum PmuBdfType bdfType, unsigned *numBd
 	if (numBdf)
 		*numBdf = 0;
 	if (!numBdf) {
-		kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL, "PmuDeviceBdfList: numBdf is NULL");
+		kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL, "PmuDeviceBdfList: numBdf is NULL");
 		return NULL;
 	}
 	if (bdfType != PMU_BDF_TYPE_PCIE && bdfType != PMU_BDF_TYPE_SMMU) {
-		kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
+		kp_fail(LIBPERF_ERR_INVALID_PMU_BDF_TYPE, -EINVAL,
 			"PmuDeviceBdfList: %d is not a PmuBdfType (PMU_BDF_TYPE_PCIE = %d, "
 			"PMU_BDF_TYPE_SMMU = %d)",
 			(int)bdfType, PMU_BDF_TYPE_PCIE, PMU_BDF_TYPE_SMMU);

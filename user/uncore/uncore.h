@@ -87,8 +87,9 @@ struct kp_cover {
 
 /*
  * The PCI functions the PMUs of <kind> measure, sorted by (domain, requester id). 0 when
- * there are such PMUs but they cover nothing; -ENODEV with KPERF_ERR_PMU_NOT_PRESENT when
- * the machine has no PMU of the kind.
+ * there are such PMUs but they cover nothing; -ENODEV when the machine has no PMU of the
+ * kind (LIBPERF_ERR_NOT_SUPPORT_PCIE_COUNTING for PCIe, LIBPERF_ERR_NOT_SUPPORT_METRIC for
+ * SMMU).
  */
 int kp_unc_cover(enum kp_cover_kind kind, struct kp_cover **out);
 
@@ -104,11 +105,14 @@ struct kp_unc_attr {
 };
 
 /* Check attr[0..n-1] (NULL, metric, bdf/port syntax) into *out (malloc'd), without looking
- * at the machine. Duplicates are dropped. Returns the number kept. */
+ * at the machine. Duplicates are dropped. Returns the number kept. Codes as libkperf's:
+ * PMU_DEVICES_NULL, INVALID_PMU_DEVICES_METRIC, INVALID_PMU_DEVICES_BDF (no bdf),
+ * NOT_SUPPORT_PCIE_PORT (no port), INVALID_BDF_VALUE. */
 int kp_unc_check_attrs(const struct PmuDeviceAttr *attr, unsigned n, struct kp_unc_attr **out);
 /* The event names that measure <attr> on this machine, for PmuOpen: returns their number
- * (each distinct name once) or an error (PMU_NOT_PRESENT naming the metric and the PMU it
- * needs, INVALID_BDF for a bdf no PMU covers). *groups (optional, malloc'd) gives the
+ * (each distinct name once) or an error with libkperf's code (NOT_SUPPORT_METRIC naming the
+ * metric and the PMU it needs, NOT_SUPPORT_PCIE_BDF / _SMMU_BDF / _PCIE_PORT for a bdf no
+ * PMU covers). *groups (optional, malloc'd) gives the
  * EvtAttr group id of each name: the two events of a PCIe metric form a group, the others
  * are -1. */
 int kp_unc_event_names(const struct kp_unc_attr *attr, int n, char ***names, int **groups);
