@@ -7,15 +7,41 @@
 #   build/bin/kperf-bpf                        the command
 #   build/tests/, build/workloads/             test binaries and traced workloads
 # `make asan` builds the same tree under build/asan with AddressSanitizer and UBSan.
+# `make ARCH=arm64` cross-builds everything into build/arm64 (gcc-aarch64-linux-gnu and
+# Debian's :arm64 -dev packages: `make deps-cross`); `make test-kernels` runs it under qemu.
 
 VERSION    := 0.1.0
 SOVERSION  := 0
 PREFIX     ?= /usr/local
 DESTDIR    ?=
-BUILD      ?= build
-ARCH       := x86
+ARCH       ?= x86
+KERNEL_CACHE ?= /var/cache/kperf-kernels
 
+# what differs by architecture: the compilers, pkg-config, where criterion comes from
+ifeq ($(ARCH),x86)
+BUILD      ?= build
 CC         ?= gcc
+CXX        ?= g++
+PKG_CONFIG ?= pkg-config
+CRITERION  := -lcriterion
+else ifeq ($(ARCH),arm64)
+BUILD      ?= build/arm64
+CROSS      ?= aarch64-linux-gnu-
+CC         := $(CROSS)gcc
+CXX        := $(CROSS)g++
+PKG_CONFIG ?= $(CROSS)pkg-config
+# libcriterion-dev cannot be installed for two architectures at once: the arm64 library
+# comes from the test guests' root (tests/kernels/rootfs.sh), the headers are the host's
+# aarch64 gcc omits the frame record of leaf functions unless told: the workloads keep it,
+# so that a sample in a leaf unwinds through its caller (x86's frame pointers always do)
+WL_ARCH_CFLAGS := -mno-omit-leaf-frame-pointer
+CROSS_ROOT ?= $(KERNEL_CACHE)/rootfs-arm64
+CROSS_LIBS := $(CROSS_ROOT)/usr/lib/aarch64-linux-gnu
+CRITERION  := $(CROSS_LIBS)/libcriterion.so.3 -Wl,-rpath-link,$(CROSS_LIBS)
+else
+$(error ARCH=$(ARCH): kperf-bpf builds for x86 or arm64)
+endif
+
 CLANG      ?= clang
 BPFTOOL    ?= bpftool
 PYTHON     ?= /usr/bin/python3
@@ -23,8 +49,8 @@ SANITIZE   ?=
 
 # libraries every userspace object may use; why each one is there: README.md "Dependencies"
 PKGS       := libbpf libelf libdw zlib libcjson libprotobuf-c capstone
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz -lcjson -lprotobuf-c -lcapstone)
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz -lcjson -lprotobuf-c -lcapstone)
 
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
@@ -63,8 +89,9 @@ WORKLOAD_LIBS := $(patsubst tests/workloads/lib%.c,$(BUILD)/workloads/lib%.so,$(
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
-.PHONY: all lib cli deps test test-unit test-integration test-python demo install clean \
-	vmlinux asan format format-check bench help workloads fuzz
+.PHONY: all lib cli deps deps-cross deps-kernels test test-unit test-integration test-python \
+	test-fuzz test-kernels demo install clean vmlinux asan format format-check bench help \
+	workloads fuzz
 
 all: lib cli workloads
 
@@ -74,14 +101,21 @@ cli: $(CLI)
 
 help:
 	@echo "make deps         install the Debian packages kperf-bpf needs (apt-get)"
+	@echo "make deps-cross   ... and what make ARCH=arm64 needs (adds dpkg's arm64 architecture)"
+	@echo "make deps-kernels ... and what make test-kernels needs (qemu, kmod, mmdebstrap)"
 	@echo "make [all]        BPF objects, skeletons, libkperf-bpf.{so,a}, kperf-bpf, test workloads"
 	@echo "make test         unit, integration (root + BPF) and Python tests"
 	@echo "make demo         deps + build + trace a built-in workload and print its syscall table"
 	@echo "make asan         build with ASan+UBSan and run the C tests under it"
-	@echo "make fuzz         libFuzzer targets of tests/fuzz (FUZZ_RUNS=$(FUZZ_RUNS) each)"
+	@echo "make fuzz         libFuzzer targets of tests/fuzz (FUZZ_RUNS=$(FUZZ_RUNS) each;"
+	@echo "                  make test runs FUZZ_TEST_RUNS=$(FUZZ_TEST_RUNS))"
 	@echo "make bench        build and run the benchmarks (ratios, not pass/fail)"
 	@echo "make install      PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)"
-	@echo "make vmlinux      regenerate vmlinux/$(ARCH)/vmlinux.h from this kernel's BTF"
+	@echo "make vmlinux      regenerate vmlinux/$(ARCH)/vmlinux.h (x86: this kernel's BTF;"
+	@echo "                  arm64: the BTF of Debian 12's arm64 kernel package)"
+	@echo "make ARCH=arm64   cross-build everything into build/arm64 (make deps-cross first)"
+	@echo "make test-kernels boot Debian's 5.10, 6.1, 6.12 kernels (x86_64, arm64) under qemu"
+	@echo "                  with the tests inside; table kernel x capability (README)"
 	@echo "make format-check / format   clang-format (kernel style) check / apply"
 
 # ---- dependencies ----
@@ -91,14 +125,34 @@ DEB_PKGS := make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib
 	    linux-libc-dev systemtap-sdt-dev elfutils binutils golang-go clang-format \
 	    libcapstone-dev binutils-aarch64-linux-gnu linux-perf
 
-deps:
-	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+# the cross toolchain and the arm64 libraries to link against (criterion: see CROSS_ROOT)
+DEB_PKGS_CROSS := gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross \
+	    libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64 libcjson-dev:arm64 \
+	    libprotobuf-c-dev:arm64 libcapstone-dev:arm64 mmdebstrap
+# the kernel matrix: emulators, and what tests/kernels/fetch.sh uses to make an initramfs
+DEB_PKGS_KERNELS := qemu-system-x86 qemu-system-arm kmod cpio xz-utils zstd
+
+# install-missing PACKAGES: apt-get only what dpkg does not have
+define install-missing
+	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
 		grep -q '^install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 		echo "installing:" $$missing; \
 		export DEBIAN_FRONTEND=noninteractive; \
 		apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing; \
-	else echo "deps: all Debian packages present"; fi
+	else echo "$@: all Debian packages present"; fi
+endef
+
+deps:
+	$(call install-missing,$(DEB_PKGS))
+
+deps-cross: deps
+	@dpkg --print-foreign-architectures | grep -qx arm64 || \
+		{ dpkg --add-architecture arm64 && apt-get update -qq; }
+	$(call install-missing,$(DEB_PKGS_CROSS))
+
+deps-kernels: deps-cross
+	$(call install-missing,$(DEB_PKGS_KERNELS))
 
 # ---- BPF ----
 
@@ -109,10 +163,12 @@ $(BUILD)/skel/%.skel.h: $(BUILD)/bpf/%.bpf.o | $(BUILD)/skel
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
 
 $(GEN_SYSCALLS): scripts/gen_syscall_table.sh scripts/syscalls_x86_64_extra.txt | $(BUILD)/gen
-	sh scripts/gen_syscall_table.sh > $@.tmp && mv $@.tmp $@
+	sh scripts/gen_syscall_table.sh $(ARCH) "$(CC)" > $@.tmp && mv $@.tmp $@
 
-# the pprof schema, compiled by protoc-c
-$(BUILD)/gen/profile.pb-c.c $(BUILD)/gen/profile.pb-c.h: user/export/profile.proto | $(BUILD)/gen
+# the pprof schema, compiled by protoc-c. One run makes both files (&:): as two ordinary
+# targets the recipe ran once for each, rewriting the header after profile.o was built,
+# and the next make rebuilt profile.o and the library
+$(BUILD)/gen/profile.pb-c.c $(BUILD)/gen/profile.pb-c.h &: user/export/profile.proto | $(BUILD)/gen
 	protoc-c --proto_path=user/export --c_out=$(BUILD)/gen $<
 
 $(BUILD)/obj/gen/profile.pb-c.o: $(BUILD)/gen/profile.pb-c.c
@@ -148,14 +204,21 @@ TEST_CFLAGS := $(filter-out -fvisibility=hidden,$(CFLAGS)) -Wno-unused-parameter
 
 $(BUILD)/tests/unit: $(UNIT_SRCS) $(STLIB) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -o $@ $(UNIT_SRCS) $(STLIB) $(LDFLAGS) $(LDLIBS) -lcriterion
+	$(CC) $(TEST_CFLAGS) -o $@ $(UNIT_SRCS) $(STLIB) $(LDFLAGS) $(LDLIBS) $(CRITERION)
 
-$(BUILD)/tests/integration: $(INTEG_SRCS) $(STLIB) $(wildcard tests/*.h)
+# BPF objects of the tests (e.g. one every verifier must reject), loaded by the integration tests
+TEST_BPF   := $(patsubst tests/bpf/%.bpf.c,$(BUILD)/tests/bpf/%.bpf.o,$(wildcard tests/bpf/*.bpf.c))
+
+$(BUILD)/tests/bpf/%.bpf.o: tests/bpf/%.bpf.c
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -o $@ $(INTEG_SRCS) $(STLIB) $(LDFLAGS) $(LDLIBS) -lcriterion
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/integration: $(INTEG_SRCS) $(STLIB) $(wildcard tests/*.h) $(TEST_BPF)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $(INTEG_SRCS) $(STLIB) $(LDFLAGS) $(LDLIBS) $(CRITERION)
 
 # workloads: plain programs with -g and frame pointers, so that their stacks and lines resolve
-WL_CFLAGS := -g -O1 -fno-omit-frame-pointer -fno-inline -Wall -pthread
+WL_CFLAGS := -g -O1 -fno-omit-frame-pointer -fno-inline -Wall -pthread $(WL_ARCH_CFLAGS)
 
 $(BUILD)/workloads/lib%.so: tests/workloads/lib%.c
 	@mkdir -p $(dir $@)
@@ -168,7 +231,7 @@ $(BUILD)/workloads/%: tests/workloads/%.c $(WORKLOAD_LIBS)
 
 $(BUILD)/workloads/%: tests/workloads/%.cpp
 	@mkdir -p $(dir $@)
-	g++ $(WL_CFLAGS) -o $@ $<
+	$(CXX) $(WL_CFLAGS) -o $@ $<
 
 # a Go workload (UTrace's fetchG), built only where Go is installed; its test skips otherwise
 GO         := $(shell command -v go 2>/dev/null)
@@ -181,8 +244,8 @@ $(BUILD)/workloads/utrace_go: $(wildcard tests/workloads/utrace_go/*)
 
 workloads: $(WORKLOADS) $(WORKLOAD_LIBS) $(GO_WORKLOADS)
 
-test: all $(BUILD)/tests/unit $(BUILD)/tests/integration
-	$(MAKE) --no-print-directory test-unit test-integration test-python
+test: all $(BUILD)/tests/unit $(BUILD)/tests/integration $(FUZZERS)
+	$(MAKE) --no-print-directory test-unit test-integration test-python test-fuzz
 
 test-unit: $(BUILD)/tests/unit workloads
 	KPERF_BUILD=$(abspath $(BUILD)) $(BUILD)/tests/unit --jobs 2
@@ -195,6 +258,15 @@ test-python: lib workloads $(CLI)
 		KPERF_BUILD=$(abspath $(BUILD)) KPERF_BPF_LIB=$(abspath $(BUILD))/lib/libkperf-bpf.so \
 		PYTHONPATH=python $(PYTHON) -m pytest -q tests/python; \
 	else echo "test-python: no Python tests yet"; fi
+
+# the kernel matrix (tests/kernels/run.sh): both architectures built, the arm64 guests' root
+# first (the arm64 tests link its criterion); KERNELS="6.1 arm64" picks lines of kernels.list
+test-kernels: all $(BUILD)/tests/unit $(BUILD)/tests/integration
+	sh tests/kernels/rootfs.sh arm64
+	$(MAKE) --no-print-directory ARCH=arm64 BUILD=build/arm64 SANITIZE= all \
+		build/arm64/tests/unit build/arm64/tests/integration
+	KPERF_BUILD=$(abspath $(BUILD)) KPERF_BUILD_ARM64=$(abspath build/arm64) \
+		sh tests/kernels/run.sh $(KERNELS)
 
 # criterion does not fail a test on a LeakSanitizer or UBSan report: the logs are checked
 asan:
@@ -220,21 +292,48 @@ bench: all $(BENCHES)
 	@for b in bench/*.sh; do [ -f "$$b" ] && KPERF_BUILD=$(abspath $(BUILD)) sh "$$b"; done; true
 
 # ---- fuzzing: libFuzzer targets in tests/fuzz (clang), seeded from tests/fuzz/seeds/<name> ----
+# The library is built once more with the fuzzer's instrumentation (build/fuzz/obj); each
+# target links it. `make fuzz` runs FUZZ_RUNS inputs per target; `make test` runs
+# FUZZ_TEST_RUNS (a few seconds each) so a parser change that crashes is caught at once.
 
 FUZZ_SRCS  := $(wildcard tests/fuzz/*.c)
 FUZZERS    := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
-FUZZ_RUNS  ?= 200000
+FUZZ_RUNS  ?= 2000000
+FUZZ_TEST_RUNS ?= 200000
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -fsanitize=fuzzer-no-link,address,undefined -D_GNU_SOURCE -w \
+	       -Iinclude -Iuser -I$(BUILD) -I$(BUILD)/gen -Ibpf $(PKG_CFLAGS)
+FUZZ_LIB   := $(BUILD)/fuzz/libkperf-bpf-fuzz.a
+FUZZ_OBJS  := $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(LIB_SRCS)) $(BUILD)/fuzz/obj/gen/profile.pb-c.o
 
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) | $(SKELS) $(GEN)
+$(BUILD)/fuzz/obj/%.o: %.c | $(SKELS) $(GEN)
 	@mkdir -p $(dir $@)
-	$(CLANG) -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude \
-		-Iuser -I$(BUILD) -I$(BUILD)/gen -Ibpf $(PKG_CFLAGS) -o $@ $< $(LIB_SRCS) \
-		$(BUILD)/gen/profile.pb-c.c $(PKG_LIBS) -lstdc++ -lpthread -ldl -lm
+	$(CLANG) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/fuzz/obj/gen/profile.pb-c.o: $(BUILD)/gen/profile.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_CFLAGS) -I$(BUILD)/gen -c $< -o $@
+
+$(FUZZ_LIB): $(FUZZ_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(PKG_LIBS) -lstdc++ \
+		-lpthread -ldl -lm
+
+# run each target <runs> times over its seeds and the corpus it grew before
+define run_fuzzers
+	@for f in $(FUZZERS); do n=$$(basename $$f); mkdir -p $(BUILD)/fuzz/corpus/$$n; \
+		echo "fuzz $$n: $(1) runs"; \
+		$$f -runs=$(1) -max_len=8192 -rss_limit_mb=1024 $(BUILD)/fuzz/corpus/$$n \
+		tests/fuzz/seeds/$$n > $(BUILD)/fuzz/$$n.log 2>&1 || \
+		{ tail -40 $(BUILD)/fuzz/$$n.log; exit 1; }; tail -1 $(BUILD)/fuzz/$$n.log; done
+endef
 
 fuzz: $(FUZZERS)
-	@for f in $(FUZZERS); do n=$$(basename $$f); mkdir -p $(BUILD)/fuzz/corpus/$$n; \
-		$$f -runs=$(FUZZ_RUNS) -max_len=8192 $(BUILD)/fuzz/corpus/$$n tests/fuzz/seeds/$$n \
-		|| exit 1; done
+	$(call run_fuzzers,$(FUZZ_RUNS))
+
+test-fuzz: $(FUZZERS)
+	$(call run_fuzzers,$(FUZZ_TEST_RUNS))
 
 # ---- install ----
 
@@ -244,10 +343,11 @@ PYVER ?= $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])
 PYDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(if \
 	 $(filter /usr/local,$(PREFIX)),/usr/local/lib/python$(PYVER)/dist-packages,$(PREFIX)/lib/python$(PYVER)/site-packages))
 LIBDIR ?= $(PREFIX)/lib
+PY_PKGS := kperf ksym _libkperf
 
 install: lib cli
 	install -d $(DESTDIR)$(PREFIX)/include/kperf $(DESTDIR)$(LIBDIR)/pkgconfig \
-		$(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PYDIR)/kperf
+		$(DESTDIR)$(PREFIX)/bin
 	install -m 644 include/kperf/*.h $(DESTDIR)$(PREFIX)/include/kperf/
 	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf $(notdir $(SHLIB)) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -256,15 +356,24 @@ install: lib cli
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@VERSION@|$(VERSION)|' \
 		scripts/libkperf-bpf.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libkperf-bpf.pc
 	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/
-	@if [ -d python/kperf ]; then \
-		install -m 644 python/kperf/*.py $(DESTDIR)$(PYDIR)/kperf/ && \
-		echo '$(LIBDIR)/$(SONAME)' > $(DESTDIR)$(PYDIR)/kperf/_libpath.txt; fi
+	@# libkperf's three Python packages: kperf, ksym and the _libkperf layer
+	for pkg in $(PY_PKGS); do install -d $(DESTDIR)$(PYDIR)/$$pkg && \
+		install -m 644 python/$$pkg/*.py $(DESTDIR)$(PYDIR)/$$pkg/ || exit 1; done
+	echo '$(LIBDIR)/$(SONAME)' > $(DESTDIR)$(PYDIR)/kperf/_libpath.txt
 	@if [ -z "$(DESTDIR)" ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 # ---- maintenance ----
 
+# x86: this machine's kernel; arm64: the BTF inside Debian 12's arm64 kernel package
 vmlinux:
+ifeq ($(ARCH),x86)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(ARCH)/vmlinux.h
+else
+	@mkdir -p $(BUILD)
+	k=$$(sh tests/kernels/fetch.sh arm64 bookworm linux-image-arm64) && \
+		$(PYTHON) scripts/btf_from_image.py $$k/vmlinuz $(BUILD)/vmlinux.btf
+	$(BPFTOOL) btf dump file $(BUILD)/vmlinux.btf format c > vmlinux/$(ARCH)/vmlinux.h
+endif
 
 FORMAT_FILES = $(shell git ls-files 'user/*.[ch]' 'include/*.h' 'bpf/*.[ch]' 'tests/*.[ch]' 'bench/*.c' 2>/dev/null)
 
@@ -282,4 +391,4 @@ $(BUILD)/bpf $(BUILD)/skel $(BUILD)/gen:
 
 .SECONDARY:
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/fuzz/obj -name '*.d' 2>/dev/null)

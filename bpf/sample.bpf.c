@@ -13,12 +13,17 @@
  * cpus itself) and copies the raw record (fixed part and __data_loc payloads) into the
  * ring buffer. Records that cannot be reserved and samples that cannot be counted are
  * counted themselves. kp_tp_fork / kp_tp_exit keep the process filter up to date.
+ *
+ * Which event of the task fired comes from the attach cookie. Kernels before 5.15 have
+ * none: there kp_sample_by_id finds the event by its perf event id (event_ids, filled by
+ * userspace), and each tracepoint gets its own copy of the program (kp_tp_record_N).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "sample.h"
+#include "bounds.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -44,6 +49,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } targets SEC(".maps");
+
+/* kernels without attach cookies: perf event id -> index of the event in the task */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH); /* preallocated: perf_event programs need that */
+	__uint(max_entries, 1); /* resized by userspace when used */
+	__type(key, __u64);
+	__type(value, __u32);
+} event_ids SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
@@ -115,15 +128,14 @@ static __always_inline __u64 wakeup_flags(void)
 		       BPF_RB_NO_WAKEUP;
 }
 
-SEC("perf_event")
-int kp_sample(struct bpf_perf_event_data *ctx)
+static __always_inline int sample(struct bpf_perf_event_data *ctx, __u32 evt)
 {
 	struct kp_sample_key key = {};
 	struct kp_sample_val *val, init = {};
 	__u64 id, period = ctx->sample_period;
 	void *map;
 
-	key.evt = (__u32)bpf_get_attach_cookie(ctx);
+	key.evt = evt;
 	fill_common(ctx, key.evt, &id, &key.cpu, &key.kstack, &key.ustack);
 	key.tgid = id >> 32;
 	key.tid = (__u32)id;
@@ -172,6 +184,31 @@ int kp_sample(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
+SEC("perf_event")
+int kp_sample(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, (__u32)bpf_get_attach_cookie(ctx));
+}
+
+/* Before 5.15: the context is the kernel's bpf_perf_event_data_kern, whose event is the
+ * perf event that overflowed; a thread's inherited copy counts for its parent's id, the
+ * one userspace registered. */
+SEC("perf_event")
+int kp_sample_by_id(struct bpf_perf_event_data *ctx)
+{
+	struct bpf_perf_event_data_kern *kctx = (void *)ctx;
+	struct perf_event *event = BPF_CORE_READ(kctx, event), *parent;
+	__u64 id;
+	__u32 *evt;
+
+	parent = BPF_CORE_READ(event, parent);
+	id = parent ? BPF_CORE_READ(parent, id) : BPF_CORE_READ(event, id);
+	evt = bpf_map_lookup_elem(&event_ids, &id);
+	if (!evt)
+		return 0; /* not one of ours: cannot happen, the program is only attached to ours */
+	return sample(ctx, *evt);
+}
+
 /* the end of the record: its fixed part, or the furthest __data_loc payload */
 static __always_inline __u32 raw_size(void *ctx, const volatile struct kp_evt_cfg *e)
 {
@@ -202,8 +239,10 @@ static __always_inline bool tp_wanted(void)
 	if (cfg.filter_cpu) {
 		__u32 cpu = bpf_get_smp_processor_id();
 
-		if (cpu >= KP_SAMPLE_CPU_WORDS * 64 ||
-		    !(cfg.cpu_mask[cpu >> 6] & (1ULL << (cpu & 63))))
+		if (cpu >= KP_SAMPLE_CPU_WORDS * 64)
+			return false;
+		if (!(cfg.cpu_mask[KP_BOUND(cpu >> 6, KP_SAMPLE_CPU_WORDS - 1)] &
+		      (1ULL << (cpu & 63))))
 			return false;
 	}
 	if (cfg.filter_pid && !bpf_map_lookup_elem(&targets, &tgid))
@@ -211,10 +250,9 @@ static __always_inline bool tp_wanted(void)
 	return true;
 }
 
-SEC("tracepoint")
-int kp_tp_record(void *ctx)
+static __always_inline int tp_record(void *ctx, __u32 evt)
 {
-	__u32 zero = 0, evt = (__u32)bpf_get_attach_cookie(ctx);
+	__u32 zero = 0;
 	__u64 size; /* 64-bit: a 32-bit bound is checked on a copy the verifier does not link */
 	const volatile struct kp_evt_cfg *e;
 	struct scratch *s;
@@ -224,9 +262,7 @@ int kp_tp_record(void *ctx)
 		return 0;
 	if (evt >= KP_MAX_EVENTS)
 		return 0;
-	/* keep the bound visible to the verifier on the register used for the index */
-	barrier_var(evt);
-	evt &= KP_MAX_EVENTS - 1;
+	evt = KP_BOUND(evt, KP_MAX_EVENTS - 1);
 	e = &cfg.evt[evt];
 	s = bpf_map_lookup_elem(&scratch_buf, &zero);
 	if (!s)
@@ -259,6 +295,29 @@ int kp_tp_record(void *ctx)
 		count(KP_SCNT_RB_DROPPED);
 	return 0;
 }
+
+SEC("tracepoint")
+int kp_tp_record(void *ctx)
+{
+	return tp_record(ctx, (__u32)bpf_get_attach_cookie(ctx));
+}
+
+#define TP_RECORD_SLOT(n)                                  \
+	SEC("tracepoint")                                  \
+	int kp_tp_record_##n(void *ctx)                    \
+	{                                                  \
+		return tp_record(ctx, cfg.tp_slot_evt[n]); \
+	}
+
+TP_RECORD_SLOT(0)
+TP_RECORD_SLOT(1)
+TP_RECORD_SLOT(2)
+TP_RECORD_SLOT(3)
+TP_RECORD_SLOT(4)
+TP_RECORD_SLOT(5)
+TP_RECORD_SLOT(6)
+TP_RECORD_SLOT(7)
+_Static_assert(KP_TP_SLOTS == 8, "one kp_tp_record_N per slot");
 
 /* processes forked by a target are targets too (threads share the tgid already) */
 SEC("tp_btf/sched_process_fork")

@@ -62,6 +62,9 @@ struct kp_evt_cfg {
 };
 
 #define KP_SAMPLE_CPU_WORDS 128 /* tracepoint cpu filter: cpus 0..8191 */
+/* tracepoints of one task on kernels without bpf_get_attach_cookie (before 5.15): each has
+ * its own copy of the program, kp_tp_record_N, which knows its event from tp_slot_evt[N] */
+#define KP_TP_SLOTS 8
 
 struct kp_sample_config {
 	__u8 kernel_stack; /* collect kernel stacks */
@@ -70,6 +73,7 @@ struct kp_sample_config {
 	__u8 filter_pid; /* tracepoints: only the processes of `targets` */
 	__u8 filter_cpu; /* tracepoints: only the cpus of cpu_mask */
 	__u8 pad[3];
+	__u32 tp_slot_evt[KP_TP_SLOTS]; /* kernels without attach cookies: see KP_TP_SLOTS */
 	__u64 wakeup_bytes;
 	__u64 cpu_mask[KP_SAMPLE_CPU_WORDS];
 	struct kp_evt_cfg evt[KP_MAX_EVENTS];

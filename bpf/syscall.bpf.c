@@ -16,6 +16,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "syscall.h"
+#include "bounds.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -87,8 +88,8 @@ static __always_inline void count(__u32 idx)
 		*c += 1;
 }
 
-/* index of the highest set bit, capped to the last histogram slot */
-static __always_inline __u32 hist_slot(__u64 v)
+/* index of the highest set bit (0 for 0): 0..63 */
+static __always_inline __u32 log2_u64(__u64 v)
 {
 	__u32 r = 0, shift;
 
@@ -108,7 +109,7 @@ static __always_inline __u32 hist_slot(__u64 v)
 	v >>= shift;
 	r |= shift;
 	r |= (v >> 1);
-	return r < KP_HIST_SLOTS ? r : KP_HIST_SLOTS - 1;
+	return r;
 }
 
 /* the filters, cheapest first; no map is written before they pass */
@@ -119,7 +120,8 @@ static __always_inline bool traced(__u32 tgid, long nr)
 	if (cfg.filter_syscall) {
 		if (nr >= KP_SYSCALL_WORDS * 64)
 			return false;
-		if (!(cfg.syscall_mask[nr >> 6] & (1ULL << (nr & 63))))
+		if (!(cfg.syscall_mask[KP_BOUND(nr >> 6, KP_SYSCALL_WORDS - 1)] &
+		      (1ULL << (nr & 63))))
 			return false;
 	}
 	if (cfg.filter_cpu) {
@@ -127,7 +129,7 @@ static __always_inline bool traced(__u32 tgid, long nr)
 
 		if (cpu >= KP_CPU_WORDS * 64)
 			return false;
-		if (!(cfg.cpu_mask[cpu >> 6] & (1ULL << (cpu & 63))))
+		if (!(cfg.cpu_mask[KP_BOUND(cpu >> 6, KP_CPU_WORDS - 1)] & (1ULL << (cpu & 63))))
 			return false;
 	}
 	if (tgid == cfg.self_tgid)
@@ -173,7 +175,7 @@ static __always_inline void update_summary(__u32 tgid, __u32 nr, __u64 dur, long
 {
 	struct kp_sys_key key = { .tgid = tgid, .nr = nr };
 	struct kp_sys_stat *s;
-	__u32 zero = 0;
+	__u32 zero = 0, slot;
 
 	s = bpf_map_lookup_elem(&summary, &key);
 	if (!s) {
@@ -197,7 +199,9 @@ static __always_inline void update_summary(__u32 tgid, __u32 nr, __u64 dur, long
 		s->min_ns = dur;
 	if (dur > s->max_ns)
 		s->max_ns = dur;
-	s->hist[hist_slot(dur)]++;
+	/* log2_u64 is < 64 already, but that is not what an older verifier can see */
+	slot = log2_u64(dur);
+	s->hist[KP_BOUND(slot, KP_HIST_BPF_SLOTS - 1)]++;
 }
 
 static __always_inline void emit_record(__u64 id, __u32 nr, __u64 start, __u64 dur, long ret)

@@ -5,7 +5,11 @@
 #ifndef KPERF_BPF_SYSCALL_H
 #define KPERF_BPF_SYSCALL_H
 
-#define KP_HIST_SLOTS 40 /* must equal KPERF_HIST_SLOTS of pmu.h */
+#define KP_HIST_SLOTS 40 /* slots reported: must equal KPERF_HIST_SLOTS of pmu.h */
+/* slots kept in the kernel: one per bit of a u64. A power of two, so that a mask bounds the
+ * index for every verifier (5.10's does not carry a bound checked on a copy of the
+ * register); userspace adds the slots from KP_HIST_SLOTS - 1 on into the last one reported */
+#define KP_HIST_BPF_SLOTS 64
 #define KP_SYSCALL_WORDS 16 /* syscall filter bitmap: numbers 0..1023 */
 #define KP_CPU_WORDS 128 /* cpu filter bitmap: cpus 0..8191 */
 #define KP_COMM_LEN 16
@@ -35,7 +39,7 @@ struct kp_sys_stat {
 	__u64 total_ns;
 	__u64 min_ns;
 	__u64 max_ns;
-	__u64 hist[KP_HIST_SLOTS];
+	__u64 hist[KP_HIST_BPF_SLOTS];
 	char comm[KP_COMM_LEN];
 };
 

@@ -14,10 +14,49 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+
+#include "core/core.h"
+
+/* The variant of the syscall programs this kernel must get without being asked: the
+ * raw_syscalls fallback where there is no BTF or no task storage for tracing programs
+ * (before 5.11), the tp_btf programs everywhere else. */
+static inline unsigned tu_expected_syscall_fallback(void)
+{
+	return !kp_have(KP_FEAT_BTF) || !kp_have(KP_FEAT_TASK_STORAGE);
+}
+
+/* the kernel function every syscall's stack passes through, per architecture */
+#if defined(__x86_64__)
+#define TU_SYSCALL_ENTRY "do_syscall_64"
+#elif defined(__aarch64__)
+#define TU_SYSCALL_ENTRY "el0_svc"
+#else
+#error "tests/testutil.h: no syscall entry symbol for this architecture"
+#endif
+
+/* The "signed:" of <field> in this kernel's format file of <system>:<event> (-1 if absent):
+ * it differs between kernels (char is signed in the formats of 6.1 and older). */
+static inline int tu_format_signed(const char *system, const char *event, const char *field)
+{
+	char path[512], *text, *p, want[128];
+	int sign = -1;
+
+	snprintf(path, sizeof(path), "%s/events/%s/%s/format",
+		 kp_tracefs() ? kp_tracefs() : "/sys/kernel/tracing", system, event);
+	if (kp_read_file(path, &text, NULL))
+		return -1;
+	snprintf(want, sizeof(want), " %s;", field);
+	p = strstr(text, want);
+	if (p && (p = strstr(p, "signed:")))
+		sign = atoi(p + 7);
+	free(text);
+	return sign;
+}
 
 /* build/ of this tree ($KPERF_BUILD, set by the Makefile) */
 static inline const char *tu_build(void)
@@ -47,16 +86,18 @@ static inline void tu_sleep_ms(long ms)
  * finished starting up (dynamic loader included) and waits for its go byte. */
 static inline int tu_wait_blocked(pid_t pid)
 {
-	char path[64], buf[64];
+	char path[64], buf[64], want[32];
 	int i;
 
+	/* "NR 0x0 ...": read's number is the architecture's (0 on x86_64, 63 on arm64) */
+	snprintf(want, sizeof(want), "%d 0x0 ", SYS_read);
 	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
 	for (i = 0; i < 500; i++) {
 		FILE *f = fopen(path, "r");
 		int ok = 0;
 
 		if (f) {
-			ok = fgets(buf, sizeof(buf), f) && !strncmp(buf, "0 0x0 ", 6);
+			ok = fgets(buf, sizeof(buf), f) && !strncmp(buf, want, strlen(want));
 			fclose(f);
 		}
 		if (ok)

@@ -68,6 +68,11 @@ struct KperfTraceOpts {
 	/* 1: tracing every process leaves out the caller's own (whose reading of the records
 	 * would otherwise feed the trace); libkperf's default, 0, includes it */
 	unsigned excludeSelf;
+	/* per-call records kept between two PmuTraceRead calls (0: 8 Mi, 448 MiB); when that
+	 * many wait, the next ones stay in the ring buffer, and those it cannot hold are
+	 * dropped and counted. PmuTraceRead hands out at most this many: read until it
+	 * returns 0 to have them all. */
+	unsigned maxStoredRecords;
 };
 
 int KperfTraceOpen(enum PmuTraceType traceType, struct PmuTraceAttr *traceAttr,

@@ -133,6 +133,7 @@ class KperfTraceOpts(ctypes.Structure):
         ("fromExec", c_uint),
         ("summaryEntries", c_uint),
         ("excludeSelf", c_uint),
+        ("maxStoredRecords", c_uint),
     ]
 
 

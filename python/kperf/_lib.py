@@ -18,7 +18,7 @@ import ctypes
 import ctypes.util
 import os
 import threading
-from ctypes import POINTER, c_char_p, c_int, c_int64, c_uint, c_void_p
+from ctypes import POINTER, c_char_p, c_int, c_int64, c_uint, c_ulong, c_void_p
 
 from . import _cstructs as cs
 
@@ -73,7 +73,7 @@ def _load():
 cdll, path = _load()
 
 _P = POINTER
-# name: (restype, argtypes), as declared in include/kperf/pmu.h and pcerrc.h
+# name: (restype, argtypes), as declared in include/kperf/pmu.h, symbol.h, kperf.h, pcerrc.h
 PROTOTYPES = {
     "Perrorno": (c_int, []),
     "Perror": (c_char_p, []),
@@ -116,6 +116,48 @@ PROTOTYPES = {
     "PmuTraceSummaryFree": (None, [_P(cs.PmuTraceSummary)]),
     "PmuTraceGetStats": (c_int, [c_int, _P(cs.PmuTraceStats)]),
     "PmuSysCallNumber": (c_int, [c_char_p]),
+    "PmuEventListFree": (None, []),
+    "PmuDeviceBdfListFree": (None, []),
+    "PmuSysCallFuncListFree": (None, []),
+    "PmuCollectV": (c_int, [_P(c_int), c_uint, c_int]),
+    "PmuExit": (None, [c_int]),
+    "ResolvePmuDataSymbol": (c_int, [_P(cs.PmuData)]),
+    "PmuOpenCpuFreqSampling": (c_int, [c_uint]),
+    "PmuReadCpuFreqDetail": (_P(cs.PmuCpuFreqDetail), [_P(c_uint)]),
+    "PmuCloseCpuFreqSampling": (None, []),
+    "PmuBeginWrite": (c_void_p, [c_char_p, _P(cs.PmuAttr), c_int]),
+    "PmuWriteData": (c_int, [c_void_p, _P(cs.PmuData), c_int]),
+    "PmuEndWrite": (None, [c_void_p]),
+    "PmuOpenWithHWMetric": (c_int, [_P(cs.PmuHwMetricAttr)]),
+    "UTraceOpen": (c_int, [_P(cs.UTraceAttr)]),
+    "KperfUTraceOpen": (c_int, [_P(cs.UTraceAttr), _P(cs.KperfUTraceOpts)]),
+    "KperfUTraceGetStats": (c_int, [c_int, _P(cs.KperfUTraceStats)]),
+    "UTraceEnable": (c_int, [c_int]),
+    "UTraceDisable": (c_int, [c_int]),
+    "UTraceRead": (c_int, [c_int, _P(_P(cs.UTraceData))]),
+    "UTraceDataFree": (None, [_P(cs.UTraceData)]),
+    "UTraceClose": (None, [c_int]),
+    # symbol.h
+    "SymResolverInit": (None, []),
+    "SymResolverRecordKernel": (c_int, []),
+    "SymResolverRecordModule": (c_int, [c_int]),
+    "SymResolverRecordModuleNoDwarf": (c_int, [c_int]),
+    "SymResolverIncrUpdateModule": (c_int, [c_int]),
+    "SymResolverIncrUpdateModuleNoDwarf": (c_int, [c_int]),
+    "SymResolverUpdateModule": (c_int, [c_int, c_char_p, c_ulong]),
+    "SymResolverUpdateModuleNoDwarf": (c_int, [c_int, c_char_p, c_ulong]),
+    "SymResolverDestroy": (None, []),
+    "StackToHash": (_P(cs.Stack), [c_int, _P(c_ulong), c_int]),
+    "SymResolverMapAddr": (_P(cs.Symbol), [c_int, c_ulong]),
+    "SymResolverAsmCode": (_P(cs.StackAsm), [c_char_p, c_ulong, c_ulong]),
+    "SymResolverMapCodeAddr": (_P(cs.Symbol), [c_char_p, c_ulong]),
+    "FreeSymbolPtr": (None, [_P(cs.Symbol)]),
+    "FreeModuleData": (None, [c_int]),
+    "FreeAsmStack": (None, [_P(cs.StackAsm)]),
+    "SymGetBuildId": (c_int, [c_char_p, _P(c_char_p)]),
+    "GetAsmCodeByAddr": (c_int, [c_char_p, c_ulong, c_ulong, _P(c_char_p)]),
+    "SymResolverRecordElf": (c_int, [c_char_p]),
+    "SymResolverRecordDwarf": (c_int, [c_char_p]),
 }
 
 _bound = {}

@@ -129,7 +129,7 @@ Test(qa_trace, ring_buffer_size_in_use)
 		cr_assert_eq(PmuTraceGetStats(pd, &st), 0);
 		cr_assert_eq(st.ringBufferKb, cases[i].used, "asked %u KiB", cases[i].asked);
 		cr_assert_eq(st.records + st.dropped + st.summaryDropped, 0);
-		cr_assert_eq(st.fallback, 0);
+		cr_assert_eq(st.fallback, tu_expected_syscall_fallback());
 		tt_finish(pd);
 	}
 	{
@@ -173,8 +173,10 @@ Test(qa_trace, error_state_is_per_thread_and_cleared_by_success)
 	cr_assert_gt(pd, 0, "%s", Perror());
 	cr_assert_eq(Perrorno(), SUCCESS);
 	cr_assert_str_eq(Perror(), "success");
-	cr_assert_eq(GetWarn(), SUCCESS);
-	cr_assert_str_eq(GetWarnMsg(), "");
+	/* warnings stay empty unless this kernel needs the fallback, which is said */
+	cr_assert_eq(GetWarn(), tu_expected_syscall_fallback() ? KPERF_WARN_FALLBACK : SUCCESS);
+	if (!tu_expected_syscall_fallback())
+		cr_assert_str_eq(GetWarnMsg(), "");
 	tt_finish(pd);
 	/* a NULL name, and a NULL entry in funcs */
 	cr_assert_eq(PmuSysCallNumber(NULL), -1);
@@ -197,7 +199,8 @@ Test(qa_trace, syscall_list_is_what_tracefs_has)
 
 	names = PmuSysCallFuncList(&n);
 	cr_assert_not_null(names, "%s", Perror());
-	cr_assert_gt(n, 300);
+	/* x86_64 has over 330 syscalls, arm64's generic table about 290 */
+	cr_assert_gt(n, 250);
 	cr_assert_eq(PmuSysCallFuncList(NULL), names, "the same array until freed");
 	for (i = 0; i < n; i++) {
 		cr_assert_geq(PmuSysCallNumber(names[i]), 0, "%s: %s", names[i], Perror());

@@ -251,8 +251,8 @@ Test(sampling, kernel_frames_of_a_syscall_heavy_workload)
 	bool kernel = false, mixed = false;
 	int i;
 
-	cr_assert(has_frame(p.d, p.n, "do_syscall_64", &kernel), "no do_syscall_64 frame");
-	cr_assert(kernel, "do_syscall_64 is a kernel symbol");
+	cr_assert(has_frame(p.d, p.n, TU_SYSCALL_ENTRY, &kernel), "no %s frame", TU_SYSCALL_ENTRY);
+	cr_assert(kernel, "%s is a kernel symbol", TU_SYSCALL_ENTRY);
 	/* one stack goes from the kernel (leaf side) through the syscall up to main(); the
 	 * frame of worker() itself is skipped by frame-pointer unwinding, because glibc's
 	 * syscall() keeps no frame pointer (perf without --call-graph=dwarf does the same) */
@@ -266,12 +266,12 @@ Test(sampling, kernel_frames_of_a_syscall_heavy_workload)
 			if (k && !in_kernel)
 				break; /* a kernel frame after user frames: wrong order */
 			in_kernel = k;
-			saw_syscall |= k && !strcmp(st->symbol->symbolName, "do_syscall_64");
+			saw_syscall |= k && !strcmp(st->symbol->symbolName, TU_SYSCALL_ENTRY);
 			if (!k && saw_syscall && !strcmp(st->symbol->symbolName, "main"))
 				mixed = true;
 		}
 	}
-	cr_assert(mixed, "no stack with do_syscall_64 called (indirectly) from main");
+	cr_assert(mixed, "no stack with %s called (indirectly) from main", TU_SYSCALL_ENTRY);
 	done(&p);
 }
 
@@ -353,8 +353,9 @@ Test(sampling, period_mode_samples_every_n_events)
 
 	for (i = 0; i < p.n; i++)
 		period += p.d[i].period;
-	/* a sample every 1 ms of cpu-clock: 300 ms of CPU gives about 300 */
-	cr_assert(samples > 250 && samples < 330, "%lu samples", samples);
+	/* a sample every 1 ms of cpu-clock: 300 ms of CPU gives about 300, fewer under an
+	 * emulator (make test-kernels), whose timers fire late: a late tick is one sample */
+	cr_assert(samples > 150 && samples < 330, "%lu samples", samples);
 	cr_assert_eq(period, samples * 1000000);
 	done(&p);
 }
@@ -394,8 +395,11 @@ Test(sampling_errors, each_bad_attribute_has_its_code)
 	char *many[65];
 	int i;
 
-	if (open_sampling(&a, "cycles") == -1)
+	i = open_sampling(&a, "cycles"); /* a machine with a PMU (qemu's arm64 -cpu max) has it */
+	if (i == -1)
 		cr_assert_eq(Perrorno(), LIBPERF_ERR_OPEN_INVALID_FILE);
+	else
+		PmuClose(i);
 	/* branch records: the filter is checked as libkperf does, then the kernel is asked;
 	 * a software event has none (EOPNOTSUPP, libkperf's LIBPERF_ERR_INVALID_EVENT) */
 	a = (struct PmuAttr){ .branchSampleFilter = KPERF_SAMPLE_BRANCH_ANY };

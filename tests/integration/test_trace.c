@@ -112,7 +112,7 @@ Test(trace, per_call_records_are_exact)
 	cr_assert_eq(PmuTraceGetStats(pd, &st), 0);
 	cr_assert_eq(st.records, (uint64_t)n);
 	cr_assert_eq(st.dropped, 0);
-	cr_assert_eq(st.fallback, 0);
+	cr_assert_eq(st.fallback, tu_expected_syscall_fallback());
 	tt_finish(pd);
 }
 
@@ -679,7 +679,7 @@ Test(trace_cli, exit_status_of_the_command_and_bad_commands)
 
 Test(trace_cli, events_csv_has_one_row_per_call)
 {
-	char cmd[512], *out, *line;
+	char cmd[512], ev[64], sum[64], *out, *line;
 	int status, getppid = 0, summary = 0;
 
 	snprintf(cmd, sizeof(cmd),
@@ -689,10 +689,13 @@ Test(trace_cli, events_csv_has_one_row_per_call)
 	out = tu_run(cmd, &status);
 	cr_assert_eq(status, 0);
 	cr_assert(!strncmp(out, "kind,pid,tid,comm", 17), "%.200s", out);
+	/* the number is the architecture's: 110 on x86_64, 173 on arm64 */
+	snprintf(ev, sizeof(ev), ",getppid,%d,", SYS_getppid);
+	snprintf(sum, sizeof(sum), ",getppid,%d,,,,1000,", SYS_getppid);
 	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
-		if (!strncmp(line, "event,", 6) && strstr(line, ",getppid,110,"))
+		if (!strncmp(line, "event,", 6) && strstr(line, ev))
 			getppid++;
-		if (!strncmp(line, "summary,", 8) && strstr(line, ",getppid,110,,,,1000,"))
+		if (!strncmp(line, "summary,", 8) && strstr(line, sum))
 			summary++;
 	}
 	cr_assert_eq(getppid, 1000);

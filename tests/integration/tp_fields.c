@@ -196,7 +196,7 @@ Test(tp_fields, exec_filename_and_openat_arguments)
 	cr_expect_str_eq(f->fieldName, "filename");
 	cr_expect_str_eq(f->fieldStr, "__data_loc char[] filename");
 	cr_expect_eq(f->size, 4);
-	cr_expect_eq(f->isSigned, 0);
+	cr_expect_eq(f->isSigned, tu_format_signed("sched", "sched_process_exec", "filename"));
 
 	/* the loader opens libraries too; the workload's own open has its distinctive flags */
 	for (i = 0; i < open_ring.n; i++) {
@@ -220,7 +220,8 @@ Test(tp_fields, sched_switch_prev_and_next)
 {
 	char path[PATH_MAX], out[256], comm[32], next_comm[32];
 	char *argv[] = { path, "--sleeps", "20", NULL };
-	int cpu = 0, sleeps = 0, switched_in = 0;
+	int cpu = 0, sleeps = 0, switched_in = 0, outs = 0, gaps = 0;
+	bool was_in = true; /* after its exec the child runs on: no switch-in first */
 	struct ring r;
 	struct tu_child c;
 	size_t i;
@@ -251,6 +252,7 @@ Test(tp_fields, sched_switch_prev_and_next)
 			 * record, the switch-outs of a few tasks of the machine's own tooling
 			 * (threads of pid 1), so the chain of all tasks has gaps. */
 			switched_in++;
+			was_in = true;
 			cr_assert_lt(i + 1, r.n);
 			cr_expect_eq(get_i32(r.s[i + 1].raw, "prev_pid"), c.pid, "record %zu",
 				     i + 1);
@@ -264,12 +266,25 @@ Test(tp_fields, sched_switch_prev_and_next)
 		/* before its exec the child still has the test's name */
 		if (strcmp(comm, "tracepoints"))
 			continue;
+		/* out twice without an "in" between: the kernel did not deliver the switch-in
+		 * (no LOST record either: seen 6 times in 80 runs while a qemu of the kernel
+		 * matrix loaded the machine) */
+		outs++;
+		gaps += !was_in;
+		was_in = false;
 		/* blocked in nanosleep: TASK_INTERRUPTIBLE ("S"); preemption is reported as R+ */
 		if (get_u64(raw, "prev_state") == 1)
 			sleeps++;
 	}
 	cr_expect_eq(sleeps, 20, "%d voluntary switches of the workload", sleeps);
-	cr_expect_geq(switched_in, 20);
+	/* every switch-out after the first follows a switch-in, recorded or not delivered; a
+	 * decoding error would show as many missing ones, the kernel's loss as one or two */
+	if (gaps)
+		cr_log_warn("%d switch-ins of the workload were not delivered by perf", gaps);
+	cr_expect_leq(gaps, 2, "%d switch-ins missing: next_pid/next_comm misread?", gaps);
+	cr_expect_eq(switched_in + gaps, outs - 1, "%d in, %d missing, %d out", switched_in, gaps,
+		     outs);
+	cr_expect_geq(outs, 21, "20 sleeps and the exit");
 	ring_close(&r);
 }
 

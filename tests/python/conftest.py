@@ -7,8 +7,10 @@ Run by `make test-python` (KPERF_BUILD and KPERF_BPF_LIB set, as root).
 """
 
 import os
+import re
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -29,6 +31,30 @@ def requires(*symbols):
         reason=f"{', '.join(missing)} not in {kperf.library_path} yet "
         f"(the C module that provides it is not merged)",
     )
+
+
+def tracefs_field(system, event, field):
+    """(offset, size, signed) of <field> in this kernel's format file of system:event: the
+    facts a decoded field must match, which differ between kernels (char is signed in the
+    formats of 6.1 and older)."""
+    with open(f"/sys/kernel/tracing/events/{system}/{event}/format") as f:
+        fmt = f.read()
+    m = re.search(r"field:[^;]*\b" + re.escape(field) +
+                  r"(\[\d*\])?;\s*offset:(\d+);\s*size:(\d+);\s*signed:(\d+);", fmt)
+    assert m, f"{field} not in {system}:{event}'s format"
+    return int(m[2]), int(m[3]), bool(int(m[4]))
+
+
+def has_core_pmu():
+    """Does this machine have a hardware PMU? x86's is 'cpu' (or cpu_core/cpu_atom),
+    arm64's armv8_pmuv3* (qemu's -cpu max emulates one)."""
+    root = "/sys/bus/event_source/devices"
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return False
+    return any(n in ("cpu", "cpu_core", "cpu_atom") or n.startswith("armv8_pmuv3")
+               for n in names)
 
 
 def bpf_fds():
@@ -63,7 +89,21 @@ class Workload:
             [path, *map(str, args)], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL
         )
         self.pid = self.proc.pid
+        if "--wait" in map(str, args):
+            self._wait_blocked()
 
+    def _wait_blocked(self):
+        """Until the workload sits in read(0): its start-up (the dynamic loader's openat
+        calls, which take long under an emulator) is over before anyone traces it."""
+        want = "0 0x0 " if os.uname().machine == "x86_64" else "63 0x0 "
+        for _ in range(500):
+            try:
+                with open(f"/proc/{self.pid}/syscall") as f:
+                    if f.read().startswith(want):
+                        return
+            except OSError:
+                return
+            time.sleep(0.01)
     def go(self):
         """Release a workload started with --wait."""
         self.proc.stdin.write(b"g")

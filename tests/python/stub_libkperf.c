@@ -118,16 +118,20 @@ EXPORT int PmuOpen(enum PmuTaskType type, struct PmuAttr *a)
 		ADD("%d,", a->cpuList[i]);
 	ADD(" group=");
 	for (i = 0; a->evtAttr && i < a->numEvtAttr; i++)
-		ADD("%d,", a->evtAttr[i].groupId);
+		ADD("%d:%u:%u%u,", a->evtAttr[i].groupId, a->evtAttr[i].period,
+		    a->evtAttr[i].excludeUser, a->evtAttr[i].excludeKernel);
 	ADD(" cgroup=");
 	for (i = 0; i < a->numCgroup; i++)
 		ADD("%s,", a->cgroupNameList[i]);
 	ADD(" period=%u freq=%u useFreq=%u excludeUser=%u excludeKernel=%u symbolMode=%d "
 	    "callStack=%u blockedSample=%u dataFilter=%#lx evFilter=%d minLatency=%lu "
-	    "includeNewFork=%u branch=%#lx",
+	    "includeNewFork=%u branch=%#lx excludeGuest=%u excludeHost=%u enableUserAccess=%u "
+	    "enableBpf=%u enableHwMetric=%u enableOnExec=%u perThread=%u",
 	    a->period, a->freq, a->useFreq, a->excludeUser, a->excludeKernel, a->symbolMode,
 	    a->callStack, a->blockedSample, (unsigned long)a->dataFilter, a->evFilter,
-	    a->minLatency, a->includeNewFork, a->branchSampleFilter);
+	    a->minLatency, a->includeNewFork, a->branchSampleFilter, a->excludeGuest,
+	    a->excludeHost, a->enableUserAccess, a->enableBpf, a->enableHwMetric, a->enableOnExec,
+	    a->perThread);
 	ok();
 	return 3;
 }
@@ -195,6 +199,7 @@ EXPORT int PmuRead(int pd, struct PmuData **out)
 	spe_ext.va = 0x20;
 	spe_ext.event = 0x2;
 	spe_ext.lat = 5;
+	spe_ext.source = HIP_L3;
 	br_ext.nr = 2;
 	br_ext.branchRecords = brs;
 	memcpy(raw_rec + 24, &pid, 4);

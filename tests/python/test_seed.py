@@ -10,7 +10,7 @@ from ctypes import c_uint, create_string_buffer, pointer
 
 import kperf
 import pytest
-from conftest import requires
+from conftest import has_core_pmu, requires
 
 TRACEFS = "/sys/kernel/tracing"
 
@@ -55,7 +55,7 @@ def test_open_enable_read_close_counting(capsys):
 
 @requires("PmuOpen")
 def test_open_hardware_events_fail_cleanly_without_pmu():
-    if os.path.exists("/sys/bus/event_source/devices/cpu"):
+    if has_core_pmu():
         pytest.skip("this machine has a core PMU")
     evtList = ["cycles", "branch-misses"]
     pmu_attr = kperf.PmuAttr(evtList=evtList)

@@ -3,6 +3,7 @@
 
 import collections
 import errno
+import os
 
 import kperf
 import pytest
@@ -11,7 +12,12 @@ from conftest import requires
 pytestmark = [requires("PmuTraceOpen"), pytest.mark.usefixtures("no_bpf_leak")]
 
 GETPPID, WRITES, FAILS = 50000, 2000, 300
-NR = {"getppid": 110, "write": 1, "openat": 257}  # x86_64
+# the architecture's numbers: x86_64's, or the generic table's (arm64)
+NR = (
+    {"getppid": 110, "write": 1, "openat": 257}
+    if os.uname().machine == "x86_64"
+    else {"getppid": 173, "write": 64, "openat": 56}
+)
 
 
 def trace_workload(workload, attr_kwargs, *args):
@@ -165,9 +171,9 @@ def test_sys_call_func_list():
     names = kperf.sys_call_func_list()
     assert "getppid" in names and "openat" in names and "read" in names
     assert "cycles" not in names
-    assert len(names) == len(set(names)) > 300
+    assert len(names) == len(set(names)) > 250  # arm64's generic table has about 290
     assert all(isinstance(n, str) and n for n in names)
-    assert kperf.syscall_number("getppid") == 110
+    assert kperf.syscall_number("getppid") == NR["getppid"]
     assert kperf.syscall_number("no_such_syscall") == -1
     assert kperf.errorno() == 1039
 

@@ -151,6 +151,22 @@ static const char *str(const Perftools__Profiles__Profile *p, int64_t i)
 	return p->string_table[i];
 }
 
+/* kp_export_pprof into <path> through an output file, as `record -o` does */
+static int pprof_to(const char *path, const struct kp_profile_meta *m)
+{
+	struct kp_out *o;
+	int err = kp_out_open(path, &o);
+
+	if (err)
+		return err;
+	err = kp_export_pprof(kp_out_file(o), recs, NRECS, m);
+	if (err) {
+		kp_out_discard(o);
+		return err;
+	}
+	return kp_out_commit(o);
+}
+
 Test(export, pprof_round_trip)
 {
 	struct kp_profile_meta m = { .event = "cpu-clock", .duration_s = 2.0 };
@@ -160,7 +176,7 @@ Test(export, pprof_round_trip)
 	int fd = mkstemp(path);
 
 	close(fd);
-	cr_assert_eq(kp_export_pprof(path, recs, NRECS, &m), 0);
+	cr_assert_eq(pprof_to(path, &m), 0);
 	p = read_pprof(path);
 	cr_assert_not_null(p);
 	cr_assert_str_eq(p->string_table[0], "");
@@ -200,7 +216,7 @@ Test(export, go_tool_pprof_reads_it)
 	if (system("command -v go >/dev/null 2>&1"))
 		cr_skip_test("go is not installed (apt-get install golang-go)");
 	close(fd);
-	cr_assert_eq(kp_export_pprof(path, recs, NRECS, &m), 0);
+	cr_assert_eq(pprof_to(path, &m), 0);
 	snprintf(cmd, sizeof(cmd),
 		 "HOME=/tmp GOCACHE=/tmp/kperf-gocache go tool pprof -top -nodecount=10 %s 2>&1",
 		 path);
@@ -215,13 +231,13 @@ Test(export, go_tool_pprof_reads_it)
 
 Test(export, pprof_unwritable_path)
 {
-	cr_assert_lt(kp_export_pprof("/nonexistent/dir/x.pb.gz", recs, NRECS, NULL), 0);
+	cr_assert_lt(pprof_to("/nonexistent/dir/x.pb.gz", NULL), 0);
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_PATH_INACCESSIBLE);
 	cr_assert_str_eq(Perror(),
 			 "cannot write /nonexistent/dir/x.pb.gz: No such file or directory");
-	cr_assert_lt(kp_export_pprof("/dev/full", recs, NRECS, NULL), 0);
+	cr_assert_lt(pprof_to("/dev/full", NULL), 0);
 	cr_assert_eq(Perrorno(), COMMON_ERR_WRITE);
-	cr_assert_str_eq(Perror(), "cannot write /dev/full");
+	cr_assert_str_eq(Perror(), "cannot write /dev/full: No space left on device");
 }
 
 Test(export, profile_json)

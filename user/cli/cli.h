@@ -7,12 +7,14 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 int cmd_trace(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_features(int argc, char **argv);
 
 /* ---- launch.c ---- */
 
@@ -32,6 +34,22 @@ void kp_launch_abort(struct kp_launch *l);
  * wait for it. 0 with its wait status, or -1 when a second signal stopped the wait. */
 int kp_launch_stop(struct kp_launch *l, int *status);
 
+/* ---- events.c: trace --events ---- */
+
+/* per-call records the library keeps between two reads (KperfTraceOpts.maxStoredRecords) */
+#define TRACE_STORE 16384
+
+struct kp_evwin;
+/* Records printed to <out> in <format> (export.h's kp_format), in start order through a
+ * fixed window. NULL when out of memory. */
+struct kp_evwin *kp_evwin_new(FILE *out, int format);
+/* Read what <pd> has (a few batches, or <until_empty>: all of it, after PmuTraceDisable)
+ * into the window, printing what is old enough; the count read or a negative value. */
+int kp_evwin_read(struct kp_evwin *w, int pd, bool until_empty);
+/* Print what the window still holds. */
+void kp_evwin_flush(struct kp_evwin *w);
+void kp_evwin_free(struct kp_evwin *w);
+
 /* ---- common.c ---- */
 
 /* SIGINT/SIGTERM/SIGHUP set a flag (checked by the main loops) instead of killing us. */
@@ -49,14 +67,21 @@ int kp_cli_opt_seconds(const char *cmd, char opt, const char *arg, long *ms);
 int kp_cli_split_events(const char *s, char ***out);
 /* Replace thread ids by the ids of their processes (after the open: it reports bad ids). */
 void kp_cli_pids_to_processes(int *pids, int n);
+/* After getopt: the command to run (argv[optind...]) into *command, NULL when none; -1
+ * after a message when "--" is followed by nothing. */
+int kp_cli_command(const char *cmd, int argc, char **argv, char ***command);
+/* Watch the -p processes (after the open checked them): NULL when n is 0; a note on stderr
+ * when the kernel has no pidfd. -1 after a message. */
+struct kp_pidwatch;
+int kp_cli_watch_pids(const char *cmd, const int *pids, int n, struct kp_pidwatch **w);
 /*
  * What ends a collection, checked once per tick: Ctrl-C or SIGTERM (a launched command is
  * then stopped too), the duration, the launched command's exit, or the exit of every
- * process of <pids>. *launched turns false once the command is reaped, its wait status in
- * *status.
+ * watched process (a pid reused by another process does not count). *launched turns false
+ * once the command is reaped, its wait status in *status.
  */
-bool kp_cli_collection_over(struct kp_launch *launch, bool *launched, int *status, const int *pids,
-			    int npids, double start_ms, long duration_ms);
+bool kp_cli_collection_over(struct kp_launch *launch, bool *launched, int *status,
+			    struct kp_pidwatch *watch, double start_ms, long duration_ms);
 /* the exit code of a command from its wait status (128 + signal when killed) */
 int kp_cli_exit_code(int status);
 /* "1,2,3" -> ints; returns the count or -1 */

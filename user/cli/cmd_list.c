@@ -114,10 +114,6 @@ int cmd_list(int argc, char **argv)
 		if (printed < 0)
 			return 1;
 	}
-	if (fflush(stdout) == EOF) {
-		perror("kperf-bpf list: stdout");
-		return 1;
-	}
 	if (!printed && filter) {
 		fprintf(stderr, "kperf-bpf list: no name contains '%s'\n", filter);
 		return 1;

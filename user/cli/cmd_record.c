@@ -181,8 +181,8 @@ static int parse(int argc, char **argv, struct record_opts *o)
 			return -1;
 		}
 	}
-	if (optind < argc)
-		o->command = argv + optind;
+	if (kp_cli_command("record", argc, argv, &o->command))
+		return -1;
 	/* -a or -C with a command: sample those CPUs for as long as the command runs (perf) */
 	if ((o->npids > 0) + o->all > 1 || (o->npids && o->command)) {
 		fprintf(stderr, "kperf-bpf record: -p does not combine with -a or a command\n");
@@ -198,48 +198,37 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		fprintf(stderr, "kperf-bpf record: pprof is binary: give -o FILE\n");
 		return -1;
 	}
+	if (o->format == OUT_DUMP && !o->output) {
+		fprintf(stderr, "kperf-bpf record: dump writes a file: give -o FILE\n");
+		return -1;
+	}
 	return 0;
 }
 
-static int write_profile(const struct record_opts *o, struct PmuData *d, int n,
+/* the profile in the chosen format; 0, or -1 with the error recorded (a failed write of
+ * <out> is found by its commit) */
+static int write_profile(const struct record_opts *o, struct kp_out *out, struct PmuData *d, int n,
 			 const struct kp_profile_meta *m)
 {
-	FILE *f = stdout;
-	int err = 0;
+	FILE *f;
 
+	if (o->format == OUT_NONE)
+		return 0;
+	f = kp_out_file(out);
 	switch (o->format) {
 	case OUT_NONE:
 		return 0;
 	case OUT_PPROF:
-		return kp_export_pprof(o->output, d, n, m) ? -1 : 0;
+		return kp_export_pprof(f, d, n, m) ? -1 : 0;
 	case OUT_DUMP:
-		if (!o->output) {
-			fprintf(stderr, "kperf-bpf record: dump writes a file: give -o FILE\n");
-			return -1;
-		}
-		unlink(o->output); /* PmuDumpData appends */
-		return PmuDumpData(d, (unsigned)n, (char *)o->output,
-				   o->symbols == RESOLVE_ELF_DWARF) ?
-			       -1 :
-			       0;
-	default:
-		break;
-	}
-	if (o->output && !(f = fopen(o->output, "w"))) {
-		fprintf(stderr, "kperf-bpf record: cannot write %s: %s\n", o->output,
-			strerror(errno));
-		return -1;
-	}
-	if (o->format == OUT_FOLDED)
+		return kp_dump_write(f, d, (unsigned)n, o->symbols == RESOLVE_ELF_DWARF) ? -1 : 0;
+	case OUT_JSON:
+		return kp_export_profile_json(f, d, n, m) ? -1 : 0;
+	case OUT_FOLDED:
 		kp_export_folded(f, d, n);
-	else
-		err = kp_export_profile_json(f, d, n, m);
-	if (f != stdout && fclose(f)) {
-		fprintf(stderr, "kperf-bpf record: cannot write %s: %s\n", o->output,
-			strerror(errno));
-		err = -1;
+		return 0;
 	}
-	return err ? -1 : 0;
+	return 0;
 }
 
 int cmd_record(int argc, char **argv)
@@ -249,6 +238,8 @@ int cmd_record(int argc, char **argv)
 	struct PmuAttr attr = { 0 };
 	struct kp_profile_meta meta = { 0 };
 	struct kp_hot_list hot = { 0 };
+	struct kp_pidwatch *watch = NULL;
+	struct kp_out *prof = NULL, *summary = NULL;
 	struct PmuData *d = NULL;
 	bool launched = false;
 	char *evts[1];
@@ -258,6 +249,13 @@ int cmd_record(int argc, char **argv)
 
 	if (parse(argc, argv, &o))
 		goto done;
+	/* the profile to -o or to stdout; the summary to stdout, or to stderr when stdout has
+	 * the profile. Opened first: a path that cannot be written fails before the sampling */
+	if ((o.format != OUT_NONE && kp_out_open(o.output, &prof)) ||
+	    ((o.format == OUT_NONE || o.output) && kp_out_open(NULL, &summary))) {
+		fprintf(stderr, "kperf-bpf record: %s\n", Perror());
+		goto done;
+	}
 	kp_cli_catch_signals();
 	evts[0] = o.event;
 	attr.evtList = evts;
@@ -295,6 +293,8 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "kperf-bpf record: %s\n", Perror());
 		goto done;
 	}
+	if (kp_cli_watch_pids("record", o.pids, o.npids, &watch))
+		goto done;
 	if (PmuEnable(pd)) {
 		fprintf(stderr, "kperf-bpf record: %s\n", Perror());
 		goto done;
@@ -317,7 +317,7 @@ int cmd_record(int argc, char **argv)
 		struct timespec tick = { 0, 50 * 1000000L };
 
 		nanosleep(&tick, NULL);
-		if (kp_cli_collection_over(&launch, &launched, &status, o.pids, o.npids, start_ms,
+		if (kp_cli_collection_over(&launch, &launched, &status, watch, start_ms,
 					   o.duration_ms))
 			break;
 	}
@@ -329,22 +329,32 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "kperf-bpf record: %s\n", Perror());
 		goto done;
 	}
-	if (GetWarn()) {
-		fflush(stdout);
+	if (GetWarn())
 		fprintf(stderr, "kperf-bpf record: warning: %s\n", GetWarnMsg());
-	}
-	if (write_profile(&o, d, n, &meta)) {
+	if (write_profile(&o, prof, d, n, &meta)) {
 		if (Perrorno())
 			fprintf(stderr, "kperf-bpf record: %s\n", Perror());
 		goto done;
 	}
+	err = kp_out_commit(prof);
+	prof = NULL;
+	if (err) {
+		fprintf(stderr, "kperf-bpf record: %s\n", Perror());
+		goto done;
+	}
 	if (kp_hot_functions(d, n, &hot) == 0) {
-		FILE *rep = o.format != OUT_NONE && !o.output ? stderr : stdout;
+		FILE *rep = summary ? kp_out_file(summary) : stderr;
 
 		kp_report_hottest(rep, &hot, o.top);
 		fprintf(rep, "\n %s, %.2f s%s%s\n", o.event, meta.duration_s,
 			o.output ? ", profile written to " : "", o.output ? o.output : "");
 		kp_hot_list_free(&hot);
+	}
+	err = kp_out_commit(summary);
+	summary = NULL;
+	if (err) {
+		fprintf(stderr, "kperf-bpf record: %s\n", Perror());
+		goto done;
 	}
 	rc = 0;
 	if (o.command && !launched)
@@ -355,6 +365,9 @@ done:
 	PmuDataFree(d);
 	if (pd >= 0)
 		PmuClose(pd);
+	kp_out_discard(prof);
+	kp_out_discard(summary);
+	kp_pidwatch_free(watch);
 	free(o.pids);
 	free(o.cpus);
 	return rc;

@@ -137,8 +137,8 @@ static int parse(int argc, char **argv, struct stat_opts *o)
 			return -1;
 		}
 	}
-	if (optind < argc)
-		o->command = argv + optind;
+	if (kp_cli_command("stat", argc, argv, &o->command))
+		return -1;
 	/* -a or -C with a command: count those CPUs for as long as the command runs (perf) */
 	if ((o->npids > 0) + o->all > 1 || (o->npids && o->command)) {
 		fprintf(stderr, "kperf-bpf stat: -p does not combine with -a or a command\n");
@@ -237,11 +237,13 @@ int cmd_stat(int argc, char **argv)
 	struct kp_count_row *rows = NULL, *totals = NULL;
 	struct kp_count_meta meta = { 0 };
 	struct PmuData *d = NULL;
+	struct kp_pidwatch *watch = NULL;
+	struct kp_out *report = NULL;
 	bool *supported = NULL, launched = false;
 	char **open_evts = NULL, target[256];
 	int pd = -1, rc = 1, nopen = 0, i, n, status = 0, child_pid, err, reads = 0;
 	double start_ms, last_ms;
-	FILE *out = stdout;
+	FILE *out;
 
 	if (parse(argc, argv, &o))
 		goto done;
@@ -268,11 +270,11 @@ int cmd_stat(int argc, char **argv)
 			"kperf-bpf stat: none of the events is supported on this machine\n");
 		goto done;
 	}
-	if (o.output && !(out = fopen(o.output, "w"))) {
-		fprintf(stderr, "kperf-bpf stat: cannot write %s: %s\n", o.output, strerror(errno));
-		out = stdout;
+	if (kp_out_open(o.output, &report)) {
+		fprintf(stderr, "kperf-bpf stat: %s\n", Perror());
 		goto done;
 	}
+	out = kp_out_file(report);
 	kp_cli_catch_signals();
 	attr.evtList = open_evts;
 	attr.numEvt = (unsigned)nopen;
@@ -313,6 +315,8 @@ int cmd_stat(int argc, char **argv)
 		goto done;
 	}
 	kp_cli_pids_to_processes(o.pids, o.npids);
+	if (kp_cli_watch_pids("stat", o.pids, o.npids, &watch))
+		goto done;
 	if (PmuEnable(pd)) {
 		fprintf(stderr, "kperf-bpf stat: %s\n", Perror());
 		goto done;
@@ -345,8 +349,14 @@ int cmd_stat(int argc, char **argv)
 				accumulate(totals, rows, o.nevents, reads++);
 				PmuDataFree(d);
 			}
+			if (kp_out_check(report)) {
+				fprintf(stderr, "kperf-bpf stat: %s\n", Perror());
+				if (launched && kp_launch_stop(&launch, &status) == 0)
+					launched = false;
+				goto done;
+			}
 		}
-		if (kp_cli_collection_over(&launch, &launched, &status, o.pids, o.npids, start_ms,
+		if (kp_cli_collection_over(&launch, &launched, &status, watch, start_ms,
 					   o.duration_ms))
 			break;
 	}
@@ -363,6 +373,12 @@ int cmd_stat(int argc, char **argv)
 	meta.elapsed_s = (kp_cli_elapsed_ms() - start_ms) / 1e3;
 	if (!o.interval_ms || o.format == KP_FORMAT_TABLE)
 		kp_report_counts(out, o.format, totals, o.nevents, &meta);
+	err = kp_out_commit(report);
+	report = NULL;
+	if (err) {
+		fprintf(stderr, "kperf-bpf stat: %s\n", Perror());
+		goto done;
+	}
 	rc = 0;
 	if (o.command && !launched)
 		rc = kp_cli_exit_code(status);
@@ -371,8 +387,8 @@ done:
 		kp_launch_abort(&launch);
 	if (pd >= 0)
 		PmuClose(pd);
-	if (out != stdout)
-		fclose(out);
+	kp_out_discard(report);
+	kp_pidwatch_free(watch);
 	free(rows);
 	free(totals);
 	free(supported);

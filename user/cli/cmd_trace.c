@@ -43,6 +43,7 @@ struct trace_opts {
 	const char *output;
 	int format;
 	unsigned ringbuf_kb;
+	unsigned summary_entries;
 	char **command;
 };
 
@@ -66,6 +67,9 @@ static void usage(FILE *f)
 	      "  -o, --output FILE        write the report to FILE\n"
 	      "      --format FMT         table (default), json or csv\n"
 	      "      --ringbuf-kb KB      per-call ring buffer size (default 16384)\n"
+	      "      --summary-entries N  (process, syscall) rows the in-kernel summary holds\n"
+	      "                           (default 16384); calls beyond are reported as not\n"
+	      "                           counted\n"
 	      "  -h, --help               this text\n"
 	      "\n"
 	      "With a COMMAND, it is started and traced with all its descendants from its exec on;\n"
@@ -75,7 +79,15 @@ static void usage(FILE *f)
 
 static int parse(int argc, char **argv, struct trace_opts *o)
 {
-	enum { OPT_CGROUP = 256, OPT_HIST, OPT_EVENTS, OPT_MIN_DUR, OPT_FORMAT, OPT_RINGBUF };
+	enum {
+		OPT_CGROUP = 256,
+		OPT_HIST,
+		OPT_EVENTS,
+		OPT_MIN_DUR,
+		OPT_FORMAT,
+		OPT_RINGBUF,
+		OPT_SUMMARY_ENTRIES
+	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "cpu", required_argument, NULL, 'C' },
@@ -89,6 +101,7 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "ringbuf-kb", required_argument, NULL, OPT_RINGBUF },
+		{ "summary-entries", required_argument, NULL, OPT_SUMMARY_ENTRIES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -109,10 +122,13 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 				return -1;
 			break;
 		case 'e':
+			free(o->funcs);
 			o->nfuncs = kp_cli_split(optarg, &o->funcs);
 			if (o->nfuncs <= 0) {
 				fprintf(stderr,
-					"kperf-bpf trace: -e wants syscall names like read,write\n");
+					"kperf-bpf trace: -e wants syscall names like read,write, "
+					"not '%s'\n",
+					optarg);
 				return -1;
 			}
 			break;
@@ -181,6 +197,19 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 			}
 			o->ringbuf_kb = (unsigned)kb;
 			break;
+		case OPT_SUMMARY_ENTRIES:
+			errno = 0;
+			kb = strtoul(optarg, &end, 10);
+			if (*end || end == optarg || optarg[0] == '-' || errno || !kb ||
+			    kb > UINT_MAX) {
+				fprintf(stderr,
+					"kperf-bpf trace: --summary-entries wants a number of rows, "
+					"not '%s'\n",
+					optarg);
+				return -1;
+			}
+			o->summary_entries = (unsigned)kb;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -189,8 +218,8 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 			return -1;
 		}
 	}
-	if (optind < argc)
-		o->command = argv + optind;
+	if (kp_cli_command("trace", argc, argv, &o->command))
+		return -1;
 	if (o->command && o->npids) {
 		fprintf(stderr, "kperf-bpf trace: give either -p or a command, not both\n");
 		return -1;
@@ -245,6 +274,12 @@ static void print_summary(FILE *out, int pd, const struct trace_opts *o, bool in
 	}
 	fill_meta(pd, &m, start_ms, attach_ms);
 	m.interval = interval;
+	/* whatever the format and wherever the report goes: a human must not miss it */
+	if (!interval && m.not_counted)
+		fprintf(stderr,
+			"kperf-bpf trace: warning: %" PRIu64 " calls are missing from the summary: "
+			"its map was full (raise --summary-entries)\n",
+			m.not_counted);
 	if (o->format == KP_FORMAT_JSON && (interval || !o->events))
 		fputc('{', out);
 	kp_report_syscalls(out, o->format, s, n, &m, o->hist);
@@ -266,18 +301,10 @@ static void status_line(int pd, double start_ms)
 	PmuTraceSummaryFree(s);
 }
 
-static void read_events(FILE *out, int pd, const struct trace_opts *o, int64_t *t0, bool *first)
+/* a write to the report failed: say which file and why */
+static void write_failed(void)
 {
-	struct PmuTraceData *d = NULL;
-	int n = PmuTraceRead(pd, &d), i;
-
-	for (i = 0; i < n; i++) {
-		if (!*t0)
-			*t0 = d[i].startTs;
-		kp_report_event(out, o->format, &d[i], KperfTraceGetExt(d, i), *t0, *first);
-		*first = false;
-	}
-	PmuTraceDataFree(d);
+	fprintf(stderr, "kperf-bpf trace: %s\n", Perror());
 }
 
 int cmd_trace(int argc, char **argv)
@@ -286,23 +313,21 @@ int cmd_trace(int argc, char **argv)
 	struct PmuTraceAttr attr = { 0 };
 	struct KperfTraceOpts kopts = KPERF_OPTS(KperfTraceOpts);
 	struct kp_launch launch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
-	bool launched = false, first = true, tty = isatty(2);
+	struct kp_pidwatch *watch = NULL;
+	struct kp_out *report = NULL;
+	struct kp_evwin *window = NULL;
+	bool launched = false, tty = isatty(2);
 	double start_ms, attach_ms, last_status = 0, last_interval;
 	int pd = -1, rc = 1, child_status = 0, err, child_pid;
-	int64_t t0 = 0;
-	FILE *out = stdout;
+	FILE *out;
 
 	if (parse(argc, argv, &o))
 		goto done;
-	if (o.output) {
-		out = fopen(o.output, "w");
-		if (!out) {
-			fprintf(stderr, "kperf-bpf trace: cannot write %s: %s\n", o.output,
-				strerror(errno));
-			out = stdout;
-			goto done;
-		}
+	if (kp_out_open(o.output, &report)) {
+		fprintf(stderr, "kperf-bpf trace: %s\n", Perror());
+		goto done;
 	}
+	out = kp_out_file(report);
 	kp_cli_catch_signals();
 	if (o.command) {
 		err = kp_launch_prepare(o.command, &launch);
@@ -328,6 +353,9 @@ int cmd_trace(int argc, char **argv)
 	kopts.summaryOnly = !o.events;
 	kopts.minDurationNs = (uint64_t)(o.min_duration_ms * 1e6);
 	kopts.ringBufferKb = o.ringbuf_kb;
+	/* a bounded store, read in batches: memory does not grow with the rate of calls */
+	kopts.maxStoredRecords = TRACE_STORE;
+	kopts.summaryEntries = o.summary_entries;
 	/* tracing everything: the tracer's own reads would feed the trace */
 	kopts.excludeSelf = 1;
 
@@ -339,6 +367,8 @@ int cmd_trace(int argc, char **argv)
 	kp_cli_pids_to_processes(o.pids, o.npids);
 	if (GetWarn())
 		fprintf(stderr, "kperf-bpf trace: warning: %s\n", GetWarnMsg());
+	if (kp_cli_watch_pids("trace", o.pids, o.npids, &watch))
+		goto done;
 	if (PmuTraceEnable(pd)) {
 		fprintf(stderr, "kperf-bpf trace: %s\n", Perror());
 		goto done;
@@ -356,9 +386,14 @@ int cmd_trace(int argc, char **argv)
 		}
 		launched = true;
 	}
-	if (o.events)
+	if (o.events) {
+		window = kp_evwin_new(out, o.format);
+		if (!window) {
+			fprintf(stderr, "kperf-bpf trace: out of memory\n");
+			goto done;
+		}
 		kp_report_events_begin(out, o.format);
-	else if (o.format == KP_FORMAT_CSV)
+	} else if (o.format == KP_FORMAT_CSV)
 		kp_report_csv_header(out); /* once, before the first interval */
 
 	for (;;) {
@@ -368,28 +403,44 @@ int cmd_trace(int argc, char **argv)
 		nanosleep(&tick, NULL);
 		now = kp_cli_elapsed_ms();
 		if (o.events)
-			read_events(out, pd, &o, &t0, &first);
+			kp_evwin_read(window, pd, false);
 		if (o.interval_ms && now - last_interval >= (double)o.interval_ms) {
 			last_interval = now;
 			if (!o.events)
 				print_summary(out, pd, &o, true, start_ms, attach_ms);
 		}
+		if (kp_out_check(report)) {
+			/* nothing more can be reported: end like an interrupted collection */
+			if (tty && !o.events)
+				fputs("\r\033[K", stderr);
+			write_failed();
+			if (launched && kp_launch_stop(&launch, &child_status) == 0)
+				launched = false;
+			goto done;
+		}
 		if (tty && !o.events && now - last_status >= STATUS_MS) {
 			last_status = now;
 			status_line(pd, start_ms);
 		}
-		if (kp_cli_collection_over(&launch, &launched, &child_status, o.pids, o.npids,
-					   start_ms, o.duration_ms))
+		if (kp_cli_collection_over(&launch, &launched, &child_status, watch, start_ms,
+					   o.duration_ms))
 			break;
 	}
 	PmuTraceDisable(pd);
 	if (tty && !o.events)
 		fputs("\r\033[K", stderr);
 	if (o.events) {
-		read_events(out, pd, &o, &t0, &first);
+		kp_evwin_read(window, pd, true);
+		kp_evwin_flush(window);
 		kp_report_events_end(out, o.format);
 	}
 	print_summary(out, pd, &o, false, start_ms, attach_ms);
+	err = kp_out_commit(report);
+	report = NULL;
+	if (err) {
+		write_failed();
+		goto done;
+	}
 	if (o.format == KP_FORMAT_TABLE)
 		fprintf(stderr, "\n tracing attached %.1f ms after start, ran %.2f s\n", attach_ms,
 			(kp_cli_elapsed_ms() - start_ms) / 1e3);
@@ -397,8 +448,10 @@ int cmd_trace(int argc, char **argv)
 	if (o.command && !launched) {
 		rc = kp_cli_exit_code(child_status);
 	} else if (launched) {
-		fprintf(stderr, "kperf-bpf trace: %s (pid %d) is still running\n", o.command[0],
-			launch.pid);
+		/* -d ended the trace: the command does not outlive its tracer */
+		fprintf(stderr, "kperf-bpf trace: %s (pid %d) was still running: stopped\n",
+			o.command[0], launch.pid);
+		kill(launch.pid, SIGTERM);
 	}
 done:
 	/* a command never released (open or enable failed) */
@@ -406,8 +459,9 @@ done:
 		kp_launch_abort(&launch);
 	if (pd >= 0)
 		PmuTraceClose(pd);
-	if (out != stdout)
-		fclose(out);
+	kp_out_discard(report);
+	kp_evwin_free(window);
+	kp_pidwatch_free(watch);
 	free(o.pids);
 	free(o.cpus);
 	free(o.funcs);

@@ -3,6 +3,7 @@
  * clock that starts with the process (to report how fast tracing was attached).
  */
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,13 +55,21 @@ long kp_cli_parse_seconds(const char *s)
 	return (long)(v * 1000.0 + 0.5);
 }
 
+/* "a,,b", ",a", "a,": an empty item is a mistake, not something to skip */
+static bool empty_item(const char *s)
+{
+	size_t len = strlen(s);
+
+	return !len || s[0] == ',' || s[len - 1] == ',' || strstr(s, ",,");
+}
+
 int kp_cli_split(const char *s, char ***out)
 {
 	char *copy, *p, **v = NULL, **nv;
 	int n = 0;
 
 	*out = NULL;
-	if (!s || !*s)
+	if (!s || empty_item(s))
 		return -1;
 	/* one block: the pointer array then the copied text, freed with one free() */
 	copy = strdup(s);
@@ -104,7 +113,8 @@ int kp_cli_split_events(const char *s, char ***out)
 	char *copy, *p;
 	int slashes = 0, n;
 
-	if (!s)
+	*out = NULL;
+	if (!s || empty_item(s))
 		return -1;
 	/* turn the commas that separate events into a character events never hold */
 	copy = strdup(s);
@@ -176,7 +186,8 @@ int kp_cli_opt_pids(const char *cmd, const char *arg, int **pids, int *n)
 int kp_cli_opt_cpus(const char *cmd, const char *arg, int **cpus, int *n)
 {
 	free(*cpus);
-	*n = kp_parse_cpu_list(arg, cpus);
+	*cpus = NULL;
+	*n = empty_item(arg) ? -1 : kp_parse_cpu_list(arg, cpus);
 	if (*n > 0)
 		return 0;
 	fprintf(stderr, "kperf-bpf %s: -C wants cpus like 0-3,6, not '%s'\n", cmd, arg);
@@ -249,11 +260,41 @@ void kp_cli_pids_to_processes(int *pids, int n)
 	}
 }
 
-bool kp_cli_collection_over(struct kp_launch *launch, bool *launched, int *status, const int *pids,
-			    int npids, double start_ms, long duration_ms)
+int kp_cli_command(const char *cmd, int argc, char **argv, char ***command)
 {
-	int i;
+	*command = NULL;
+	if (optind < argc) {
+		*command = argv + optind;
+		return 0;
+	}
+	/* "--" ended the options (and was not the argument of one): a command must follow */
+	if (optind > 1 && !strcmp(argv[optind - 1], "--") && optarg != argv[optind - 1]) {
+		fprintf(stderr, "kperf-bpf %s: '--' must be followed by a command to run\n", cmd);
+		return -1;
+	}
+	return 0;
+}
 
+int kp_cli_watch_pids(const char *cmd, const int *pids, int n, struct kp_pidwatch **w)
+{
+	*w = NULL;
+	if (!n)
+		return 0;
+	if (kp_pidwatch_open(pids, n, w)) {
+		fprintf(stderr, "kperf-bpf %s: out of memory\n", cmd);
+		return -1;
+	}
+	if (kp_pidwatch_fallback(*w))
+		fprintf(stderr,
+			"kperf-bpf %s: note: this kernel has no pidfd_open (Linux 5.3): the end "
+			"of the processes is told by their pid and start time\n",
+			cmd);
+	return 0;
+}
+
+bool kp_cli_collection_over(struct kp_launch *launch, bool *launched, int *status,
+			    struct kp_pidwatch *watch, double start_ms, long duration_ms)
+{
 	if (kp_cli_interrupted()) {
 		/* still collecting: the command's last moments are in the data */
 		if (*launched && kp_launch_stop(launch, status) == 0)
@@ -266,12 +307,8 @@ bool kp_cli_collection_over(struct kp_launch *launch, bool *launched, int *statu
 		*launched = false;
 		return true;
 	}
-	if (npids) {
-		for (i = 0; i < npids; i++)
-			if (kp_pid_alive(pids[i]))
-				return false;
-		return true;
-	}
+	if (watch)
+		return !kp_pidwatch_any_alive(watch);
 	return false;
 }
 

@@ -2,12 +2,18 @@
  * launch.c - start a command to trace. The child is forked first and waits on a pipe, so
  * the tracer can load and attach before the command runs; its execvp happens only after
  * that. An execvp failure comes back through a close-on-exec pipe as an errno.
+ *
+ * The command dies with kperf-bpf: it is SIGKILLed when the tracer exits, whatever the way
+ * (PR_SET_PDEATHSIG, asked before its exec; the kernel clears it for a set-user-ID program).
+ * A command left running untraced would be a surprise, and one started stopped would wait
+ * forever.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +22,7 @@
 int kp_launch_prepare(char **argv, struct kp_launch *l)
 {
 	int go[2], err[2];
+	pid_t tracer = getpid();
 	char c;
 
 	if (pipe2(go, O_CLOEXEC))
@@ -38,6 +45,10 @@ int kp_launch_prepare(char **argv, struct kp_launch *l)
 	if (l->pid == 0) {
 		int e;
 
+		/* the death signal is only armed from here on: if the tracer died before,
+		 * this child was reparented already and must not go on */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != tracer)
+			_exit(127);
 		close(go[1]);
 		close(err[0]);
 		if (read(go[0], &c, 1) != 1)

@@ -1,10 +1,18 @@
 /*
  * main.c - the kperf-bpf command: dispatch to a subcommand.
+ *
+ * Standard output is replaced by a stream that keeps the errno of its first failed write
+ * (export/outfile.c): whatever a command prints there (a list, its help), a write that
+ * fails ends in a message and exit status 1, not in a silently cut output and 0.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "export/export.h"
+#include "kperf/pcerrc.h"
 
 #define KPERF_BPF_VERSION "0.1.0"
 
@@ -19,6 +27,7 @@ static const struct command commands[] = {
 	{ "stat", cmd_stat, "count events (perf stat)" },
 	{ "record", cmd_record, "sample stacks and print the hottest functions (perf record)" },
 	{ "list", cmd_list, "events, tracepoints and syscalls of this machine" },
+	{ "features", cmd_features, "the kernel's BPF features and the programs that load here" },
 };
 
 static void usage(FILE *f)
@@ -33,11 +42,29 @@ static void usage(FILE *f)
 	      f);
 }
 
+static struct kp_out *std_out;
+
+/* at exit, also after exit(0) of --help: the status must say when stdout lost text */
+static void check_stdout(void)
+{
+	struct kp_out *o = std_out;
+
+	std_out = NULL;
+	if (kp_out_commit(o)) {
+		fprintf(stderr, "kperf-bpf: %s\n", Perror());
+		_exit(1);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	size_t i;
 
 	kp_cli_start_clock();
+	if (kp_out_open(NULL, &std_out) == 0) {
+		stdout = kp_out_file(std_out);
+		atexit(check_stdout);
+	}
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

@@ -119,10 +119,40 @@ int kp_cgroup_open(const char *path);
 /* Monotonic time in ns. */
 uint64_t kp_now_ns(void);
 
+/* ---- waiting for processes to exit (pidwatch.c) ---- */
+
+/* Watch <pids> (processes, not threads) until they exit: through pidfds, which a reused pid
+ * does not fool; without pidfd_open (Linux < 5.3), through the pid and its start time
+ * (kp_pidwatch_fallback() then says so). -ENOMEM only. */
+struct kp_pidwatch;
+int kp_pidwatch_open(const int *pids, int n, struct kp_pidwatch **out);
+/* Is any of them still running? (never blocks) */
+bool kp_pidwatch_any_alive(struct kp_pidwatch *w);
+bool kp_pidwatch_fallback(const struct kp_pidwatch *w);
+void kp_pidwatch_free(struct kp_pidwatch *w);
+/* tests: behave as on a kernel without pidfd_open */
+void kp_pidwatch_test_no_pidfd(bool on);
+
+/* ---- paths of other processes' file systems (rootpath.c) ---- */
+
+/* open(2) of <path>, O_CLOEXEC added; a path under /proc/PID/root/ is resolved inside that
+ * root: its symlinks (absolute ones included) and ".." cannot lead out of it (openat2
+ * RESOLVE_IN_ROOT, or a component walk on kernels before 5.6). An fd or -errno. */
+int kp_open_path(const char *path, int flags);
+/* stat(2) of <path>, confined the same way. 0 or -errno. */
+struct stat;
+int kp_stat_path(const char *path, struct stat *st);
+/* tests: resolve as on a kernel without openat2 */
+void kp_rootpath_test_no_openat2(bool on);
+
 /* ---- small helpers (util.c) ---- */
 
-/* Read a whole small file into a NUL-terminated malloc'd buffer; -errno on failure. */
+/* Read a whole small file into a NUL-terminated malloc'd buffer; -errno on failure, -EFBIG
+ * beyond KP_READ_FILE_MAX bytes (no file we read is near it; a file someone made huge must
+ * not take our memory). Opened by kp_open_path: /proc/PID/root/.. stays in that root. */
+#define KP_READ_FILE_MAX (64u << 20)
 int kp_read_file(const char *path, char **buf, size_t *len);
+int kp_read_file_max(const char *path, char **buf, size_t *len, size_t max);
 /* Read one integer from a file (sysfs style). */
 int kp_read_long(const char *path, long *val);
 /* Damerau-less Levenshtein distance, for "did you mean" suggestions. */
@@ -168,5 +198,40 @@ void kp_bpf_log_init(void);
 /* The last lines libbpf printed on this thread since kp_bpf_log_clear(), "" if none. */
 const char *kp_bpf_log_tail(void);
 void kp_bpf_log_clear(void);
+/* The program the verifier rejected since kp_bpf_log_clear() ("" if none), and the last
+ * lines of its verifier log. */
+const char *kp_bpf_rejected_prog(void);
+const char *kp_bpf_rejected_log(void);
+/* Record why loading the BPF programs of <what> ("syscall tracing", ...) failed with <err>,
+ * for the user: a verifier rejection (kernel, program, last lines of the log, where to
+ * report it), a permission problem, or whatever else libbpf said. Returns <err>. */
+int kp_bpf_load_error(const char *what, int err);
+
+/* ---- BPF features of the running kernel (features.c) ---- */
+
+enum kp_feature {
+	KP_FEAT_BTF, /* kernel BTF: CO-RE relocations, tp_btf programs */
+	KP_FEAT_RINGBUF, /* BPF_MAP_TYPE_RINGBUF */
+	KP_FEAT_BATCH_OPS, /* bpf_map_lookup_and_delete_batch (KPERF_BPF_NO_BATCH=1: off) */
+	KP_FEAT_TASK_STORAGE, /* task storage from tracing programs, bpf_get_current_task_btf */
+	KP_FEAT_ATTACH_COOKIE, /* bpf_get_attach_cookie (KPERF_BPF_NO_COOKIE=1: off) */
+	KP_FEAT_FUNC_IP, /* bpf_get_func_ip in kprobes */
+	KP_FEAT_BPF_LOOP, /* bpf_loop */
+	KP_FEAT_MAX
+};
+
+/* Does the running kernel have <f>? Probed once per process, on first use. */
+bool kp_have(enum kp_feature f);
+/* What <f> is, and the first kernel that has it (for messages and `kperf-bpf features`). */
+const char *kp_feature_name(enum kp_feature f);
+const char *kp_feature_since(enum kp_feature f);
+/* uname -r */
+const char *kp_kernel_release(void);
+/* The kernel's lockdown mode ("none", "integrity", "confidentiality") into <buf>; -ENOENT
+ * when securityfs does not say. */
+int kp_lockdown_mode(char *buf, size_t size);
+/* Everything that can be checked before loading BPF: privileges (kp_check_bpf_privileges)
+ * and a lockdown that forbids what kperf-bpf's programs do. LIBPERF_ERR_NO_PERMISSION. */
+int kp_check_bpf_load(void);
 
 #endif

@@ -12,7 +12,7 @@
 #include "core.h"
 #include "kperf/pcerrc.h"
 
-#define KP_MSG_MAX 1024
+#define KP_MSG_MAX 2048 /* room for the last lines of a verifier log */
 
 static __thread int err_code;
 static __thread char err_msg[KP_MSG_MAX];

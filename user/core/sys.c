@@ -32,7 +32,7 @@
 
 const char *kp_sysfs(void)
 {
-	const char *root = getenv("KPERF_BPF_SYSFS");
+	const char *root = secure_getenv("KPERF_BPF_SYSFS");
 
 	return root && *root ? root : "/sys";
 }
@@ -250,6 +250,8 @@ static int effective_caps(struct __user_cap_data_struct d[2])
 int kp_check_bpf_privileges(void)
 {
 	struct __user_cap_data_struct d[2];
+	long unpriv = -1;
+	char why[160] = "";
 
 	if (effective_caps(d))
 		return 0; /* cannot tell: let the kernel decide */
@@ -257,12 +259,19 @@ int kp_check_bpf_privileges(void)
 		return 0;
 	if (has_cap(d, CAP_BPF) && has_cap(d, CAP_PERFMON))
 		return 0;
+	/* tracing programs always need the capabilities; say whether the machine would let
+	 * an unprivileged user load any BPF at all, since that is the first thing one checks */
+	if (kp_read_long("/proc/sys/kernel/unprivileged_bpf_disabled", &unpriv) == 0 && unpriv)
+		snprintf(why, sizeof(why),
+			 "; kernel.unprivileged_bpf_disabled is %ld, so this machine lets no "
+			 "unprivileged process load BPF",
+			 unpriv);
 	return kp_fail(LIBPERF_ERR_NO_PERMISSION, -EPERM,
 		       "loading BPF tracing programs needs root, or CAP_BPF and CAP_PERFMON "
-		       "(this process lacks %s%s%s)",
+		       "(this process lacks %s%s%s%s)",
 		       has_cap(d, CAP_BPF) ? "" : "CAP_BPF",
 		       !has_cap(d, CAP_BPF) && !has_cap(d, CAP_PERFMON) ? " and " : "",
-		       has_cap(d, CAP_PERFMON) ? "" : "CAP_PERFMON");
+		       has_cap(d, CAP_PERFMON) ? "" : "CAP_PERFMON", why);
 }
 
 int kp_check_perf_privileges(bool system_wide)
@@ -289,7 +298,7 @@ int kp_check_perf_privileges(bool system_wide)
 
 const char *kp_btf_path(void)
 {
-	const char *p = getenv("KPERF_BPF_BTF");
+	const char *p = secure_getenv("KPERF_BPF_BTF");
 
 	if (!p || !*p)
 		p = "/sys/kernel/btf/vmlinux";

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -13,21 +14,38 @@
 
 int kp_read_file(const char *path, char **buf, size_t *len)
 {
+	return kp_read_file_max(path, buf, len, KP_READ_FILE_MAX);
+}
+
+int kp_read_file_max(const char *path, char **buf, size_t *len, size_t max)
+{
 	size_t cap = 4096, n = 0;
+	struct stat st;
 	char *b, *nb;
 	ssize_t r;
 	int fd;
 
 	*buf = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = kp_open_path(path, O_RDONLY);
 	if (fd < 0)
-		return -errno;
+		return fd;
+	/* a regular file says its size (a sparse one of terabytes costs nothing to make);
+	 * /proc and sysfs files say 0 and are cut while reading */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > max) {
+		close(fd);
+		return -EFBIG;
+	}
 	b = malloc(cap);
 	if (!b) {
 		close(fd);
 		return -ENOMEM;
 	}
 	for (;;) {
+		if (n > max) {
+			free(b);
+			close(fd);
+			return -EFBIG;
+		}
 		if (n + 1 >= cap) {
 			nb = realloc(b, cap * 2);
 			if (!nb) {

@@ -35,6 +35,7 @@
 #include "export.h"
 #include "kperf/pcerrc.h"
 #include "kperf/kperf.h"
+#include "pmu/pmu.h"
 
 static void put_text(FILE *f, const char *s)
 {
@@ -139,6 +140,10 @@ KP_EXPORT int PmuDumpData(struct PmuData *pmuData, unsigned len, char *filepath,
 	if (!pmuData && len)
 		return kp_public_fail(kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL,
 					      "pmuData is NULL but len is %u", len));
+	/* before the file is touched: a length past the array's end would read beyond it */
+	err = kp_data_check(pmuData, len, "PmuDumpData");
+	if (err)
+		return kp_public_fail(err);
 	fd = open(filepath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return kp_public_fail(kp_fail(LIBPERF_ERR_PATH_INACCESSIBLE, -errno,

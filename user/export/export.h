@@ -18,6 +18,29 @@ enum kp_format {
 	KP_FORMAT_CSV,
 };
 
+/* ---- where reports go (outfile.c) ---- */
+
+/*
+ * An output: standard output (<path> NULL) or a file that is written under a temporary name
+ * in its directory and renamed over <path> by kp_out_commit, so it appears complete or not at
+ * all. A symlink at <path> in a sticky world-writable directory is refused; the file is
+ * created 0644 at most. Every write through kp_out_file() is watched: the first failure is
+ * kept with its errno. Each returns 0 or a negative errno with the error recorded ("cannot
+ * write FILE: No space left on device").
+ */
+struct kp_out;
+int kp_out_open(const char *path, struct kp_out **out);
+FILE *kp_out_file(const struct kp_out *o);
+/* "standard output" or the path as given */
+const char *kp_out_name(const struct kp_out *o);
+/* Flush; the first write error since the open, if any. */
+int kp_out_check(struct kp_out *o);
+/* Flush, sync and close; a file is renamed into place. Frees <o> (also on error, removing
+ * the temporary file). NULL: nothing to do. */
+int kp_out_commit(struct kp_out *o);
+/* Close without publishing: a file's temporary is removed. Frees <o>; NULL is ignored. */
+void kp_out_discard(struct kp_out *o);
+
 /* Parse "table", "json", "csv"; -1 when unknown. */
 int kp_format_parse(const char *s);
 
@@ -99,10 +122,9 @@ void kp_frame_label(const struct Symbol *s, char *buf, size_t size);
 /* Folded stacks (one line per distinct stack: "comm;root;...;leaf count"), the input of
  * flamegraph.pl and speedscope. Returns the number of lines. */
 int kp_export_folded(FILE *f, const struct PmuData *d, int n);
-/* pprof: a gzipped profile.proto at <path>, readable by `go tool pprof`. Returns 0 or
- * a negative errno (the error recorded). */
-int kp_export_pprof(const char *path, const struct PmuData *d, int n,
-		    const struct kp_profile_meta *m);
+/* pprof: a gzipped profile.proto written to <f>, readable by `go tool pprof`. Returns 0 or
+ * a negative errno (the error recorded; a failed write of <f> is for its owner to find). */
+int kp_export_pprof(FILE *f, const struct PmuData *d, int n, const struct kp_profile_meta *m);
 /* JSON: { "event", "duration_s", "samples": [ { "pid", "tid", "cpu", "comm", "count",
  * "period", "stack": [ { "addr", "symbol", "module", "offset", "file", "line" } ] } ] } */
 int kp_export_profile_json(FILE *f, const struct PmuData *d, int n,

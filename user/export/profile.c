@@ -376,14 +376,43 @@ static bool is_clock(const char *evt)
 	return evt && (!strncmp(evt, "cpu-clock", 9) || !strncmp(evt, "task-clock", 10));
 }
 
-int kp_export_pprof(const char *path, const struct PmuData *d, int n,
-		    const struct kp_profile_meta *m)
+/* gzip <len> bytes of <buf> to <f> (zlib's deflate with a gzip header, like gzwrite) */
+static int gzip_to(FILE *f, const uint8_t *buf, size_t len)
+{
+	unsigned char out[65536];
+	z_stream z;
+	int zr, err = 0;
+
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK)
+		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory for zlib");
+	z.next_in = (unsigned char *)buf;
+	z.avail_in = (uInt)len; /* a profile is far below 4 GB: its packing would fail first */
+	do {
+		z.next_out = out;
+		z.avail_out = sizeof(out);
+		zr = deflate(&z, Z_FINISH);
+		if (zr == Z_STREAM_ERROR) {
+			err = kp_fail(COMMON_ERR_WRITE, -EIO,
+				      "zlib could not compress the profile");
+			break;
+		}
+		if (fwrite(out, 1, sizeof(out) - z.avail_out, f) != sizeof(out) - z.avail_out) {
+			err = -EIO; /* the stream's owner tells why */
+			break;
+		}
+	} while (zr != Z_STREAM_END);
+	deflateEnd(&z);
+	return err;
+}
+
+int kp_export_pprof(FILE *f, const struct PmuData *d, int n, const struct kp_profile_meta *m)
 {
 	struct pprof p;
 	const char *evt = m && m->event ? m->event : (n ? d[0].evt : "samples");
 	uint8_t *buf = NULL;
 	size_t len;
-	gzFile gz;
 	int i, err = 0;
 
 	memset(&p, 0, sizeof(p));
@@ -429,16 +458,7 @@ out:
 		goto done;
 	}
 	perftools__profiles__profile__pack(&p.prof, buf);
-	gz = gzopen(path, "wb");
-	if (!gz) {
-		err = kp_fail(LIBPERF_ERR_PATH_INACCESSIBLE, errno ? -errno : -EIO,
-			      "cannot write %s: %s", path, strerror(errno ? errno : EIO));
-		goto done;
-	}
-	if (len && gzwrite(gz, buf, (unsigned)len) != (int)len)
-		err = kp_fail(COMMON_ERR_WRITE, -EIO, "cannot write %s", path);
-	if (gzclose(gz) != Z_OK && !err)
-		err = kp_fail(COMMON_ERR_WRITE, -EIO, "cannot write %s", path);
+	err = gzip_to(f, buf, len);
 done:
 	free(buf);
 	pprof_free(&p);

@@ -14,7 +14,10 @@
  * final summary) or "interval" (a periodic one, -i); summary and interval rows end with the
  * seconds of tracing they cover (elapsed_s), which tells one interval from the next, and
  * the latency histogram as one field: FROM_NS:COUNT pairs separated by ';', the "hist" of
- * the JSON.
+ * the JSON. After the rows of a summary or interval, a "not_counted" row holds in its calls
+ * column the calls the summary is missing (its map was full), and a "dropped" row the per-call
+ * records lost (ring buffer full), each only when not 0, so that a CSV reader can no more
+ * overlook them than a reader of the table or the JSON.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -267,6 +270,25 @@ static char *json_body(const struct PmuTraceSummary *s, int n, const struct kp_t
 	return text;
 }
 
+/* a JSON string: quotes, backslashes and control characters escaped */
+static void json_str(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	fputc('"', f);
+	for (; *p; p++) {
+		if (*p == '"' || *p == '\\') {
+			fputc('\\', f);
+			fputc(*p, f);
+		} else if (*p < 0x20 || *p == 0x7f) {
+			fprintf(f, "\\u%04x", *p);
+		} else {
+			fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
 static void csv_str(FILE *f, const char *s)
 {
 	/* comm may hold commas or quotes: quote it, doubling quotes */
@@ -335,6 +357,12 @@ void kp_report_syscalls(FILE *f, enum kp_format fmt, const struct PmuTraceSummar
 				meta->duration_s);
 			csv_hist(f, r->hist);
 		}
+		if (meta->not_counted)
+			fprintf(f, "not_counted,,,,,,,,,,%" PRIu64 ",,,,,,,,%.3f,\n",
+				meta->not_counted, meta->duration_s);
+		if (meta->dropped)
+			fprintf(f, "dropped,,,,,,,,,,%" PRIu64 ",,,,,,,,%.3f,\n", meta->dropped,
+				meta->duration_s);
 		break;
 	}
 }
@@ -361,9 +389,6 @@ void kp_report_events_end(FILE *f, enum kp_format fmt)
 void kp_report_event(FILE *f, enum kp_format fmt, const struct PmuTraceData *d,
 		     const struct KperfTraceDataExt *x, int64_t t0_ns, bool first)
 {
-	cJSON *o;
-	char *text;
-
 	switch (fmt) {
 	case KP_FORMAT_TABLE:
 		fprintf(f, "%12.3f %16s/%-7d %s() = %" PRId64 " %12.3f us\n",
@@ -371,22 +396,14 @@ void kp_report_event(FILE *f, enum kp_format fmt, const struct PmuTraceData *d,
 			d->elapsedTime * 1e3);
 		break;
 	case KP_FORMAT_JSON:
-		o = cJSON_CreateObject();
-		cJSON_AddNumberToObject(o, "start_ns", (double)d->startTs);
-		cJSON_AddNumberToObject(o, "pid", d->pid);
-		cJSON_AddNumberToObject(o, "tid", d->tid);
-		cJSON_AddNumberToObject(o, "cpu", d->cpu);
-		cJSON_AddStringToObject(o, "comm", d->comm);
-		cJSON_AddStringToObject(o, "syscall", d->funcs);
-		cJSON_AddNumberToObject(o, "nr", x->nr);
-		cJSON_AddNumberToObject(o, "ret", (double)x->ret);
-		cJSON_AddNumberToObject(o, "dur_ns", round(d->elapsedTime * 1e6));
-		text = cJSON_PrintUnformatted(o);
-		if (text) {
-			fprintf(f, "%s%s", first ? "" : ",", text);
-			cJSON_free(text);
-		}
-		cJSON_Delete(o);
+		/* by hand, not through cJSON: a flood of calls is printed as fast as it comes */
+		fprintf(f, "%s{\"start_ns\":%" PRId64 ",\"pid\":%d,\"tid\":%d,\"cpu\":%d,\"comm\":",
+			first ? "" : ",", d->startTs, (int)d->pid, d->tid, d->cpu);
+		json_str(f, d->comm);
+		fputs(",\"syscall\":", f);
+		json_str(f, d->funcs);
+		fprintf(f, ",\"nr\":%d,\"ret\":%" PRId64 ",\"dur_ns\":%.0f}", x->nr, x->ret,
+			round(d->elapsedTime * 1e6));
 		break;
 	case KP_FORMAT_CSV:
 		fprintf(f, "event,%d,%d,", (int)d->pid, d->tid);

@@ -128,10 +128,7 @@ static int load(struct kp_bpf_count *b)
 	bpf_program__set_autoload(skel->progs.kp_count_free, !b->by_cgroup);
 	err = count_bpf__load(skel);
 	if (err)
-		return kp_fail(err == -EPERM ? LIBPERF_ERR_NO_PERMISSION :
-					       LIBPERF_ERR_BPF_ACT_FAILED,
-			       err, "the BPF counting program failed to load: %s %s",
-			       strerror(-err), kp_bpf_log_tail());
+		return kp_bpf_load_error("counting (enableBpf)", err);
 	return 0;
 }
 
@@ -189,7 +186,7 @@ int kp_bpf_count_open(struct kp_pmu *p)
 	struct kp_bpf_count *b;
 	int i, err;
 
-	err = kp_check_bpf_privileges();
+	err = kp_check_bpf_load();
 	if (err)
 		return err;
 	b = p->bpf_count = calloc(1, sizeof(*b));

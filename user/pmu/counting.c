@@ -125,6 +125,15 @@ static int open_failed(struct kp_pmu *p, int ev, int err, pid_t tid, int cpu)
 			       "('%s:u')",
 			       name, tid > 0 ? "thread" : "cpu", tid > 0 ? tid : cpu, name);
 	case ENOENT:
+		/* cgroup v2 gives perf_event to a cgroup only once some controller has been
+		 * enabled below the root (systemd does it at boot; a bare mount has none) */
+		if (p->counting->ncgroups > 0)
+			return kp_fail(LIBPERF_ERR_INVALID_CGROUP_LIST, err,
+				       "the kernel has no perf_event controller for the cgroups "
+				       "asked for: on cgroup v2 it appears once a controller is "
+				       "enabled in the root's cgroup.subtree_control (e.g. "
+				       "'+pids', as systemd does)");
+		/* fall through */
 	case EOPNOTSUPP:
 	case ENODEV:
 		return kp_fail(kp_perf_errno_code(err), err,

@@ -9,8 +9,15 @@
  * The array is preceded by a hidden header that knows its length and its arena, so
  * PmuDataFree needs only the pointer, PmuAppendData can tell how long an array is, and a
  * pointer the library did not hand out is recognised (the registry) and ignored.
+ *
+ * A caller passes arrays back with a length of its own (PmuDumpData, PmuGetDevMetric): the
+ * address ranges of live arrays tell how many records there really are from a pointer on,
+ * and the blocks of the last arrays freed stay allocated for a while (the records only, not
+ * what they point to), so that a freed array is recognised instead of being read after its
+ * memory went to someone else. An array the caller built itself cannot be checked.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -291,6 +298,108 @@ fail:
 	return -ENOMEM;
 }
 
+/* ---- the arrays alive, and the last ones freed ---- */
+
+#define QUARANTINE_N 64
+#define QUARANTINE_BYTES (16u << 20)
+
+struct span {
+	const char *start, *end; /* the records of one array */
+};
+
+static pthread_mutex_t spans_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct span *live; /* sorted by start */
+static size_t nlive, live_cap;
+static struct freed {
+	struct data_hdr *h; /* still allocated: its address cannot be handed out again */
+	struct span s;
+} freed[QUARANTINE_N];
+static size_t freed_next, freed_bytes;
+
+static struct span span_of(const struct data_hdr *h)
+{
+	const char *start = (const char *)h->recs;
+
+	return (struct span){ start, start + h->len * sizeof(struct PmuData) };
+}
+
+static size_t hdr_bytes(const struct data_hdr *h)
+{
+	return sizeof(*h) + h->len * sizeof(struct PmuData);
+}
+
+/* the first live span that starts after <p> (callers hold spans_lock) */
+static size_t live_after(const char *p)
+{
+	size_t lo = 0, hi = nlive;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (live[mid].start <= p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int live_add(const struct data_hdr *h)
+{
+	struct span s = span_of(h);
+	size_t at;
+	int err = 0;
+
+	pthread_mutex_lock(&spans_lock);
+	if (kp_grow((void **)&live, &live_cap, nlive + 1, sizeof(*live))) {
+		err = -ENOMEM;
+	} else {
+		at = live_after(s.start);
+		memmove(&live[at + 1], &live[at], (nlive - at) * sizeof(*live));
+		live[at] = s;
+		nlive++;
+	}
+	pthread_mutex_unlock(&spans_lock);
+	return err;
+}
+
+/* forget <h> as live; keep its block (not what it points to) among the last freed */
+static void live_remove_and_keep(struct data_hdr *h)
+{
+	struct span s = span_of(h);
+	struct data_hdr *evict[QUARANTINE_N + 1];
+	size_t at, nevict = 0, i;
+
+	pthread_mutex_lock(&spans_lock);
+	at = live_after(s.start);
+	if (at && live[at - 1].start == s.start) {
+		memmove(&live[at - 1], &live[at], (nlive - at) * sizeof(*live));
+		nlive--;
+	}
+	if (hdr_bytes(h) > QUARANTINE_BYTES) {
+		evict[nevict++] = h; /* too big to keep */
+	} else {
+		/* the oldest go: the slot to fill, then as many as the byte budget needs */
+		for (i = 0; i < QUARANTINE_N; i++) {
+			struct freed *old = &freed[(freed_next + i) % QUARANTINE_N];
+
+			if (i && freed_bytes + hdr_bytes(h) <= QUARANTINE_BYTES)
+				break;
+			if (old->h) {
+				freed_bytes -= hdr_bytes(old->h);
+				evict[nevict++] = old->h;
+				old->h = NULL;
+			}
+		}
+		freed[freed_next] = (struct freed){ h, s };
+		freed_bytes += hdr_bytes(h);
+		freed_next = (freed_next + 1) % QUARANTINE_N;
+	}
+	pthread_mutex_unlock(&spans_lock);
+	for (i = 0; i < nevict; i++)
+		free(evict[i]);
+}
+
 int kp_data_builder_add_chain(struct kp_data_builder *b, const struct PmuData *rec, size_t raw_len,
 			      const uint64_t *ips, unsigned n, unsigned flags)
 {
@@ -337,7 +446,51 @@ static void release_data(void *p)
 		kp_pmu_sym_release(h->pins[i]);
 	free(h->pins);
 	arena_free(&h->arena);
-	free(h);
+	live_remove_and_keep(h);
+}
+
+int kp_data_check(const struct PmuData *data, unsigned len, const char *fn)
+{
+	const char *p = (const char *)data;
+	size_t at, i, left = 0, off = 0;
+	enum { UNKNOWN, LIVE, MISALIGNED, FREED } what = UNKNOWN;
+
+	if (!data || !len)
+		return 0;
+	pthread_mutex_lock(&spans_lock);
+	at = live_after(p);
+	if (at && p < live[at - 1].end) {
+		off = (size_t)(p - live[at - 1].start);
+		left = (size_t)(live[at - 1].end - p) / sizeof(struct PmuData);
+		what = off % sizeof(struct PmuData) ? MISALIGNED : LIVE;
+	} else {
+		for (i = 0; i < QUARANTINE_N; i++)
+			if (freed[i].h && p >= freed[i].s.start && p < freed[i].s.end)
+				what = FREED;
+	}
+	pthread_mutex_unlock(&spans_lock);
+	switch (what) {
+	case LIVE:
+		if (len <= left)
+			return 0;
+		if (!off)
+			return kp_fail(LIBPERF_ERR_INVALID_PMU_DATA, -EINVAL,
+				       "%s: len %u is more than the %zu records of pmuData", fn,
+				       len, left);
+		return kp_fail(LIBPERF_ERR_INVALID_PMU_DATA, -EINVAL,
+			       "%s: len %u goes past the end of the array pmuData points into (%zu "
+			       "records from there)",
+			       fn, len, left);
+	case MISALIGNED:
+		return kp_fail(LIBPERF_ERR_INVALID_PMU_DATA, -EINVAL,
+			       "%s: pmuData points into the middle of a record", fn);
+	case FREED:
+		return kp_fail(LIBPERF_ERR_INVALID_PMU_DATA, -EINVAL,
+			       "%s: pmuData was freed already (PmuDataFree)", fn);
+	case UNKNOWN:
+		break;
+	}
+	return 0; /* an array of the caller's own */
 }
 
 /* the callchains of the records: into the array's arena; the processes whose symbols the
@@ -398,6 +551,8 @@ int kp_data_builder_finish(struct kp_data_builder *b, struct PmuData **out)
 	err = keep_chains(b, h);
 	b->n = 0;
 	kp_data_builder_free(b);
+	if (!err)
+		err = live_add(h);
 	if (err) {
 		release_data(h->recs);
 		return kp_fail(COMMON_ERR_NOMEM, err, "out of memory");

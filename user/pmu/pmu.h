@@ -183,6 +183,8 @@ struct kp_sampling {
 	int *seen; /* processes whose modules were recorded for symbols */
 	size_t nseen, capseen;
 	bool has_tp, has_sample;
+	bool cookie; /* attach cookies tell the programs which event fired (5.15+) */
+	int tp_slot[KP_MAX_EVENTS]; /* without cookies: kp_tp_record_N of each tracepoint */
 	bool enabled_once; /* PmuEnable was called */
 	uint64_t dropped_warned;
 
@@ -270,6 +272,11 @@ int kp_data_builder_finish(struct kp_data_builder *b, struct PmuData **out);
 void kp_data_builder_free(struct kp_data_builder *b);
 /* The record count of an array returned by the builder, or -1 if it is not one. */
 long kp_data_len(const struct PmuData *data);
+/* A caller's (pointer, length) of PmuData, for the function <fn> of the public API: 0 when
+ * <len> records from <data> are within an array the library returned (or when <data> is the
+ * caller's own array, which cannot be checked); LIBPERF_ERR_INVALID_PMU_DATA when <len> goes
+ * past its end, or when <data> belongs to an array freed lately. */
+int kp_data_check(const struct PmuData *data, unsigned len, const char *fn);
 
 /* The callchain of a record: its addresses as the resolver takes them (kernel frames, then
  * user frames, leaf first), kept when the record's symbols are resolved later

@@ -6,11 +6,13 @@
  * threads and children created later are sampled too (perThread: without, the threads of
  * the open only), or per (event, CPU) system-wide; the events of an evtAttr group are one
  * perf group per target. Each runs kp_sample of sample.bpf.c with the event's index as
- * attach cookie. A tracepoint event is one perf event whatever the targets: its program
- * (kp_tp_record) runs on every hit of the tracepoint and filters processes and cpus
- * itself. By default each sample goes to the ring buffer with its timestamp; with
- * `aggregate` samples are counted in the kernel and a drain flips the map generation and
- * moves the map no longer written into `agg`, keyed the same way.
+ * attach cookie (before 5.15, which has no cookies: kp_sample_by_id, with the event's perf
+ * id registered). A tracepoint event is one perf event whatever the targets: its program
+ * (kp_tp_record, or its copy kp_tp_record_N without cookies) runs on every hit of the
+ * tracepoint and filters processes and cpus itself. By default each sample goes to the ring
+ * buffer with its timestamp; with `aggregate` samples are counted in the kernel and a drain
+ * flips the map generation and moves the map no longer written into `agg`, keyed the same
+ * way.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -35,6 +37,7 @@
 
 #define COUNTS_ENTRIES 32768
 #define STACK_ENTRIES 16384
+#define EVENT_IDS 16384 /* kernels without attach cookies: sampling events of a task */
 #define DEFAULT_RINGBUF_KB 8192
 #define MAX_RINGBUF_KB (1U << 20)
 #define FLIP_GRACE_NS 2000000 /* far longer than one run of kp_sample */
@@ -119,6 +122,61 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* kernels without attach cookies: the copy of kp_tp_record for slot <n> */
+static struct bpf_program *tp_program(struct kp_sampling *s, int n)
+{
+	struct bpf_program *const progs[KP_TP_SLOTS] = {
+		s->skel->progs.kp_tp_record_0, s->skel->progs.kp_tp_record_1,
+		s->skel->progs.kp_tp_record_2, s->skel->progs.kp_tp_record_3,
+		s->skel->progs.kp_tp_record_4, s->skel->progs.kp_tp_record_5,
+		s->skel->progs.kp_tp_record_6, s->skel->progs.kp_tp_record_7,
+	};
+
+	return progs[n];
+}
+
+/* give tracepoint event <evt> its program copy when the kernel has no attach cookies */
+static int tp_slot(struct kp_sampling *s, struct kp_pmu *p, int evt)
+{
+	int n = 0, i;
+
+	if (s->cookie)
+		return 0;
+	for (i = 0; i < evt; i++)
+		n += p->events[i].kind == KP_EV_TRACEPOINT;
+	if (n >= KP_TP_SLOTS)
+		return kp_fail(LIBPERF_ERR_KERNEL_NOT_SUPPORT, -E2BIG,
+			       "kernel %s has no %s (%s): a task samples at most %d tracepoints "
+			       "there",
+			       kp_kernel_release(), kp_feature_name(KP_FEAT_ATTACH_COOKIE),
+			       kp_feature_since(KP_FEAT_ATTACH_COOKIE), KP_TP_SLOTS);
+	s->tp_slot[evt] = n;
+	s->skel->rodata->cfg.tp_slot_evt[n] = (__u32)evt;
+	return 0;
+}
+
+/* attach the program of event <evt> to its perf event <fd> */
+static struct bpf_link *attach_event(struct kp_sampling *s, struct kp_pmu *p, int evt, int fd)
+{
+	LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = s->cookie ? (__u64)evt : 0);
+	struct bpf_program *prog;
+	__u64 id;
+
+	if (p->events[evt].kind == KP_EV_TRACEPOINT)
+		prog = s->cookie ? s->skel->progs.kp_tp_record : tp_program(s, s->tp_slot[evt]);
+	else if (s->cookie)
+		prog = s->skel->progs.kp_sample;
+	else {
+		__u32 idx = (__u32)evt;
+
+		prog = s->skel->progs.kp_sample_by_id;
+		if (ioctl(fd, PERF_EVENT_IOC_ID, &id) ||
+		    bpf_map_update_elem(bpf_map__fd(s->skel->maps.event_ids), &id, &idx, BPF_ANY))
+			return NULL;
+	}
+	return bpf_program__attach_perf_event_opts(prog, fd, &opts);
+}
+
 static int load(struct kp_pmu *p)
 {
 	struct kp_sampling *s = p->sampling;
@@ -152,8 +210,12 @@ static int load(struct kp_pmu *p)
 				       p->cpus[i], KP_SAMPLE_CPU_WORDS * 64);
 		skel->rodata->cfg.cpu_mask[p->cpus[i] / 64] |= 1ULL << (p->cpus[i] % 64);
 	}
+	s->cookie = kp_have(KP_FEAT_ATTACH_COOKIE);
 	for (i = 0; i < p->nevents; i++) {
 		if (p->events[i].kind == KP_EV_TRACEPOINT) {
+			err = tp_slot(s, p, i);
+			if (err)
+				return err;
 			s->has_tp = true;
 			err = configure_tracepoint((struct kp_evt_cfg *)&skel->rodata->cfg.evt[i],
 						   &p->events[i]);
@@ -170,17 +232,22 @@ static int load(struct kp_pmu *p)
 	bpf_map__set_max_entries(skel->maps.stacks, p->attr.callStack ? STACK_ENTRIES : 1);
 	bpf_map__set_max_entries(skel->maps.counts0, COUNTS_ENTRIES);
 	bpf_map__set_max_entries(skel->maps.counts1, COUNTS_ENTRIES);
-	bpf_program__set_autoload(skel->progs.kp_sample, s->has_sample);
-	bpf_program__set_autoload(skel->progs.kp_tp_record, s->has_tp);
+	bpf_program__set_autoload(skel->progs.kp_sample, s->has_sample && s->cookie);
+	bpf_program__set_autoload(skel->progs.kp_sample_by_id, s->has_sample && !s->cookie);
+	bpf_program__set_autoload(skel->progs.kp_tp_record, s->has_tp && s->cookie);
+	for (i = 0; i < KP_TP_SLOTS; i++)
+		bpf_program__set_autoload(tp_program(s, i), false);
+	for (i = 0; i < p->nevents; i++)
+		if (p->events[i].kind == KP_EV_TRACEPOINT && !s->cookie)
+			bpf_program__set_autoload(tp_program(s, s->tp_slot[i]), true);
+	if (!s->cookie) /* one per (event, thread) opened: preallocated, so not too many */
+		bpf_map__set_max_entries(skel->maps.event_ids, EVENT_IDS);
 	bpf_program__set_autoload(skel->progs.kp_tp_fork, s->has_tp && p->npids);
 	bpf_program__set_autoload(skel->progs.kp_tp_exit, s->has_tp && p->npids);
 	bpf_map__set_max_entries(skel->maps.targets, p->npids > 0 ? 65536 : 1);
 	err = sample_bpf__load(skel);
 	if (err)
-		return kp_fail(err == -EPERM ? LIBPERF_ERR_NO_PERMISSION :
-					       LIBPERF_ERR_BPF_ACT_FAILED,
-			       err, "the sampling BPF program failed to load: %s %s",
-			       strerror(-err), kp_bpf_log_tail());
+		return kp_bpf_load_error("sampling", err);
 	s->counts_fd[0] = bpf_map__fd(skel->maps.counts0);
 	s->counts_fd[1] = bpf_map__fd(skel->maps.counts1);
 	s->stacks_fd = bpf_map__fd(skel->maps.stacks);
@@ -215,8 +282,6 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu, int group_fd)
 {
 	struct kp_sampling *s = p->sampling;
 	struct perf_event_attr attr = p->events[evt].attr;
-	LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = (__u64)evt);
-	struct bpf_program *prog;
 	struct kp_sevent *e;
 	int fd, err;
 
@@ -233,7 +298,6 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu, int group_fd)
 		attr.config2 |= 1; /* the HiSilicon driver's metric sampling */
 	if (p->events[evt].kind == KP_EV_TRACEPOINT) {
 		attr.sample_period = 1;
-		prog = s->skel->progs.kp_tp_record;
 	} else {
 		/* libkperf's rule: PmuAttr's period (or freq: the same field) before the
 		 * event's own, 4000 when both are 0; useFreq makes either a frequency */
@@ -241,7 +305,6 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu, int group_fd)
 
 		attr.freq = p->attr.useFreq;
 		attr.sample_period = v ? v : KP_DEFAULT_PERIOD;
-		prog = s->skel->progs.kp_sample;
 	}
 	fd = kp_perf_event_open(&attr, tid > 0 ? tid : -1, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0 && errno == EINVAL && attr.exclude_hv) {
@@ -278,7 +341,7 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu, int group_fd)
 	e->link = NULL;
 	if (e->tp)
 		return fd;
-	e->link = bpf_program__attach_perf_event_opts(prog, fd, &opts);
+	e->link = attach_event(s, p, evt, fd);
 	if (!e->link) {
 		err = -errno;
 		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, err, "cannot attach to '%s': %s %s",
@@ -383,7 +446,7 @@ int kp_sampling_open(struct kp_pmu *p)
 		return kp_fail(KPERF_ERR_NOT_SUPPORTED, -EOPNOTSUPP,
 			       "cgroupNameList in SAMPLING is not implemented by kperf-bpf yet: "
 			       "sample the processes (pidList), or count the cgroups (COUNTING)");
-	err = kp_check_bpf_privileges();
+	err = kp_check_bpf_load();
 	if (!err)
 		err = load(p);
 	if (err)
@@ -466,12 +529,9 @@ int kp_sampling_enable(struct kp_pmu *p)
 		return kp_fail(LIBPERF_ERR_FAILED_PMU_ENABLE, err,
 			       "cannot enable mmap tracking: %s", strerror(-err));
 	for (i = 0; i < s->nev; i++) {
-		LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = (__u64)s->ev[i].evt);
-
 		if (!s->ev[i].tp || s->ev[i].link)
 			continue;
-		s->ev[i].link = bpf_program__attach_perf_event_opts(s->skel->progs.kp_tp_record,
-								    s->ev[i].fd, &opts);
+		s->ev[i].link = attach_event(s, p, s->ev[i].evt, s->ev[i].fd);
 		if (!s->ev[i].link) {
 			err = -errno;
 			detach_tracepoints(s);
@@ -575,8 +635,8 @@ static int drain_map(struct kp_pmu *p, int fd)
 		free(vals);
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 	}
-	/* KPERF_BPF_NO_BATCH=1 takes the path of kernels without batch operations */
-	if (getenv("KPERF_BPF_NO_BATCH")) {
+	/* kernels before 5.6 (or KPERF_BPF_NO_BATCH=1) */
+	if (!kp_have(KP_FEAT_BATCH_OPS)) {
 		free(keys);
 		free(vals);
 		return drain_map_by_key(p, fd);

@@ -147,7 +147,7 @@ static const struct source sources[MAX_PROC_SOURCE] = {
 
 const char *kp_proc_root(void)
 {
-	const char *root = getenv("KPERF_BPF_PROC");
+	const char *root = secure_getenv("KPERF_BPF_PROC");
 
 	return root && *root ? root : "/proc";
 }

@@ -152,6 +152,11 @@ char *sym_demangle(const char *name);
 
 uint64_t sym_now_ms(void);
 
+/* May a file owned by <uid> be trusted for process <pid>'s symbols (a perf map, a debug
+ * file)? Only when root or the process's owner (we, for pid <= 0) owns it, as perf
+ * decides; otherwise false with a warning naming <path>. */
+bool sym_owner_trusted(const char *path, uid_t uid, pid_t pid);
+
 /* A step failed but resolution goes on: forget the recorded error (keeping any warning), or
  * turn it into a KPERF_WARN_SYM_INCOMPLETE warning with the same message. */
 void sym_drop_error(void);
@@ -328,6 +333,11 @@ struct sym_proc {
 	struct sym_arena arena; /* Symbols, Stack nodes, stack keys */
 };
 
+/* Parsers of the text a process (or its runtime) gives, in place: /proc/PID/maps lines into
+ * sorted mappings (-EINVAL when not sorted), "START SIZE name" perf map lines into symbols
+ * sorted by start (the last of equal starts kept; names point into <buf>). -ENOMEM. */
+int sym_parse_maps(char *buf, struct sym_map **out, size_t *nout);
+int sym_parse_perf_map(char *buf, struct sym_jit_sym **out, size_t *nout);
 /* Read /proc/<pid>/maps into p (merge) and open the files of executable mappings. Failures
  * to open a file become warnings (KPERF_WARN_SYM_INCOMPLETE). */
 int sym_proc_read_maps(struct sym_proc *p, unsigned flags);

@@ -100,7 +100,7 @@ static const char **debug_dirs_arr;
 
 int sym_debug_dirs(const char ***dirs)
 {
-	const char *env = getenv("KPERF_BPF_DEBUG_DIRS");
+	const char *env = secure_getenv("KPERF_BPF_DEBUG_DIRS");
 	size_t n = 0, cap = 0;
 	char *p, *save = NULL;
 
@@ -501,9 +501,10 @@ static Elf *open_elf(const char *path, struct stat *st, int *errp)
 	Elf *elf;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a process's /proc/PID/root/.. path resolves inside its root, whatever links it holds */
+	fd = kp_open_path(path, O_RDONLY);
 	if (fd < 0) {
-		*errp = -errno;
+		*errp = fd;
 		return NULL;
 	}
 	if (fstat(fd, st)) {
@@ -552,10 +553,10 @@ static int crc_file(const char *path, uint32_t *crc)
 	unsigned char buf[65536];
 	uLong c = crc32(0L, Z_NULL, 0);
 	ssize_t r;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = kp_open_path(path, O_RDONLY);
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	while ((r = read(fd, buf, sizeof(buf))) != 0) {
 		if (r < 0) {
 			if (errno == EINTR)
@@ -573,6 +574,7 @@ static int crc_file(const char *path, uint32_t *crc)
 
 struct debug_search {
 	const struct sym_file *f;
+	pid_t pid; /* whose files: debug files must be owned by root or its owner */
 	const struct stat *main_st;
 	const char *debuglink;
 	uint32_t crc;
@@ -589,10 +591,12 @@ static Elf *try_debug(struct debug_search *s, const char *path, bool by_link)
 	Elf *elf;
 	int err;
 
-	if (stat(path, &st) || !S_ISREG(st.st_mode))
+	if (kp_stat_path(path, &st) || !S_ISREG(st.st_mode))
 		return NULL;
 	if (st.st_dev == s->main_st->st_dev && st.st_ino == s->main_st->st_ino)
 		return NULL; /* the debuglink names the file itself */
+	if (!sym_owner_trusted(path, st.st_uid, s->pid))
+		return NULL;
 	if (by_link) {
 		uint32_t crc;
 
@@ -619,7 +623,7 @@ static Elf *try_debug(struct debug_search *s, const char *path, bool by_link)
 static Elf *find_debug_file(struct sym_file *f, const struct sym_file_ref *ref, Elf *main_elf,
 			    const struct stat *main_st)
 {
-	struct debug_search s = { .f = f, .main_st = main_st };
+	struct debug_search s = { .f = f, .main_st = main_st, .pid = ref->pid };
 	char root[64] = "", path[PATH_MAX * 2], dir[PATH_MAX], hex[140];
 	const char **dirs;
 	const char *roots[2];
@@ -827,7 +831,7 @@ int sym_file_get(const struct sym_file_ref *ref, unsigned flags, struct sym_file
 	if (err)
 		return err;
 	/* fast path: a stat, no open, when the file is known */
-	if (stat(ref->open_path, &st) == 0) {
+	if (kp_stat_path(ref->open_path, &st) == 0) {
 		f = sym_hmap_get(&by_inode, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
 		if (f && f->size == st.st_size && f->mtime_ns == mtime_ns(&st))
 			goto have;

@@ -27,6 +27,7 @@
 
 #define DELETED_SUFFIX " (deleted)"
 #define VDSO_MAX (1 << 20) /* a vDSO is a few pages; refuse to copy anything silly */
+#define PERF_MAP_MAX (64u << 20) /* a JVM's map after hours is a few MiB */
 
 bool sym_proc_alive(pid_t pid)
 {
@@ -258,7 +259,7 @@ static int start_time(pid_t pid, uint64_t *out)
 	return 0;
 }
 
-static int parse_maps(char *buf, struct sym_map **out, size_t *nout)
+int sym_parse_maps(char *buf, struct sym_map **out, size_t *nout)
 {
 	struct sym_map *v = NULL;
 	size_t n = 0, cap = 0;
@@ -353,7 +354,7 @@ int sym_proc_read_maps(struct sym_proc *p, unsigned flags)
 		if (!p->mnt_point)
 			return -ENOMEM;
 	}
-	err = parse_maps(buf, &nv, &nn);
+	err = sym_parse_maps(buf, &nv, &nn);
 	free(buf);
 	if (err)
 		return err == -ENOMEM ? err :
@@ -489,27 +490,14 @@ static int cmp_jit(const void *a, const void *b)
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
-int sym_proc_load_jit(struct sym_proc *p)
+int sym_parse_perf_map(char *buf, struct sym_jit_sym **out, size_t *nout)
 {
-	char path[2][PATH_MAX], name[64];
 	struct sym_jit_sym *v = NULL;
-	size_t n = 0, cap = 0, len, i, j;
-	struct stat st;
-	char *buf, *line, *next;
-	int which = -1, k;
+	size_t n = 0, cap = 0, i, j;
+	char *line, *next;
 
-	if (p->pid <= 0 || p->gone)
-		return 0;
-	snprintf(path[0], sizeof(path[0]), "/proc/%d/root/tmp/perf-%d.map", (int)p->pid,
-		 (int)ns_pid(p->pid));
-	snprintf(path[1], sizeof(path[1]), "/tmp/perf-%d.map", (int)p->pid);
-	for (k = 0; k < 2 && which < 0; k++)
-		if (stat(path[k], &st) == 0 && S_ISREG(st.st_mode))
-			which = k;
-	if (which < 0 || (p->jit_path && st.st_size == p->jit_size))
-		return 0;
-	if (kp_read_file(path[which], &buf, &len))
-		return 0;
+	*out = NULL;
+	*nout = 0;
 	for (line = buf; line && *line; line = next) {
 		unsigned long long start, size;
 		char *e1, *e2, *nm;
@@ -528,7 +516,6 @@ int sym_proc_load_jit(struct sym_proc *p)
 			continue;
 		if (kp_grow((void **)&v, &cap, n + 1, sizeof(*v))) {
 			free(v);
-			free(buf);
 			return -ENOMEM;
 		}
 		v[n].start = start;
@@ -542,6 +529,47 @@ int sym_proc_load_jit(struct sym_proc *p)
 		if (j && v[j - 1].start == v[i].start)
 			j--;
 		v[j++] = v[i];
+	}
+	*out = v;
+	*nout = j;
+	return 0;
+}
+
+int sym_proc_load_jit(struct sym_proc *p)
+{
+	char path[2][PATH_MAX], name[64];
+	struct sym_jit_sym *v = NULL;
+	size_t len, j;
+	struct stat st;
+	char *buf;
+	const char *shown;
+	int which = -1, k;
+
+	if (p->pid <= 0 || p->gone)
+		return 0;
+	snprintf(path[0], sizeof(path[0]), "/proc/%d/root/tmp/perf-%d.map", (int)p->pid,
+		 (int)ns_pid(p->pid));
+	snprintf(path[1], sizeof(path[1]), "/tmp/perf-%d.map", (int)p->pid);
+	for (k = 0; k < 2 && which < 0; k++)
+		if (kp_stat_path(path[k], &st) == 0 && S_ISREG(st.st_mode))
+			which = k;
+	if (which < 0 || (p->jit_path && st.st_size == p->jit_size))
+		return 0;
+	/* named as the process sees it: /tmp/perf-N.map in its own root */
+	shown = which == 0 ? strstr(path[0] + 6, "/tmp/") : path[1];
+	/* anyone can write to /tmp: only the process's owner (or root) names its code */
+	if (!sym_owner_trusted(shown, st.st_uid, p->pid))
+		return 0;
+	k = kp_read_file_max(path[which], &buf, &len, PERF_MAP_MAX);
+	if (k == -EFBIG)
+		kp_warn(KPERF_WARN_SYM_INCOMPLETE,
+			"%s is %lld bytes, more than the %u MiB a perf map may have: it is ignored",
+			shown, (long long)st.st_size, PERF_MAP_MAX >> 20);
+	if (k)
+		return 0;
+	if (sym_parse_perf_map(buf, &v, &j)) {
+		free(buf);
+		return -ENOMEM;
 	}
 	/* symbols copied their names out: the previous version can go */
 	free(p->jit_names);

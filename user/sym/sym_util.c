@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/core.h"
 #include "kperf/pcerrc.h"
@@ -264,6 +266,29 @@ char *sym_demangle(const char *name)
 		return NULL;
 	}
 	return d;
+}
+
+/* ---- files other users may have written ---- */
+
+bool sym_owner_trusted(const char *path, uid_t uid, pid_t pid)
+{
+	char proc[32], who[32] = "this process";
+	struct stat st;
+	uid_t owner = geteuid();
+
+	/* the owner of /proc/PID is the process's effective user */
+	snprintf(proc, sizeof(proc), "/proc/%d", (int)pid);
+	if (pid > 0 && stat(proc, &st) == 0) {
+		owner = st.st_uid;
+		snprintf(who, sizeof(who), "process %d", (int)pid);
+	}
+	if (uid == 0 || uid == owner)
+		return true;
+	kp_warn(KPERF_WARN_SYM_INCOMPLETE,
+		"%s is owned by uid %u, neither root nor the owner of %s (uid %u): anyone may "
+		"have written it, it is ignored",
+		path, (unsigned)uid, who, (unsigned)owner);
+	return false;
 }
 
 uint64_t sym_now_ms(void)

@@ -16,6 +16,7 @@
 
 #include "core/core.h"
 #include "kperf/pcerrc.h"
+#include "kperf/pmu.h"
 #include "tracefs/tracefs.h"
 #include "trace.h"
 #include "skel/syscall.skel.h"
@@ -51,7 +52,7 @@ static int on_rb_sample(void *ctx, void *data, size_t size)
 	struct kp_sys_bpf *b = ctx;
 
 	if (size >= sizeof(struct kp_sys_event) && b->on_event)
-		b->on_event(b->ctx, data);
+		return b->on_event(b->ctx, data);
 	return 0;
 }
 
@@ -206,19 +207,39 @@ static int load_variant(struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o, b
 
 static bool force_compat(void)
 {
-	const char *v = getenv("KPERF_BPF_FORCE_COMPAT");
+	const char *v = secure_getenv("KPERF_BPF_FORCE_COMPAT");
 
 	return v && *v && strcmp(v, "0");
+}
+
+/* Why the full variant (tp_btf + task storage) cannot be used here, "" when it can. */
+static void compat_reason(const char *btf, char *why, size_t size)
+{
+	why[0] = '\0';
+	if (!btf)
+		snprintf(why, size, "the kernel has no BTF (/sys/kernel/btf/vmlinux is missing)");
+	else if (force_compat())
+		snprintf(why, size, "KPERF_BPF_FORCE_COMPAT is set");
+	else if (!kp_have(KP_FEAT_TASK_STORAGE))
+		snprintf(why, size, "kernel %s has no %s (%s)", kp_kernel_release(),
+			 kp_feature_name(KP_FEAT_TASK_STORAGE),
+			 kp_feature_since(KP_FEAT_TASK_STORAGE));
 }
 
 int kp_sys_bpf_open(const struct kp_sys_bpf_opts *o, struct kp_sys_bpf **out)
 {
 	const char *btf = kp_btf_path(), *custom = NULL;
 	struct kp_sys_bpf *b;
+	char why[256];
 	int err = 0;
 
 	*out = NULL;
 	kp_bpf_log_init();
+	if (!kp_have(KP_FEAT_RINGBUF))
+		return kp_fail(LIBPERF_ERR_KERNEL_NOT_SUPPORT, -ENOTSUP,
+			       "kernel %s has no %s (%s): syscall tracing needs Linux 5.8 or later",
+			       kp_kernel_release(), kp_feature_name(KP_FEAT_RINGBUF),
+			       kp_feature_since(KP_FEAT_RINGBUF));
 	kp_bpf_log_clear();
 	b = calloc(1, sizeof(*b));
 	if (!b)
@@ -229,22 +250,23 @@ int kp_sys_bpf_open(const struct kp_sys_bpf_opts *o, struct kp_sys_bpf **out)
 	if (btf && strcmp(btf, "/sys/kernel/btf/vmlinux"))
 		custom = btf; /* an external BTF file (e.g. from BTFHub) */
 
-	if (btf && !force_compat()) {
+	compat_reason(btf, why, sizeof(why));
+	if (!why[0]) {
 		err = load_variant(b, o, false, custom);
 		if (err && kp_failed())
 			goto fail; /* our own configuration error: no point in retrying */
 		if (err) {
-			char why[512];
-
-			snprintf(why, sizeof(why), "%s", kp_bpf_log_tail());
+			/* a rejection of the full variant is a bug to report; the fallback
+			 * still lets the user trace meanwhile */
+			kp_bpf_load_error("syscall tracing", err);
+			snprintf(why, sizeof(why), "%s", Perror());
+			kp_clear_error();
 			destroy_objects(b);
 			kp_bpf_log_clear();
 			err = load_variant(b, o, true, NULL);
 			if (!err)
-				kp_warn(KPERF_WARN_FALLBACK,
-					"tp_btf/task-storage programs did not load (%s); using the "
-					"raw_syscalls fallback",
-					why[0] ? why : "no reason given");
+				kp_warn(KPERF_WARN_FALLBACK, "%s; using the raw_syscalls fallback",
+					why);
 		}
 	} else {
 		err = load_variant(b, o, true, NULL);
@@ -252,27 +274,15 @@ int kp_sys_bpf_open(const struct kp_sys_bpf_opts *o, struct kp_sys_bpf **out)
 			kp_warn(KPERF_WARN_FALLBACK,
 				"%s; using the raw_syscalls fallback (no CO-RE, start times in an "
 				"LRU hash)",
-				btf ? "KPERF_BPF_FORCE_COMPAT is set" :
-				      "the kernel has no BTF (/sys/kernel/btf/vmlinux is missing)");
+				why);
 	}
 	if (err) {
-		if (kp_failed())
-			goto fail;
-		if (err == -EPERM || err == -EACCES)
-			err = kp_fail(
-				LIBPERF_ERR_NO_PERMISSION, err,
-				"the kernel refused to load BPF programs (%s): run as root or "
-				"grant CAP_BPF and CAP_PERFMON",
-				strerror(-err));
-		else if (!btf)
-			err = kp_fail(KPERF_ERR_NO_BTF, err,
-				      "the kernel has no BTF (/sys/kernel/btf/vmlinux) and the "
-				      "raw_syscalls fallback failed to load: %s %s",
-				      strerror(-err), kp_bpf_log_tail());
-		else
-			err = kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, err,
-				      "the syscall BPF programs failed to load: %s %s",
-				      strerror(-err), kp_bpf_log_tail());
+		if (!kp_failed() && !btf && !kp_bpf_rejected_prog()[0])
+			kp_fail(KPERF_ERR_NO_BTF, err,
+				"the kernel has no BTF (/sys/kernel/btf/vmlinux) and the "
+				"raw_syscalls fallback failed to load: %s %s",
+				strerror(-err), kp_bpf_log_tail());
+		err = kp_bpf_load_error("syscall tracing", err);
 		goto fail;
 	}
 	b->summary_fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "summary"));
@@ -377,8 +387,8 @@ int kp_sys_bpf_summary(struct kp_sys_bpf *b, struct kp_sys_row **rows)
 			t->calls += s->calls;
 			t->errors += s->errors;
 			t->total_ns += s->total_ns;
-			for (i = 0; i < KP_HIST_SLOTS; i++)
-				t->hist[i] += s->hist[i];
+			for (i = 0; i < KP_HIST_BPF_SLOTS; i++)
+				t->hist[i < KP_HIST_SLOTS ? i : KP_HIST_SLOTS - 1] += s->hist[i];
 		}
 		if (out[n].stat.calls)
 			n++;

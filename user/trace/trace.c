@@ -4,8 +4,11 @@
  * A trace task owns one loaded syscall BPF object. While it is enabled, a poller thread
  * drains the ring buffer into a record store, so a caller that reads once a second does
  * not lose records to a full ring buffer; PmuTraceRead drains once more and hands out
- * everything since the previous read. The summary needs no thread: it lives in a kernel
- * map and is read on demand.
+ * everything since the previous read. The store is bounded (maxStoredRecords): once full,
+ * records wait in the ring buffer, and what the ring buffer cannot hold is dropped by the
+ * BPF program and counted, so memory is the store plus the ring buffer, however fast
+ * calls come and however slowly the caller reads. The summary needs no thread: it lives in
+ * a kernel map and is read on demand.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -13,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -26,7 +30,8 @@
 #define DEFAULT_SUMMARY_ENTRIES 16384
 #define MAX_SUMMARY_ENTRIES (1U << 22)
 #define POLL_MS 100
-/* records kept between two reads before new ones count as dropped (about 450 MiB) */
+/* records kept between two reads by default (56 bytes each: 448 MiB); beyond, they wait in
+ * the ring buffer */
 #define MAX_STORED_RECORDS (8U << 20)
 #define NAME_SLOT 24 /* "syscall_1023" or a comm, NUL included */
 
@@ -42,7 +47,8 @@ struct kp_trace {
 
 	struct kp_sys_event *recs; /* the record store */
 	size_t nrecs, cap;
-	uint64_t store_dropped; /* records lost because the store was full */
+	size_t max_stored; /* full: the next records wait in the ring buffer */
+	uint64_t store_dropped; /* records lost for want of memory */
 	uint64_t delivered;
 	uint64_t dropped_warned;
 
@@ -54,35 +60,48 @@ struct kp_trace {
 };
 
 /* ring buffer callback, with rb_lock held */
-static void store_record(void *ctx, const struct kp_sys_event *e)
+static int store_record(void *ctx, const struct kp_sys_event *e)
 {
 	struct kp_trace *t = ctx;
 
-	if (t->nrecs >= MAX_STORED_RECORDS ||
-	    kp_grow((void **)&t->recs, &t->cap, t->nrecs + 1, sizeof(*t->recs))) {
+	if (kp_grow((void **)&t->recs, &t->cap, t->nrecs + 1, sizeof(*t->recs))) {
 		t->store_dropped++;
-		return;
+		return 0;
 	}
 	t->recs[t->nrecs++] = *e;
+	/* libbpf has consumed this one already: stop after it */
+	return t->nrecs >= t->max_stored ? -E2BIG : 0;
 }
 
-static void drain(struct kp_trace *t)
+/* move what the ring buffer holds into the store, as far as the store has room; with
+ * rb_lock held. Whether the store is full now. */
+static bool consume(struct kp_trace *t)
 {
-	pthread_mutex_lock(&t->rb_lock);
-	kp_sys_bpf_consume(t->bpf);
-	pthread_mutex_unlock(&t->rb_lock);
+	if (t->nrecs < t->max_stored)
+		kp_sys_bpf_consume(t->bpf);
+	return t->nrecs >= t->max_stored;
 }
 
 static void *poller_main(void *arg)
 {
 	struct kp_trace *t = arg;
 	struct epoll_event ev[2];
+	struct pollfd wake;
+	bool full = false;
 
 	while (!atomic_load(&t->stop)) {
-		/* woken early when a quarter of the ring buffer is full; otherwise the timeout
-		 * bounds how stale a record can get */
-		epoll_wait(t->epoll_fd, ev, 2, POLL_MS);
-		drain(t);
+		if (full) {
+			/* the ring buffer stays readable: wait for the reader, not for it */
+			wake = (struct pollfd){ .fd = t->wake_fd, .events = POLLIN };
+			poll(&wake, 1, POLL_MS / 10);
+		} else {
+			/* woken early when a quarter of the ring buffer is full; otherwise the
+			 * timeout bounds how stale a record can get */
+			epoll_wait(t->epoll_fd, ev, 2, POLL_MS);
+		}
+		pthread_mutex_lock(&t->rb_lock);
+		full = consume(t);
+		pthread_mutex_unlock(&t->rb_lock);
 	}
 	return NULL;
 }
@@ -293,7 +312,7 @@ KP_EXPORT int KperfTraceOpen(enum PmuTraceType traceType, struct PmuTraceAttr *t
 		err = check_attr(traceAttr, &x, &o, &nrs, &tgids, &cgroup_fd);
 	if (err)
 		goto out;
-	err = kp_check_bpf_privileges();
+	err = kp_check_bpf_load();
 	if (err)
 		goto out;
 	t = calloc(1, sizeof(*t));
@@ -307,6 +326,7 @@ KP_EXPORT int KperfTraceOpen(enum PmuTraceType traceType, struct PmuTraceAttr *t
 	t->cgroup_fd = cgroup_fd;
 	cgroup_fd = -1;
 	t->summary_only = x.summaryOnly;
+	t->max_stored = x.maxStoredRecords ? x.maxStoredRecords : MAX_STORED_RECORDS;
 	o.on_event = store_record;
 	o.ctx = t;
 	err = kp_sys_bpf_open(&o, &t->bpf);
@@ -366,7 +386,9 @@ KP_EXPORT int PmuTraceDisable(int pd)
 	if (t->enabled) {
 		kp_sys_bpf_detach(t->bpf);
 		stop_poller(t);
-		drain(t);
+		pthread_mutex_lock(&t->rb_lock);
+		consume(t);
+		pthread_mutex_unlock(&t->rb_lock);
 		t->enabled = false;
 	}
 	pthread_mutex_unlock(&t->lock);
@@ -445,7 +467,7 @@ KP_EXPORT int PmuTraceRead(int pd, struct PmuTraceData **out)
 		return -1;
 	pthread_mutex_lock(&t->lock);
 	pthread_mutex_lock(&t->rb_lock);
-	kp_sys_bpf_consume(t->bpf);
+	consume(t);
 	recs = t->recs;
 	n = t->nrecs;
 	t->recs = NULL;

@@ -32,7 +32,8 @@ bool kp_syscall_names_from_kernel(void);
 
 struct kp_sys_bpf;
 
-typedef void (*kp_sys_event_fn)(void *ctx, const struct kp_sys_event *e);
+/* 0 to go on; < 0 stops the delivery after this record (the next ones wait in the ring) */
+typedef int (*kp_sys_event_fn)(void *ctx, const struct kp_sys_event *e);
 
 struct kp_sys_bpf_opts {
 	const int *tgids; /* processes, NULL: all */

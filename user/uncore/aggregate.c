@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "pmu/pmu.h"
 #include "topo/topo.h"
 #include "uncore.h"
 
@@ -422,6 +423,9 @@ KP_EXPORT int PmuGetDevMetric(struct PmuData *pmuData, unsigned len, struct PmuD
 			pmuData ? "set" : "NULL", len, attr ? "set" : "NULL", attrLen);
 		return -1;
 	}
+	err = kp_data_check(pmuData, len, "PmuGetDevMetric");
+	if (err)
+		return kp_public_fail(err);
 	n = kp_unc_check_attrs(attr, attrLen, &a);
 	if (n < 0)
 		return kp_public_fail(n);

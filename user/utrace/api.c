@@ -462,7 +462,7 @@ KP_EXPORT int KperfUTraceOpen(struct UTraceAttr *attr, const struct KperfUTraceO
 			list);
 	}
 	if (!err)
-		err = kp_check_bpf_privileges();
+		err = kp_check_bpf_load();
 	if (err)
 		goto out;
 	t = calloc(1, sizeof(*t));

@@ -48,7 +48,7 @@ static void probe_cookie(void)
  * fallback. (The kernels branch moves such probes to user/core: kp_have().) */
 static bool have_attach_cookie(void)
 {
-	const char *off = getenv("KPERF_BPF_NO_COOKIE");
+	const char *off = secure_getenv("KPERF_BPF_NO_COOKIE");
 
 	if (off && *off && strcmp(off, "0"))
 		return false;
@@ -131,17 +131,8 @@ int kp_ut_bpf_open(const struct kp_ut_bpf_opts *o, struct kp_ut_bpf **out)
 	*out = b;
 	return 0;
 fail:
-	if (!kp_failed()) {
-		if (err == -EPERM || err == -EACCES)
-			kp_fail(LIBPERF_ERR_NO_PERMISSION, err,
-				"the kernel refused to load the uprobe BPF program (%s): run as "
-				"root or grant CAP_BPF and CAP_PERFMON",
-				strerror(-err));
-		else
-			kp_fail(KPERF_ERR_BPF_LOAD, err,
-				"the uprobe BPF program failed to load: %s %s",
-				strerror(err < 0 ? -err : EINVAL), kp_bpf_log_tail());
-	}
+	if (!kp_failed())
+		kp_bpf_load_error("user function tracing", err < 0 ? err : -EINVAL);
 	kp_ut_bpf_close(b);
 	return err < 0 ? err : -EINVAL;
 }

@@ -1,0 +1,81 @@
+#!/bin/sh
+# guest.sh OUT BUILD [FILTER [UNIT]] - what a test guest runs, in the project tree, as root, once the shared
+# root is mounted (tests/kernels/init). Every phase writes into OUT (a share the host reads):
+#   release, arch          uname -r / uname -m
+#   btf                    /sys/kernel/btf/vmlinux (to regenerate vmlinux/ARCH/vmlinux.h)
+#   features.txt           `kperf-bpf features`: the kernel's BPF features and the variant of
+#                          every BPF program that loads here
+#   integration.json/.log  every integration test (criterion), nothing selected by name, so a
+#                          test added to tests/integration runs here without a change
+#   python.xml/.log        the Python tests (pytest), when python3 and pytest are there
+#   phases                 one line per phase: name, exit status, seconds
+# With FILTER, only the integration tests it selects run (a quicker look at one suite);
+# with FILTER py:EXPR, only the Python tests pytest -k EXPR selects; with sh:BASE64, that
+# shell command (debugging).
+set -u
+out=$1
+build=$2
+filter=${3:-}
+unit=${4:-}
+export KPERF_BUILD=$build
+export PYTHONDONTWRITEBYTECODE=1
+export HOME=/root
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+: >"$out/phases"
+
+# phase NAME SECONDS CMD...: run with a time limit, log its status and duration
+phase() {
+	name=$1 limit=$2
+	shift 2
+	t0=$(date +%s)
+	timeout -k 5 "$limit" "$@" >"$out/$name.log" 2>&1
+	rc=$?
+	echo "$name $rc $(($(date +%s) - t0))" >>"$out/phases"
+	echo "guest: $name exit $rc in $(($(date +%s) - t0)) s" >/dev/console 2>&1 || true
+}
+
+uname -r >"$out/release"
+uname -m >"$out/arch"
+[ -r /sys/kernel/btf/vmlinux ] && cp /sys/kernel/btf/vmlinux "$out/btf"
+# the test machines run with these; a Debian kernel may differ (perf_event_paranoid=3)
+sysctl -qw kernel.perf_event_paranoid=2 2>/dev/null
+
+phase features 120 "$build/bin/kperf-bpf" features
+cp "$out/features.log" "$out/features.txt"
+# FILTER "py:EXPR" runs the Python tests that pytest -k EXPR selects instead
+case $filter in
+py:*)
+	phase python 900 env KPERF_BPF_LIB="$build/lib/libkperf-bpf.so" PYTHONPATH=python \
+		python3 -m pytest -q -p no:cacheprovider --junitxml="$out/python.xml" \
+		-k "${filter#py:}" tests/python
+	echo done >>"$out/phases"
+	exit 0
+	;;
+sh:*)
+	# a shell command, base64 (the kernel command line splits at spaces): for debugging
+	echo "${filter#sh:}" | base64 -d >/tmp/cmd.sh
+	phase shell 900 sh /tmp/cmd.sh
+	echo done >>"$out/phases"
+	exit 0
+	;;
+?*)
+	phase integration 1500 "$build/tests/integration" --jobs 1 --verbose \
+		--filter "$filter" --json="$out/integration.json"
+	echo done >>"$out/phases"
+	exit 0
+	;;
+esac
+# --verbose: the log shows each test as it ends, so a hang names its test. The unit tests
+# hardly depend on the kernel and take minutes under emulation: only on request (UNIT=1)
+if [ "$unit" = 1 ]; then
+	phase unit 900 "$build/tests/unit" --jobs 2 --verbose --json="$out/unit.json"
+fi
+# a test that hangs is cut off by the phase's limit; table.py then reads the verbose log
+phase integration 720 "$build/tests/integration" --jobs 1 --verbose \
+	--json="$out/integration.json"
+if command -v python3 >/dev/null && python3 -c 'import pytest' 2>/dev/null; then
+	phase python 420 env KPERF_BPF_LIB="$build/lib/libkperf-bpf.so" PYTHONPATH=python \
+		python3 -m pytest -q -p no:cacheprovider \
+		--junitxml="$out/python.xml" tests/python
+fi
+echo done >>"$out/phases"

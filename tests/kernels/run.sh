@@ -1,0 +1,139 @@
+#!/bin/sh
+# run.sh [SELECT...] - `make test-kernels`: boot each kernel of kernels.list under qemu with
+# TCG (no KVM), run tests/kernels/guest.sh inside, then print the table kernel x capability
+# (tests/kernels/table.py) and write it into README.md. SELECT picks lines by name, arch or
+# name-arch (e.g. `6.1 arm64`, `5.10-amd64`); none means all.
+#
+# x86_64 guests see this machine's / read-only over 9p (the host's libraries, Python, build);
+# arm64 guests see a cached Debian arm64 root (tests/kernels/rootfs.sh) and the project tree.
+# Each boot has its own time limit; a guest that does not finish is reported, not waited for.
+#
+# Environment: KPERF_KERNEL_CACHE (kernels, root; default /var/cache/kperf-kernels),
+# KPERF_KERNEL_OUT (results; default build/kernels), KPERF_KERNEL_TIMEOUT (seconds per boot,
+# default 1200: the guest's own phases end before), KPERF_KERNEL_JOBS (guests at once, default 2: a guest's tests mostly keep one
+# vCPU busy), KPERF_KERNEL_SMP (vCPUs per guest, 2),
+# KPERF_BUILD / KPERF_BUILD_ARM64 (build trees, default build and build/arm64),
+# KPERF_KERNEL_README=0 (do not touch README.md), KPERF_KERNEL_FILTER=GLOB (only these
+# integration tests: criterion --filter; implies README=0), KPERF_KERNEL_UNIT=1 (the unit
+# tests too), KPERF_KERNEL_STRICT=0 (failures reported, exit status 0), KPERF_BPF_DEBUG
+# (passed on).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+cache=${KPERF_KERNEL_CACHE:-/var/cache/kperf-kernels}
+outroot=${KPERF_KERNEL_OUT:-$src/build/kernels}
+limit=${KPERF_KERNEL_TIMEOUT:-1200}
+jobs=${KPERF_KERNEL_JOBS:-2}
+smp=${KPERF_KERNEL_SMP:-2}
+build_amd64=$(cd "$src" && realpath -m "${KPERF_BUILD:-build}")
+build_arm64=$(cd "$src" && realpath -m "${KPERF_BUILD_ARM64:-build/arm64}")
+
+selected() { # name arch
+	[ $# -eq 2 ] || return 1
+	[ -z "$select" ] && return 0
+	for s in $select; do
+		case $s in "$1" | "$2" | "$1-$2") return 0 ;; esac
+	done
+	return 1
+}
+
+# boot NAME ARCH KERNEL_DIR OUT: one guest, console in OUT/console.log
+boot() {
+	name=$1 arch=$2 kdir=$3 out=$4
+	share="security_model=none,multidevs=remap"
+	common="-accel tcg -m 2048 -smp $smp -nographic -no-reboot -kernel $kdir/vmlinuz
+		-initrd $kdir/initrd.gz -virtfs local,path=$out,mount_tag=out,$share"
+	args="panic=-1 quiet loglevel=4 kp.src=$src kp.out=$out"
+	[ -n "${KPERF_KERNEL_FILTER:-}" ] && args="$args kp.filter=$KPERF_KERNEL_FILTER"
+	[ "${KPERF_KERNEL_UNIT:-0}" = 1 ] && args="$args kp.unit=1"
+	[ -n "${KPERF_BPF_DEBUG:-}" ] && args="$args KPERF_BPF_DEBUG=$KPERF_BPF_DEBUG"
+	case $arch in
+	amd64)
+		# shellcheck disable=SC2086
+		timeout -k 10 "$limit" qemu-system-x86_64 $common -cpu max \
+			-virtfs "local,path=/,mount_tag=root,readonly=on,$share" \
+			-append "console=ttyS0 $args kp.build=$build_amd64" \
+			</dev/null >"$out/console.log" 2>&1
+		;;
+	arm64)
+		root=$cache/rootfs-arm64
+		mkdir -p "$root$src"
+		# pauth-impdef: QEMU's cheap pointer authentication; the architected one
+		# (QARMA) makes every function return slow under TCG
+		# shellcheck disable=SC2086
+		timeout -k 10 "$limit" qemu-system-aarch64 $common -machine virt \
+			-cpu max,pauth-impdef=on \
+			-virtfs "local,path=$root,mount_tag=root,readonly=on,$share" \
+			-virtfs "local,path=$src,mount_tag=src,readonly=on,$share" \
+			-append "console=ttyAMA0 $args kp.tree=1 kp.build=$build_arm64" \
+			</dev/null >"$out/console.log" 2>&1
+		;;
+	esac
+}
+
+# run_one NAME ARCH SUITE PACKAGE
+run_one() {
+	name=$1 arch=$2 suite=$3 pkg=$4
+	out=$outroot/$name-$arch
+	rm -rf "$out"
+	mkdir -p "$out"
+	echo "$name $arch $suite" >"$out/kernel"
+	case $arch in
+	amd64) b=$build_amd64 ;;
+	arm64) b=$build_arm64 ;;
+	esac
+	if [ ! -x "$b/tests/integration" ]; then
+		echo "not built: $b/tests/integration is missing (make ${arch#amd64} tests)" >"$out/skipped"
+		echo "kernels: $name-$arch: skipped, $(cat "$out/skipped")"
+		return 0
+	fi
+	if [ "$arch" = arm64 ] && ! sh "$here/rootfs.sh" arm64 >"$out/rootfs.log" 2>&1; then
+		echo "no arm64 root: see rootfs.log" >"$out/skipped"
+		echo "kernels: $name-$arch: skipped, no arm64 root (tail $out/rootfs.log)"
+		return 0
+	fi
+	if ! kdir=$(sh "$here/fetch.sh" "$arch" "$suite" "$pkg" 2>"$out/fetch.log"); then
+		echo "kernel package not fetched: see fetch.log" >"$out/skipped"
+		echo "kernels: $name-$arch: skipped, $pkg ($suite) could not be fetched"
+		return 0
+	fi
+	cp "$kdir/release" "$out/package-release"
+	t0=$(date +%s)
+	echo "kernels: $name-$arch: booting $(cat "$kdir/release")"
+	set +e
+	boot "$name" "$arch" "$kdir" "$out"
+	rc=$?
+	set -e
+	echo "$rc $(($(date +%s) - t0))" >"$out/boot"
+	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+		echo "timeout after $limit s" >>"$out/boot"
+	fi
+	echo "kernels: $name-$arch: done in $(($(date +%s) - t0)) s (qemu exit $rc)"
+}
+
+# run.sh --one NAME ARCH SUITE PACKAGE: one guest (what the pool below starts)
+if [ "${1:-}" = --one ]; then
+	shift
+	run_one "$@"
+	exit 0
+fi
+
+select="$*"
+mkdir -p "$outroot"
+t_all=$(date +%s)
+# a pool of $jobs guests: the next kernel boots as soon as one finishes
+grep -v '^#' "$here/kernels.list" | grep -v '^[[:space:]]*$' | while read -r name arch suite pkg; do
+	# shellcheck disable=SC2086
+	selected $name $arch && echo "$name $arch $suite $pkg"
+done | xargs -r -L 1 -P "$jobs" sh "$0" --one
+echo "kernels: all guests in $(($(date +%s) - t_all)) s"
+readme=$src/README.md
+[ "${KPERF_KERNEL_README:-1}" = 0 ] && readme=""
+[ -n "${KPERF_KERNEL_FILTER:-}" ] && readme=""
+if ! python3 "$here/table.py" "$outroot" ${readme:+--readme "$readme"} --select "$select"; then
+	if [ "${KPERF_KERNEL_STRICT:-1}" = 0 ]; then
+		echo "kernels: failures above (KPERF_KERNEL_STRICT=0: reported, not fatal)"
+		exit 0
+	fi
+	exit 1
+fi
