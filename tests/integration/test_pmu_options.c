@@ -1,10 +1,10 @@
 /*
  * test_pmu_options.c - PmuAttr's options with libkperf's semantics, end to end: BPF mode
  * counting (enableBpf) against the normal mode on the same process, following its children,
- * per cgroup with descendants; perThread sampling of the existing threads only; per-event
- * EvtAttr periods and exclude flags (only the first numEvtAttr events take one) and
- * libkperf's precedence of PmuAttr's period; sampling groups; and every bad combination
- * with libkperf's code and a message.
+ * per cgroup with descendants; perThread sampling of the existing threads only (tracepoints
+ * too); per-event EvtAttr periods and exclude flags (only the first numEvtAttr events take
+ * one) and libkperf's precedence of PmuAttr's period; sampling groups; and every bad
+ * combination with libkperf's code and a message.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -361,6 +361,29 @@ Test(per_thread, samples_the_threads_of_the_open_only)
 	for (i = 0; i < r.n; i++)
 		child |= !in(tids, ntids, r.d[i].tid);
 	cr_assert(child, "the child forked after the open was not sampled");
+	PmuDataFree(r.d);
+}
+
+Test(per_thread, tracepoints_of_the_threads_of_the_open_only)
+{
+	/* the main thread makes 500 getppid, then a child forked after the open 500 more */
+	char *argv[] = { "syscalls", "--getppid",  "500", "--writes", "0", "--fails",
+			 "0",	     "--children", "1",	  "--wait",   NULL };
+	char *evts[] = { "syscalls:sys_enter_getppid" };
+	struct PmuAttr a = { .evtList = evts, .numEvt = 1, .perThread = 1 };
+	int tids[16], ntids, i;
+	struct run r;
+
+	r = sample(argv, &a, tids, &ntids);
+	cr_assert_eq(ntids, 1);
+	cr_assert_eq(count_of(&r, "syscalls:sys_enter_getppid", NULL), 500);
+	for (i = 0; i < r.n; i++)
+		cr_assert_eq(r.d[i].tid, tids[0], "tid %d was not there at the open", r.d[i].tid);
+	PmuDataFree(r.d);
+	/* without perThread the child is followed */
+	a.perThread = 0;
+	r = sample(argv, &a, NULL, NULL);
+	cr_assert_eq(count_of(&r, "syscalls:sys_enter_getppid", NULL), 1000);
 	PmuDataFree(r.d);
 }
 

@@ -143,8 +143,8 @@ static int fill_slots(struct kp_pmu *p, struct kp_bpf_count *b)
 		if (b->by_cgroup) {
 			__u64 id;
 
-			err = cgroup_id(kp_counting_cgroup_fd(p, b->slots[i].cgroup),
-					kp_counting_cgroup_name(p, b->slots[i].cgroup), &id);
+			err = cgroup_id(p->cgroup_fds[b->slots[i].cgroup],
+					p->cgroup_names[b->slots[i].cgroup], &id);
 			if (err)
 				return err;
 			err = bpf_map_update_elem(bpf_map__fd(b->skel->maps.cgroups), &id, &slot,
@@ -257,7 +257,7 @@ static int add(struct kp_pmu *p, struct kp_data_builder *db, const struct slot *
 	rec.cpu = cpu;
 	rec.groupId = -1;
 	rec.comm = s->tid > 0 ? s->comm : NULL;
-	rec.cgroupName = s->cgroup >= 0 ? kp_counting_cgroup_name(p, s->cgroup) : NULL;
+	rec.cgroupName = s->cgroup >= 0 ? p->cgroup_names[s->cgroup] : NULL;
 	rec.count = kp_count_scale(d->counter, d->enabled, d->running, &rec.countPercent);
 	if (kp_topo_cpu(cpu, &topo) == 0)
 		rec.cpuTopo = &topo;

@@ -40,9 +40,6 @@ struct kp_counter {
 struct kp_counting {
 	struct kp_counter *c;
 	size_t n, cap;
-	int *cgroup_fds;
-	char **cgroup_names;
-	int ncgroups;
 };
 
 /* the fd limit is raised once, to the hard limit, when counters need it */
@@ -75,7 +72,7 @@ static int open_counter(struct kp_pmu *p, int ev, pid_t pid, pid_t tid, int cpu,
 	attr.exclude_guest |= p->attr.excludeGuest;
 	attr.exclude_host |= p->attr.excludeHost;
 	if (cgroup >= 0) {
-		target = k->cgroup_fds[cgroup];
+		target = p->cgroup_fds[cgroup];
 		flags |= PERF_FLAG_PID_CGROUP;
 	}
 	if (kp_grow((void **)&k->c, &k->cap, k->n + 1, sizeof(*k->c)))
@@ -125,14 +122,8 @@ static int open_failed(struct kp_pmu *p, int ev, int err, pid_t tid, int cpu)
 			       "('%s:u')",
 			       name, tid > 0 ? "thread" : "cpu", tid > 0 ? tid : cpu, name);
 	case ENOENT:
-		/* cgroup v2 gives perf_event to a cgroup only once some controller has been
-		 * enabled below the root (systemd does it at boot; a bare mount has none) */
-		if (p->counting->ncgroups > 0)
-			return kp_fail(LIBPERF_ERR_INVALID_CGROUP_LIST, err,
-				       "the kernel has no perf_event controller for the cgroups "
-				       "asked for: on cgroup v2 it appears once a controller is "
-				       "enabled in the root's cgroup.subtree_control (e.g. "
-				       "'+pids', as systemd does)");
+		if (p->ncgroups > 0)
+			return kp_pmu_cgroup_open_failed(err);
 		/* fall through */
 	case EOPNOTSUPP:
 	case ENODEV:
@@ -225,31 +216,6 @@ static int open_process(struct kp_pmu *p, pid_t pid)
 	return err;
 }
 
-static int open_cgroups(struct kp_pmu *p)
-{
-	struct kp_counting *k = p->counting;
-	unsigned i;
-
-	k->ncgroups = (int)p->attr.numCgroup;
-	k->cgroup_fds = calloc(p->attr.numCgroup, sizeof(int));
-	k->cgroup_names = calloc(p->attr.numCgroup, sizeof(char *));
-	if (!k->cgroup_fds || !k->cgroup_names)
-		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-	for (i = 0; i < p->attr.numCgroup; i++)
-		k->cgroup_fds[i] = -1;
-	for (i = 0; i < p->attr.numCgroup; i++) {
-		const char *name = p->attr.cgroupNameList[i];
-
-		k->cgroup_fds[i] = kp_cgroup_open(name);
-		if (k->cgroup_fds[i] < 0)
-			return k->cgroup_fds[i];
-		k->cgroup_names[i] = kp_strdup(name);
-		if (!k->cgroup_names[i])
-			return -ENOMEM;
-	}
-	return 0;
-}
-
 int kp_counting_open(struct kp_pmu *p)
 {
 	int i, j, err = 0;
@@ -270,15 +236,12 @@ int kp_counting_open(struct kp_pmu *p)
 					       "'%s' is an uncore event: BPF mode charges core "
 					       "events to tasks",
 					       p->events[i].name);
-		if (p->attr.numCgroup)
-			err = open_cgroups(p);
 		for (i = 0; i < p->ncpus && !err; i++)
 			err = open_target(p, -1, -1, p->cpus[i], -1);
 		return err ? err : kp_bpf_count_open(p);
 	}
-	if (p->attr.numCgroup) {
-		err = open_cgroups(p);
-		for (j = 0; j < p->counting->ncgroups && !err; j++)
+	if (p->ncgroups) {
+		for (j = 0; j < p->ncgroups && !err; j++)
 			for (i = 0; i < p->ncpus && !err; i++)
 				err = open_target(p, -1, -1, p->cpus[i], j);
 		return err;
@@ -305,16 +268,6 @@ void kp_counting_counter(const struct kp_pmu *p, size_t i, int *fd, int *event, 
 	*fd = c->fd;
 	*event = c->event;
 	*cpu = c->cpu;
-}
-
-int kp_counting_cgroup_fd(const struct kp_pmu *p, int i)
-{
-	return p->counting->cgroup_fds[i];
-}
-
-const char *kp_counting_cgroup_name(const struct kp_pmu *p, int i)
-{
-	return p->counting->cgroup_names[i];
 }
 
 static int ioctl_all(struct kp_pmu *p, unsigned long req)
@@ -416,7 +369,7 @@ static int read_counters(struct kp_pmu *p, struct PmuData **out)
 		d.cpu = c->cpu;
 		d.groupId = p->group_ids[c->event];
 		d.comm = c->comm;
-		d.cgroupName = c->cgroup >= 0 ? k->cgroup_names[c->cgroup] : NULL;
+		d.cgroupName = c->cgroup >= 0 ? p->cgroup_names[c->cgroup] : NULL;
 		d.count = kp_count_scale(dv, de, dr, &d.countPercent);
 		if (c->cpu >= 0 && kp_topo_cpu(c->cpu, &topo) == 0)
 			d.cpuTopo = &topo;
@@ -442,7 +395,6 @@ void kp_counting_close(struct kp_pmu *p)
 {
 	struct kp_counting *k = p->counting;
 	size_t i;
-	int j;
 
 	kp_uaccess_close(p);
 	kp_bpf_count_close(p); /* before the counters it reads are closed */
@@ -450,13 +402,6 @@ void kp_counting_close(struct kp_pmu *p)
 		return;
 	for (i = 0; i < k->n; i++)
 		close(k->c[i].fd);
-	for (j = 0; j < k->ncgroups; j++) {
-		if (k->cgroup_fds[j] >= 0)
-			close(k->cgroup_fds[j]);
-		free(k->cgroup_names[j]);
-	}
-	free(k->cgroup_fds);
-	free(k->cgroup_names);
 	free(k->c);
 	free(k);
 	p->counting = NULL;

@@ -39,6 +39,9 @@ struct kp_pmu {
 	int npids;
 	int *cpus; /* cpuList, or every online CPU */
 	int ncpus;
+	int *cgroup_fds; /* cgroupNameList, opened (cgroups.c) */
+	char **cgroup_names; /* copies of its names */
+	int ncgroups;
 	bool system_wide; /* no pidList: count per CPU */
 	bool enabled;
 	atomic_bool stop; /* PmuStop */
@@ -76,9 +79,15 @@ uint64_t kp_count_scale(uint64_t dv, uint64_t de, uint64_t dr, double *percent);
 /* The counters a counting task opened (BPF mode hands them to its program). */
 size_t kp_counting_ncounters(const struct kp_pmu *p);
 void kp_counting_counter(const struct kp_pmu *p, size_t i, int *fd, int *event, int *cpu);
-/* The fd and the name (a copy) of cgroup <i> of cgroupNameList (kp_counting_open). */
-int kp_counting_cgroup_fd(const struct kp_pmu *p, int i);
-const char *kp_counting_cgroup_name(const struct kp_pmu *p, int i);
+
+/* ---- cgroups.c: the cgroups of cgroupNameList ---- */
+
+/* Open the cgroups of <a> into p->cgroup_fds (LIBPERF_ERR_INVALID_CGROUP_LIST or
+ * LIBPERF_ERR_OPEN_INVALID_FILE for a bad one); kp_pmu_cgroups_close closes them. */
+int kp_pmu_cgroups_open(struct kp_pmu *p, const struct PmuAttr *a);
+void kp_pmu_cgroups_close(struct kp_pmu *p);
+/* The failure of a perf event on a cgroup that perf_event_open refused with ENOENT. */
+int kp_pmu_cgroup_open_failed(int err);
 
 /* ---- bpf_count.c: COUNTING in BPF mode (enableBpf), over the per-CPU counters ---- */
 
@@ -159,6 +168,7 @@ struct bpf_link;
 struct kp_sevent {
 	int fd;
 	int evt;
+	int cgroup; /* index in cgroupNameList, -1 when none */
 	bool tp; /* tracepoint: its program runs on every hit, so it is attached only while
 		  * the task is enabled */
 	struct bpf_link *link;
@@ -218,6 +228,8 @@ static inline unsigned kp_sampling_sym_flags(const struct kp_pmu *p)
 
 /* Move what the kernel collected into the task, with s->lock held. */
 int kp_sampling_drain_locked(struct kp_pmu *p);
+/* Move the quiet generation's aggregation map <fd> into `agg`, emptying it (s->lock held). */
+int kp_sampling_drain_map(struct kp_pmu *p, int fd);
 /* Drop the drained samples and records not read yet (s->lock held). */
 void kp_sampling_forget_pending(struct kp_sampling *s);
 /* Record a process's modules for the resolver the first time the task sees it. */

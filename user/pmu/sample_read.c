@@ -1,6 +1,7 @@
 /*
- * sample_read.c - the second half of SAMPLING tasks (sampling.c has the first): the thread
- * that drains the kernel's maps and ring buffer while the task is enabled, and PmuRead,
+ * sample_read.c - the second half of SAMPLING tasks (sampling.c has the first): the drain of
+ * a generation's aggregation map into `agg`, the thread that drains the kernel's maps and
+ * ring buffer while the task is enabled, and PmuRead,
  * which turns the drained aggregates and per-sample records into PmuData, resolving each
  * distinct stack once per read.
  */
@@ -23,6 +24,107 @@
 #include "pmu.h"
 
 #define DRAIN_MS 1000
+#ifndef ENOTSUPP
+#define ENOTSUPP 524 /* kernel-internal, but bpf() returns it for unsupported batch ops */
+#endif
+
+/* ---- the aggregation map of a generation (`aggregate`) ---- */
+
+/* add <val> to the pending aggregate of <key>; returns 1 when the key is new */
+static int agg_add(struct kp_sampling *s, const struct kp_sample_key *key,
+		   const struct kp_sample_val *val)
+{
+	bool created;
+	struct kp_sample_ent *e = kp_sample_table_get(&s->agg, key, &created);
+
+	if (!e)
+		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	if (created) {
+		e->val = *val;
+		return 1;
+	}
+	e->val.count += val->count;
+	e->val.period += val->period;
+	return 0;
+}
+
+static int take(struct kp_pmu *p, const struct kp_sample_key *key, const struct kp_sample_val *val)
+{
+	int added = agg_add(p->sampling, key, val);
+
+	if (added > 0)
+		kp_sampling_note_process(p, (int)key->tgid);
+	return added < 0 ? added : 0;
+}
+
+/* kernels without batch operations (before 5.6): read every key, then delete them */
+static int drain_map_by_key(struct kp_pmu *p, int fd)
+{
+	struct kp_sample_key key, next, *prev = NULL, *keys = NULL;
+	struct kp_sample_val val;
+	size_t n = 0, cap = 0, i;
+	int err = 0;
+
+	while (!err && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &val))
+			continue;
+		err = take(p, &key, &val);
+		if (!err && kp_grow((void **)&keys, &cap, n + 1, sizeof(*keys)) == 0)
+			keys[n++] = key;
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &keys[i]);
+	free(keys);
+	return err;
+}
+
+int kp_sampling_drain_map(struct kp_pmu *p, int fd)
+{
+	enum { BATCH = 1024 };
+	struct kp_sample_key *keys = malloc(BATCH * sizeof(*keys));
+	struct kp_sample_val *vals = malloc(BATCH * sizeof(*vals));
+	__u64 token = 0;
+	bool first = true;
+	int err = 0;
+	__u32 i;
+
+	if (!keys || !vals) {
+		free(keys);
+		free(vals);
+		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	}
+	/* kernels before 5.6 (or KPERF_BPF_NO_BATCH=1) */
+	if (!kp_have(KP_FEAT_BATCH_OPS)) {
+		free(keys);
+		free(vals);
+		return drain_map_by_key(p, fd);
+	}
+	for (;;) {
+		__u32 count = BATCH;
+		int r = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &token, &token, keys,
+							vals, &count, NULL);
+
+		if (r && first && (errno == EINVAL || errno == ENOTSUPP || errno == EOPNOTSUPP)) {
+			err = drain_map_by_key(p, fd);
+			break;
+		}
+		first = false;
+		for (i = 0; i < count && !err; i++)
+			err = take(p, &keys[i], &vals[i]);
+		if (err || (r && errno == ENOENT))
+			break; /* done: the last batch came with ENOENT */
+		if (r) {
+			err = kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
+				      "cannot read the sample map: %s", strerror(errno));
+			break;
+		}
+	}
+	free(keys);
+	free(vals);
+	return err;
+}
 
 /* ---- the drain thread ---- */
 
@@ -164,16 +266,19 @@ static int add_record(struct kp_pmu *p, struct kp_data_builder *b, const struct 
 	struct PmuData d = { 0 };
 	struct CpuTopology topo;
 	char comm[KP_SAMPLE_COMM + 1];
+	unsigned evt = k->evt & KP_EVT_INDEX_MASK, cgroup = k->evt >> KP_EVT_CGROUP_SHIFT;
 	int err;
 
 	memcpy(comm, v->comm, KP_SAMPLE_COMM);
 	comm[KP_SAMPLE_COMM] = '\0';
-	d.evt = p->events[k->evt].name;
+	d.evt = p->events[evt].name;
 	d.ts = ts;
 	d.pid = (pid_t)k->tgid;
 	d.tid = (int)k->tid;
 	d.cpu = (int)k->cpu;
-	d.groupId = p->group_ids[k->evt];
+	d.groupId = p->group_ids[evt];
+	if (p->ncgroups && cgroup < (unsigned)p->ncgroups)
+		d.cgroupName = p->cgroup_names[cgroup];
 	d.comm = comm;
 	d.period = v->period;
 	d.count = v->count;

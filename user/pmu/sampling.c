@@ -4,15 +4,16 @@
  *
  * One sampling perf event per (event, thread) of the target processes, with inherit so
  * threads and children created later are sampled too (perThread: without, the threads of
- * the open only), or per (event, CPU) system-wide; the events of an evtAttr group are one
- * perf group per target. Each runs kp_sample of sample.bpf.c with the event's index as
- * attach cookie (before 5.15, which has no cookies: kp_sample_by_id, with the event's perf
- * id registered). A tracepoint event is one perf event whatever the targets: its program
- * (kp_tp_record, or its copy kp_tp_record_N without cookies) runs on every hit of the
- * tracepoint and filters processes and cpus itself. By default each sample goes to the ring
- * buffer with its timestamp; with `aggregate` samples are counted in the kernel and a drain
- * flips the map generation and moves the map no longer written into `agg`, keyed the same
- * way.
+ * the open only), per (cgroup, event, CPU) for cgroupNameList (PERF_FLAG_PID_CGROUP), or
+ * per (event, CPU) system-wide; the events of an evtAttr group are one perf group per
+ * target. Each runs kp_sample of sample.bpf.c with the event's index (and its cgroup's, see
+ * sample.h) as attach cookie (before 5.15, which has no cookies: kp_sample_by_id, with the
+ * event's perf id registered). A tracepoint event is one perf event whatever the targets:
+ * its program (kp_tp_record, or its copy kp_tp_record_N without cookies) runs on every hit
+ * of the tracepoint and filters processes (perThread: threads), cgroups and cpus itself.
+ * By default each sample goes to the ring buffer with its timestamp; with `aggregate`
+ * samples are counted in the kernel and a drain flips the map generation and moves the map
+ * no longer written into `agg`, keyed the same way.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -41,9 +42,6 @@
 #define DEFAULT_RINGBUF_KB 8192
 #define MAX_RINGBUF_KB (1U << 20)
 #define FLIP_GRACE_NS 2000000 /* far longer than one run of kp_sample */
-#ifndef ENOTSUPP
-#define ENOTSUPP 524 /* kernel-internal, but bpf() returns it for unsupported batch ops */
-#endif
 
 /* ---- symbols ---- */
 
@@ -155,26 +153,32 @@ static int tp_slot(struct kp_sampling *s, struct kp_pmu *p, int evt)
 	return 0;
 }
 
-/* attach the program of event <evt> to its perf event <fd> */
-static struct bpf_link *attach_event(struct kp_sampling *s, struct kp_pmu *p, int evt, int fd)
+/* the evt the programs see for event <evt> on cgroup <cgroup> (-1: none), see sample.h */
+static __u32 evt_tag(int evt, int cgroup)
 {
-	LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = s->cookie ? (__u64)evt : 0);
+	return (__u32)evt | (cgroup >= 0 ? (__u32)cgroup << KP_EVT_CGROUP_SHIFT : 0);
+}
+
+/* attach the program of event <e> to its perf event */
+static struct bpf_link *attach_event(struct kp_sampling *s, struct kp_pmu *p,
+				     const struct kp_sevent *e)
+{
+	__u32 tag = evt_tag(e->evt, e->cgroup);
+	LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = s->cookie ? (__u64)tag : 0);
 	struct bpf_program *prog;
 	__u64 id;
 
-	if (p->events[evt].kind == KP_EV_TRACEPOINT)
-		prog = s->cookie ? s->skel->progs.kp_tp_record : tp_program(s, s->tp_slot[evt]);
+	if (p->events[e->evt].kind == KP_EV_TRACEPOINT)
+		prog = s->cookie ? s->skel->progs.kp_tp_record : tp_program(s, s->tp_slot[e->evt]);
 	else if (s->cookie)
 		prog = s->skel->progs.kp_sample;
 	else {
-		__u32 idx = (__u32)evt;
-
 		prog = s->skel->progs.kp_sample_by_id;
-		if (ioctl(fd, PERF_EVENT_IOC_ID, &id) ||
-		    bpf_map_update_elem(bpf_map__fd(s->skel->maps.event_ids), &id, &idx, BPF_ANY))
+		if (ioctl(e->fd, PERF_EVENT_IOC_ID, &id) ||
+		    bpf_map_update_elem(bpf_map__fd(s->skel->maps.event_ids), &id, &tag, BPF_ANY))
 			return NULL;
 	}
-	return bpf_program__attach_perf_event_opts(prog, fd, &opts);
+	return bpf_program__attach_perf_event_opts(prog, e->fd, &opts);
 }
 
 static int load(struct kp_pmu *p)
@@ -194,6 +198,10 @@ static int load(struct kp_pmu *p)
 		return kp_fail(LIBPERF_ERR_INVALID_EVTLIST, -E2BIG,
 			       "%d events: a sampling task holds at most %d", p->nevents,
 			       KP_MAX_EVENTS);
+	if (p->ncgroups > KP_SAMPLE_MAX_CGROUPS)
+		return kp_fail(LIBPERF_ERR_INVALID_CGROUP_LIST, -E2BIG,
+			       "%d cgroups: a sampling task follows at most %d", p->ncgroups,
+			       KP_SAMPLE_MAX_CGROUPS);
 	skel = s->skel = sample_bpf__open();
 	if (!skel)
 		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
@@ -202,6 +210,7 @@ static int load(struct kp_pmu *p)
 	skel->rodata->cfg.user_stack = p->attr.callStack && !p->attr.excludeUser;
 	skel->rodata->cfg.timeline = !p->opts.aggregate;
 	skel->rodata->cfg.filter_pid = p->npids > 0;
+	skel->rodata->cfg.filter_tid = p->attr.perThread;
 	skel->rodata->cfg.filter_cpu = p->attr.numCpu > 0;
 	for (i = 0; i < p->ncpus && p->attr.numCpu; i++) {
 		if (p->cpus[i] >= KP_SAMPLE_CPU_WORDS * 64)
@@ -225,6 +234,13 @@ static int load(struct kp_pmu *p)
 			s->has_sample = true;
 		}
 	}
+	if (s->has_tp && p->ncgroups > KP_SAMPLE_TP_CGROUPS)
+		return kp_fail(LIBPERF_ERR_INVALID_CGROUP_LIST, -E2BIG,
+			       "%d cgroups: tracepoints are sampled for at most %d cgroups at once",
+			       p->ncgroups, KP_SAMPLE_TP_CGROUPS);
+	skel->rodata->cfg.ncgroups = s->has_tp ? (__u32)p->ncgroups : 0;
+	bpf_map__set_max_entries(skel->maps.cgroups,
+				 s->has_tp && p->ncgroups ? (__u32)p->ncgroups : 1);
 	if (s->has_tp || !p->opts.aggregate)
 		rb = ringbuf_bytes(p->opts.ringBufferKb);
 	skel->rodata->cfg.wakeup_bytes = rb / 4;
@@ -242,8 +258,11 @@ static int load(struct kp_pmu *p)
 			bpf_program__set_autoload(tp_program(s, s->tp_slot[i]), true);
 	if (!s->cookie) /* one per (event, thread) opened: preallocated, so not too many */
 		bpf_map__set_max_entries(skel->maps.event_ids, EVENT_IDS);
-	bpf_program__set_autoload(skel->progs.kp_tp_fork, s->has_tp && p->npids);
-	bpf_program__set_autoload(skel->progs.kp_tp_exit, s->has_tp && p->npids);
+	/* perThread: the threads of the open only (open_process), no process followed */
+	bpf_program__set_autoload(skel->progs.kp_tp_fork,
+				  s->has_tp && p->npids && !p->attr.perThread);
+	bpf_program__set_autoload(skel->progs.kp_tp_exit,
+				  s->has_tp && p->npids && !p->attr.perThread);
 	bpf_map__set_max_entries(skel->maps.targets, p->npids > 0 ? 65536 : 1);
 	err = sample_bpf__load(skel);
 	if (err)
@@ -259,7 +278,16 @@ static int load(struct kp_pmu *p)
 			return kp_fail(LIBPERF_ERR_FAIL_MMAP, -errno,
 				       "cannot map the sampling ring buffer: %s", strerror(errno));
 	}
-	if (s->has_tp && p->npids) {
+	for (i = 0; i < (int)skel->rodata->cfg.ncgroups; i++) {
+		__u32 k = (__u32)i;
+
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.cgroups), &k, &p->cgroup_fds[i],
+					BPF_ANY))
+			return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
+				       "cannot give cgroup %s to the tracepoint filter: %s",
+				       p->cgroup_names[i], strerror(errno));
+	}
+	if (s->has_tp && p->npids && !p->attr.perThread) {
 		__u8 one = 1;
 
 		for (i = 0; i < p->npids; i++) {
@@ -276,12 +304,15 @@ static int load(struct kp_pmu *p)
 	return 0;
 }
 
-/* open event <evt> on (tid or -1, cpu or -1) in the group of <group_fd> (-1: none) and attach
- * the sampling program to it; returns the fd, or -ESRCH when the thread is gone */
-static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu, int group_fd)
+/* open event <evt> on (tid or -1, cpu or -1), or on (cgroup <cgroup>, cpu), in the group of
+ * <group_fd> (-1: none) and attach the sampling program to it; returns the fd, or -ESRCH
+ * when the thread is gone */
+static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu, int cgroup, int group_fd)
 {
 	struct kp_sampling *s = p->sampling;
 	struct perf_event_attr attr = p->events[evt].attr;
+	unsigned long flags = PERF_FLAG_FD_CLOEXEC;
+	pid_t target = tid > 0 ? tid : -1;
 	struct kp_sevent *e;
 	int fd, err;
 
@@ -306,11 +337,14 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu, int group_fd)
 		attr.freq = p->attr.useFreq;
 		attr.sample_period = v ? v : KP_DEFAULT_PERIOD;
 	}
-	fd = kp_perf_event_open(&attr, tid > 0 ? tid : -1, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+	if (cgroup >= 0) { /* the cgroup's tasks on that cpu, as libkperf opens them */
+		target = p->cgroup_fds[cgroup];
+		flags |= PERF_FLAG_PID_CGROUP;
+	}
+	fd = kp_perf_event_open(&attr, target, cpu, group_fd, flags);
 	if (fd < 0 && errno == EINVAL && attr.exclude_hv) {
 		attr.exclude_hv = 0;
-		fd = kp_perf_event_open(&attr, tid > 0 ? tid : -1, cpu, group_fd,
-					PERF_FLAG_FD_CLOEXEC);
+		fd = kp_perf_event_open(&attr, target, cpu, group_fd, flags);
 	}
 	if (fd < 0) {
 		err = -errno;
@@ -321,6 +355,8 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu, int group_fd)
 				LIBPERF_ERR_TOO_MANY_FD, err,
 				"too many open files for %zu sampling events: raise ulimit -n",
 				s->nev);
+		if (err == -ENOENT && cgroup >= 0)
+			return kp_pmu_cgroup_open_failed(err);
 		if (err == -EINVAL && attr.freq)
 			return kp_fail(LIBPERF_ERR_DEVICE_INVAL, err,
 				       "the kernel refused sampling '%s' at %llu Hz (see "
@@ -337,11 +373,12 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu, int group_fd)
 	e = &s->ev[s->nev++];
 	e->fd = fd;
 	e->evt = evt;
+	e->cgroup = cgroup;
 	e->tp = p->events[evt].kind == KP_EV_TRACEPOINT;
 	e->link = NULL;
 	if (e->tp)
 		return fd;
-	e->link = attach_event(s, p, evt, fd);
+	e->link = attach_event(s, p, e);
 	if (!e->link) {
 		err = -errno;
 		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, err, "cannot attach to '%s': %s %s",
@@ -355,7 +392,7 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu, int group_fd)
 
 /* every sampling event on one target, the members of a group (evtAttr groupId) with their
  * leader: the first event of the group; returns 0 or a negative errno (-ESRCH: gone) */
-static int open_target(struct kp_pmu *p, pid_t tid, int cpu)
+static int open_target(struct kp_pmu *p, pid_t tid, int cpu, int cgroup)
 {
 	int *leader = malloc(sizeof(int) * (size_t)p->nevents);
 	int evt, j, fd = 0;
@@ -374,7 +411,7 @@ static int open_target(struct kp_pmu *p, pid_t tid, int cpu)
 				break;
 			}
 		}
-		fd = open_one(p, evt, tid, cpu, group_fd);
+		fd = open_one(p, evt, tid, cpu, cgroup, group_fd);
 		if (fd < 0)
 			break;
 		leader[evt] = group_fd < 0 ? fd : -1;
@@ -403,11 +440,22 @@ static int open_process(struct kp_pmu *p, pid_t pid)
 			continue;
 		if (p->attr.numCpu)
 			for (i = 0; i < p->ncpus && !terr; i++)
-				terr = open_target(p, tid, p->cpus[i]);
+				terr = open_target(p, tid, p->cpus[i], -1);
 		else
-			terr = open_target(p, tid, -1);
+			terr = open_target(p, tid, -1, -1);
 		if (terr == -ESRCH)
 			continue; /* the thread exited meanwhile */
+		if (!terr && p->attr.perThread && p->sampling->has_tp) {
+			__u32 key = (__u32)tid;
+			__u8 one = 1;
+
+			/* the tracepoints' filter: this thread, as a per-thread event would */
+			if (bpf_map_update_elem(bpf_map__fd(p->sampling->skel->maps.targets), &key,
+						&one, BPF_ANY))
+				terr = kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
+					       "cannot add thread %d to the tracepoint filter: %s",
+					       (int)tid, strerror(errno));
+		}
 		err = terr;
 		opened += !terr;
 	}
@@ -421,7 +469,7 @@ static int open_process(struct kp_pmu *p, pid_t pid)
 
 int kp_sampling_open(struct kp_pmu *p)
 {
-	int i, evt, err;
+	int i, j, evt, err;
 
 	p->sampling = calloc(1, sizeof(*p->sampling));
 	if (!p->sampling)
@@ -434,18 +482,6 @@ int kp_sampling_open(struct kp_pmu *p)
 				       "'%s' is an uncore event: uncore PMUs cannot sample, count "
 				       "it (COUNTING) instead",
 				       p->events[evt].name);
-	/* the cgroups are checked as for counting, then refused rather than ignored */
-	for (i = 0; i < (int)p->attr.numCgroup; i++) {
-		int fd = kp_cgroup_open(p->attr.cgroupNameList[i]);
-
-		if (fd < 0)
-			return fd;
-		close(fd);
-	}
-	if (p->attr.numCgroup)
-		return kp_fail(KPERF_ERR_NOT_SUPPORTED, -EOPNOTSUPP,
-			       "cgroupNameList in SAMPLING is not implemented by kperf-bpf yet: "
-			       "sample the processes (pidList), or count the cgroups (COUNTING)");
 	err = kp_check_bpf_load();
 	if (!err)
 		err = load(p);
@@ -461,7 +497,7 @@ int kp_sampling_open(struct kp_pmu *p)
 	/* a tracepoint's program sees every hit: one perf event to attach it through */
 	for (evt = 0; evt < p->nevents && !err; evt++)
 		if (p->events[evt].kind == KP_EV_TRACEPOINT) {
-			err = open_one(p, evt, -1, p->cpus[0], -1);
+			err = open_one(p, evt, -1, p->cpus[0], -1, -1);
 			err = err < 0 ? err : 0;
 		}
 	if (p->npids) {
@@ -469,8 +505,10 @@ int kp_sampling_open(struct kp_pmu *p)
 			err = open_process(p, p->pids[i]);
 		return err;
 	}
-	for (i = 0; i < p->ncpus && !err; i++)
-		err = open_target(p, -1, p->cpus[i]);
+	/* cgroupNameList: per (cgroup, cpu), as libkperf; else system-wide per cpu */
+	for (j = 0; j < (p->ncgroups ? p->ncgroups : 1); j++)
+		for (i = 0; i < p->ncpus && !err; i++)
+			err = open_target(p, -1, p->cpus[i], p->ncgroups ? j : -1);
 	return err;
 }
 
@@ -531,7 +569,7 @@ int kp_sampling_enable(struct kp_pmu *p)
 	for (i = 0; i < s->nev; i++) {
 		if (!s->ev[i].tp || s->ev[i].link)
 			continue;
-		s->ev[i].link = attach_event(s, p, s->ev[i].evt, s->ev[i].fd);
+		s->ev[i].link = attach_event(s, p, &s->ev[i]);
 		if (!s->ev[i].link) {
 			err = -errno;
 			detach_tracepoints(s);
@@ -569,103 +607,6 @@ int kp_sampling_disable(struct kp_pmu *p)
 
 /* ---- drain ---- */
 
-/* add <val> to the pending aggregate of <key>; returns 1 when the key is new */
-static int agg_add(struct kp_sampling *s, const struct kp_sample_key *key,
-		   const struct kp_sample_val *val)
-{
-	bool created;
-	struct kp_sample_ent *e = kp_sample_table_get(&s->agg, key, &created);
-
-	if (!e)
-		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-	if (created) {
-		e->val = *val;
-		return 1;
-	}
-	e->val.count += val->count;
-	e->val.period += val->period;
-	return 0;
-}
-
-static int take(struct kp_pmu *p, const struct kp_sample_key *key, const struct kp_sample_val *val)
-{
-	int added = agg_add(p->sampling, key, val);
-
-	if (added > 0)
-		kp_sampling_note_process(p, (int)key->tgid);
-	return added < 0 ? added : 0;
-}
-
-/* kernels without batch operations (before 5.6): read every key, then delete them */
-static int drain_map_by_key(struct kp_pmu *p, int fd)
-{
-	struct kp_sample_key key, next, *prev = NULL, *keys = NULL;
-	struct kp_sample_val val;
-	size_t n = 0, cap = 0, i;
-	int err = 0;
-
-	while (!err && bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &val))
-			continue;
-		err = take(p, &key, &val);
-		if (!err && kp_grow((void **)&keys, &cap, n + 1, sizeof(*keys)) == 0)
-			keys[n++] = key;
-	}
-	for (i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, &keys[i]);
-	free(keys);
-	return err;
-}
-
-/* move the quiet generation's map into `agg`, emptying it, a batch at a time */
-static int drain_map(struct kp_pmu *p, int fd)
-{
-	enum { BATCH = 1024 };
-	struct kp_sample_key *keys = malloc(BATCH * sizeof(*keys));
-	struct kp_sample_val *vals = malloc(BATCH * sizeof(*vals));
-	__u64 token = 0;
-	bool first = true;
-	int err = 0;
-	__u32 i;
-
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
-		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-	}
-	/* kernels before 5.6 (or KPERF_BPF_NO_BATCH=1) */
-	if (!kp_have(KP_FEAT_BATCH_OPS)) {
-		free(keys);
-		free(vals);
-		return drain_map_by_key(p, fd);
-	}
-	for (;;) {
-		__u32 count = BATCH;
-		int r = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &token, &token, keys,
-							vals, &count, NULL);
-
-		if (r && first && (errno == EINVAL || errno == ENOTSUPP || errno == EOPNOTSUPP)) {
-			err = drain_map_by_key(p, fd);
-			break;
-		}
-		first = false;
-		for (i = 0; i < count && !err; i++)
-			err = take(p, &keys[i], &vals[i]);
-		if (err || (r && errno == ENOENT))
-			break; /* done: the last batch came with ENOENT */
-		if (r) {
-			err = kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
-				      "cannot read the sample map: %s", strerror(errno));
-			break;
-		}
-	}
-	free(keys);
-	free(vals);
-	return err;
-}
-
 /* with s->lock held */
 int kp_sampling_drain_locked(struct kp_pmu *p)
 {
@@ -684,7 +625,7 @@ int kp_sampling_drain_locked(struct kp_pmu *p)
 		/* a sample that read the old generation finishes its update within
 		 * microseconds (it runs in interrupt context); then the old map is quiet */
 		nanosleep(&grace, NULL);
-		err = drain_map(p, s->counts_fd[old & 1]);
+		err = kp_sampling_drain_map(p, s->counts_fd[old & 1]);
 	}
 	if (!err && s->rb) {
 		size_t first = s->nrecs;

@@ -25,6 +25,7 @@ static void task_destroy(void *obj)
 		kp_counting_close(p);
 	else
 		kp_sampling_close(p);
+	kp_pmu_cgroups_close(p);
 	for (i = 0; i < p->nevents; i++)
 		kp_event_free(&p->events[i]);
 	free(p->events);
@@ -151,7 +152,7 @@ static int check_per_thread(enum PmuTaskType type, const struct PmuAttr *a)
 
 /* The checks of libkperf's PmuOpen after the cpu and pid lists, in its order, so a call
  * with several faults gets the code libkperf gives it. */
-static int check_attr(enum PmuTaskType type, const struct PmuAttr *a)
+static int check_attr(struct kp_pmu *p, enum PmuTaskType type, const struct PmuAttr *a)
 {
 	long max_rate = 100000;
 	int err;
@@ -206,6 +207,9 @@ static int check_attr(enum PmuTaskType type, const struct PmuAttr *a)
 	if (a->numCgroup && !a->cgroupNameList)
 		return kp_fail(LIBPERF_ERR_INVALID_CGROUP_LIST, -EINVAL,
 			       "cgroupNameList is NULL but numCgroup is %u", a->numCgroup);
+	err = kp_pmu_cgroups_open(p, a);
+	if (err)
+		return err;
 	err = check_bpf_mode(type, a);
 	if (!err)
 		err = kp_hwmetric_check(type, a);
@@ -371,7 +375,7 @@ KP_EXPORT int KperfOpen(enum PmuTaskType type, struct PmuAttr *attr,
 	if (!err)
 		err = check_targets(p, attr);
 	if (!err)
-		err = check_attr(type, attr);
+		err = check_attr(p, type, attr);
 	if (!err && type == SPE_SAMPLING)
 		err = kp_fail(LIBPERF_ERR_SPE_UNAVAIL, -EOPNOTSUPP,
 			      "SPE sampling needs the Arm Statistical Profiling Extension "
