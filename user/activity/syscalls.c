@@ -8,6 +8,9 @@
  * call enters (the trace module's fd classification); the raw_syscalls fallback (kernels
  * before 5.11) cannot, and there the descriptor is looked up in /proc/PID/fd when the record
  * is read, which misses descriptors closed meanwhile.
+ *
+ * Left out: the uprobe and uretprobe syscalls, which an optimized uprobe (x86_64, 6.17+)
+ * enters on its own: a collected marker would otherwise appear as a syscall around itself.
  */
 #include <errno.h>
 #include <limits.h>
@@ -34,6 +37,7 @@ struct kp_act_sys {
 	unsigned nnrs;
 	int nr_read, nr_write, nr_readv, nr_writev; /* -1 where the kernel has none */
 	int nr_sendmmsg, nr_recvmmsg;
+	int nr_uprobe, nr_uretprobe; /* entered by optimized uprobes (6.17+): not the program's */
 };
 
 static int lookup(const char *name)
@@ -101,6 +105,10 @@ static int on_event(void *ctx, const struct kp_sys_event *e)
 	const char *name = kp_syscall_name((int)e->nr);
 	int err = 0;
 
+	/* an optimized uprobe (a marker being collected) enters the kernel through these: the
+	 * collector's cost, not work the program asked for */
+	if ((int)e->nr == s->nr_uprobe || (int)e->nr == s->nr_uretprobe)
+		return 0;
 	memset(&rec, 0, sizeof(rec));
 	rec.r.start = e->start_ns;
 	rec.r.end = e->start_ns + e->dur_ns;
@@ -159,6 +167,8 @@ int kp_act_sys_open(const int *tgids, unsigned ntgids, bool follow_fork, bool fr
 	s->nr_write = lookup("write");
 	s->nr_readv = lookup("readv");
 	s->nr_writev = lookup("writev");
+	s->nr_uprobe = lookup("uprobe");
+	s->nr_uretprobe = lookup("uretprobe");
 	s->nr_sendmmsg = lookup("sendmmsg");
 	s->nr_recvmmsg = lookup("recvmmsg");
 

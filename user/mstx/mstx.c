@@ -29,14 +29,10 @@
 #include <sys/auxv.h>
 #include <sys/sdt.h>
 
-#if defined(__x86_64__)
-/* The probe site as a 5-byte nop instead of sys/sdt.h's 1-byte one: kernels from 6.17 on
- * replace a uprobe on exactly this instruction by a call into a trampoline, several times
- * cheaper than the breakpoint trap a 1-byte site needs; older kernels place the usual
- * breakpoint on it. (The note still points at the site; libbpf does not care.) */
-#undef _SDT_NOP
-#define _SDT_NOP .ascii "\x0f\x1f\x44\x00\x00"
-#endif
+/* The probe site stays sys/sdt.h's 1-byte nop. A 5-byte nop would let kernels from 6.17 on
+ * turn a uprobe there into a call into a trampoline (1.0 us a collected mark instead of 3.6
+ * us on the development VM), but on 6.18 a process that forks while a site is so optimized
+ * gives its child the call without the trampoline: the child dies at its first marker. */
 #include <unistd.h>
 
 #include "kperf/mstx.h"
