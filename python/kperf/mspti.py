@@ -312,6 +312,8 @@ class _BaseMonitor:
             _error(f"{type(self).__name__}.start: {e.message}")
             return MsptiResult.MSPTI_ERROR_INNER
         self._capacity = mb << 20
+        # a quarter of the kernel's ring buffer, in its smallest records (syscalls)
+        self._busy = (mb << 20) // 4 // 72
         self._buffer, self._buffered = [], 0
         self.dropped = self.filtered = self.callback_errors = 0
         self._stop.clear()
@@ -363,20 +365,25 @@ class _BaseMonitor:
         since = 0.0
         while not self._stop.is_set():
             with self._lock:
-                self._take(_POLL_MS)
+                n = self._take(0)
                 since += _POLL_MS / 1000
                 if self._buffered >= self._capacity or (
                         _period_ms and since * 1000 >= _period_ms):
                     self._deliver()
                     since = 0.0
+            # a ring buffer is readable from its first record: waiting on it would wake this
+            # thread every few records, to compete for the CPU with what it watches; it
+            # sleeps a tick instead, unless the last read was large (then it keeps up)
+            if n < self._busy:
+                self._stop.wait(_POLL_MS / 1000)
 
     def _take(self, timeout_ms):
-        """Move what the kernel has into the buffer (with self._lock)."""
+        """Move what the kernel has into the buffer (with self._lock); how many records."""
         try:
             recs = self._activity.read(timeout_ms)
         except KperfError as e:
             _error(f"reading the records failed: {e.message}")
-            return
+            return 0
         for r in recs:
             if r.kind != KperfActivityKind.KPERF_ACTIVITY_KIND_MARKER and r.tid == self._reader_tid:
                 continue  # the monitor's own thread
@@ -384,6 +391,7 @@ class _BaseMonitor:
             self._buffered += _RECORD_SIZE + len(r.name) + len(r.domain) + len(r.channel)
             if self._buffered >= self._capacity:
                 self._deliver()
+        return len(recs)
 
     def _flush(self):
         with self._lock:

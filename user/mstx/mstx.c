@@ -30,9 +30,9 @@
 #include <sys/sdt.h>
 
 /* The probe site stays sys/sdt.h's 1-byte nop. A 5-byte nop would let kernels from 6.17 on
- * turn a uprobe there into a call into a trampoline (1.0 us a collected mark instead of 3.6
- * us on the development VM), but on 6.18 a process that forks while a site is so optimized
- * gives its child the call without the trampoline: the child dies at its first marker. */
+ * turn a uprobe there into a call into a trampoline instead of a breakpoint trap, but on 6.18
+ * a process that forks while a site is so optimized gives its child the call without the
+ * trampoline: the child dies at its first marker. */
 #include <unistd.h>
 
 #include "kperf/mstx.h"

@@ -5,7 +5,7 @@
  * Markers and syscalls come from the activity module (one collection, both kinds); CPU
  * samples from a sampling task of pmu.h (cpu-clock, per-sample records with timestamps and
  * stacks), through its public interface, so that the stacks are whatever the sampling path
- * unwinds. The thread reads both every 100 ms (sooner when a ring buffer fills) while the
+ * unwinds. The thread reads both every 50 ms (at once again after a large read) while the
  * timeline is enabled; a write drains them first.
  */
 #include <errno.h>
@@ -19,7 +19,7 @@
 #include "export/export.h"
 #include "timeline.h"
 
-#define TICK_MS 100
+#define TICK_MS 50
 #define DEFAULT_FREQ 999
 #define DEFAULT_MAX_EVENTS (2U << 20)
 
@@ -33,18 +33,20 @@ struct kp_timeline {
 	bool thread_on;
 	atomic_bool stop;
 	bool enabled;
+	size_t busy_records; /* a read this large means the sources are busy: read again */
 	int err; /* the first failure of the thread (-ENOMEM), reported by the next call */
 };
 
-/* with t->lock held: move what the sources have into the store */
-static int drain_locked(struct kp_timeline *t, int timeout_ms)
+/* with t->lock held: move what the sources have into the store; the number of activity
+ * records taken */
+static int drain_locked(struct kp_timeline *t)
 {
 	struct kp_act_rec *recs = NULL;
 	struct PmuData *d = NULL;
-	int n, i, err = 0;
+	int n = 0, i, k, err = 0;
 
 	if (t->act) {
-		n = kp_act_read(t->act, timeout_ms, &recs);
+		n = kp_act_read(t->act, 0, &recs);
 		for (i = 0; i < n && !err; i++) {
 			struct KperfActivityRecord r = recs[i].r;
 
@@ -57,30 +59,30 @@ static int drain_locked(struct kp_timeline *t, int timeout_ms)
 		free(recs);
 	}
 	if (t->pmu_pd >= 0 && !err) {
-		n = PmuRead(t->pmu_pd, &d);
-		for (i = 0; i < n && !err; i++)
+		k = PmuRead(t->pmu_pd, &d);
+		for (i = 0; i < k && !err; i++)
 			err = kp_tl_add_sample(&t->store, &d[i]);
 		PmuDataFree(d);
 	}
 	if (err && !t->err)
 		t->err = err;
-	return err;
+	return n < 0 ? 0 : n;
 }
 
 static void *drain_main(void *arg)
 {
 	struct kp_timeline *t = arg;
+	int n;
 
 	while (!atomic_load(&t->stop)) {
-		/* the wait happens in the activity read (woken when a ring buffer fills), with
-		 * the lock held: readers of the store wait at most a tick */
 		pthread_mutex_lock(&t->lock);
-		if (t->act)
-			drain_locked(t, TICK_MS);
-		else
-			drain_locked(t, 0);
+		n = drain_locked(t);
 		pthread_mutex_unlock(&t->lock);
-		if (!t->act)
+		/* A ring buffer is readable as soon as it holds one record, so waiting for it
+		 * would wake this thread for every few records and have it compete for the CPU
+		 * with what it traces. It sleeps a tick instead, unless the last read was large
+		 * (a quarter of a ring buffer or more): then it keeps up. */
+		if ((size_t)n < t->busy_records)
 			usleep(TICK_MS * 1000);
 	}
 	return NULL;
@@ -176,6 +178,8 @@ static int timeline_open(const struct KperfTimelineOpts *o, struct kp_timeline *
 		kinds[nkinds++] = KPERF_ACTIVITY_KIND_MARKER;
 	if (!o->noSyscalls)
 		kinds[nkinds++] = KPERF_ACTIVITY_KIND_KERNEL;
+	/* a quarter of a ring buffer of the smallest records (syscalls) */
+	t->busy_records = ((size_t)(o->bufferKb ? o->bufferKb : 8192) << 10) / 4 / 72;
 	if (nkinds) {
 		struct KperfActivityOpts ao = {
 			.sz = sizeof(ao),
@@ -325,7 +329,7 @@ int KperfTimelineWrite(int td, const char *path)
 	if (err)
 		goto done;
 	pthread_mutex_lock(&t->lock);
-	drain_locked(t, 0);
+	drain_locked(t);
 	err = t->err;
 	if (err) {
 		err = kp_fail(COMMON_ERR_NOMEM, err, "the timeline ran out of memory");
@@ -360,7 +364,7 @@ int KperfTimelineGetStats(int td, struct KperfTimelineStats *stats)
 	if (!t)
 		return -1;
 	pthread_mutex_lock(&t->lock);
-	drain_locked(t, 0); /* the counts of what the kernel has recorded so far */
+	drain_locked(t); /* the counts of what the kernel has recorded so far */
 	fill_stats(t, stats);
 	pthread_mutex_unlock(&t->lock);
 	kp_handle_put(t);
