@@ -233,6 +233,11 @@ $(BUILD)/workloads/%: tests/workloads/%.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(WL_CFLAGS) -o $@ $<
 
+# the inline frame tests need real inlining: -O2, not the workloads' -fno-inline
+$(BUILD)/workloads/inline_cxx: tests/workloads/inline_cxx.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) -g -O2 -fno-omit-frame-pointer $(WL_ARCH_CFLAGS) -Wall -o $@ $<
+
 # a Go workload (UTrace's fetchG), built only where Go is installed; its test skips otherwise
 GO         := $(shell command -v go 2>/dev/null)
 GO_WORKLOADS := $(if $(GO),$(BUILD)/workloads/utrace_go)

@@ -116,7 +116,9 @@ static unsigned sym_flags(const struct kp_pmu *p)
 {
 	enum SymbolMode m = p->attr.symbolMode;
 
-	return m == RESOLVE_ELF_DWARF || m == RESOLVE_DELAY_DWARF ? KP_SYM_DWARF : 0;
+	if (m != RESOLVE_ELF_DWARF && m != RESOLVE_DELAY_DWARF)
+		return 0;
+	return KP_SYM_DWARF | (p->opts.inlineFrames ? KP_SYM_INLINE : 0);
 }
 
 /* Record a process's modules the first time it is seen, while it is (probably) alive. The
@@ -262,6 +264,13 @@ static int load(struct kp_pmu *p)
 		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
 			       "ringBufferKb %u is too large (at most %u)", p->opts.ringBufferKb,
 			       MAX_RINGBUF_KB);
+	if (p->opts.inlineFrames > 1)
+		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL, "inlineFrames is 0 or 1, not %u",
+			       p->opts.inlineFrames);
+	if (p->opts.inlineFrames && !(sym_flags(p) & KP_SYM_DWARF))
+		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
+			       "inlineFrames needs symbolMode RESOLVE_ELF_DWARF or "
+			       "RESOLVE_DELAY_DWARF: inline frames come from DWARF");
 	if (p->nevents > KP_MAX_EVENTS)
 		return kp_fail(LIBPERF_ERR_INVALID_EVTLIST, -E2BIG,
 			       "%d events: a sampling task holds at most %d", p->nevents,

@@ -241,4 +241,3 @@ void kp_sym_get_stats(struct kp_sym_stats *st)
 	st->units_parsed = sym_inline_units_parsed();
 	sym_unlock();
 }
-

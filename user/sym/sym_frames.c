@@ -63,8 +63,8 @@ void kp_sym_unmark(const struct Symbol *s)
 
 size_t kp_sym_base_len(const char *name)
 {
-	static const char *const clones[] = { ".isra.", ".constprop.", ".part.", ".cold",
-					      ".lto_priv.", ".localalias" };
+	static const char *const clones[] = { ".isra.", ".constprop.", ".part.",
+					      ".cold",	".lto_priv.",  ".localalias" };
 	const char *p, *best = NULL;
 	size_t i;
 

@@ -187,7 +187,8 @@ static int read_exports(Elf *elf, Elf_Scn *dynsym, struct symvec *sv)
 			break;
 		if (!is_function(&s) || GELF_ST_BIND(s.st_info) == STB_LOCAL)
 			continue;
-		if (vdata && gelf_getversym(vdata, (int)i, &v) && ((v & 0x8000) || (v & 0x7fff) == 0))
+		if (vdata && gelf_getversym(vdata, (int)i, &v) &&
+		    ((v & 0x8000) || (v & 0x7fff) == 0))
 			continue;
 		name = elf_strptr(elf, sh.sh_link, s.st_name);
 		if (!name || !*name)
