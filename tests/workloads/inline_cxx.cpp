@@ -9,7 +9,9 @@
  *
  *   inline_cxx            print "chain=0xADDR lambda=0xADDR", then "ready", and wait for
  *                         stdin to close
- *   inline_cxx --ms N     burn CPU in the inlined leaf() for N ms (a profile shows it)
+ *   inline_cxx --ms N [--wait]
+ *                         burn CPU in the inlined leaf() for N ms (a profile shows it);
+ *                         --wait: first wait for a byte on stdin
  */
 #include <cstdio>
 #include <cstdlib>
@@ -87,9 +89,12 @@ int main(int argc, char **argv)
 {
 	char c;
 
-	if (argc == 3 && !strcmp(argv[1], "--ms")) {
-		double end = now_ms() + atof(argv[2]);
+	if (argc >= 3 && !strcmp(argv[1], "--ms")) {
+		double end;
 
+		if (argc > 3 && !strcmp(argv[3], "--wait") && read(0, &c, 1) != 1)
+			return 1;
+		end = now_ms() + atof(argv[2]);
 		while (now_ms() < end)
 			sink = chain(1000000) + (unsigned)with_lambda(1000);
 		return 0;
