@@ -305,7 +305,8 @@ struct sym_file {
 	/* DWARF: the ELF that holds it (the file itself, its debug file, or an image of its
 	 * debug sections decompressed, in dw_image), kept mapped */
 	struct Elf *dw_elf;
-	void *dw_image;
+	void *dw_image; /* sym_dwarf_image_free */
+	size_t dw_image_size;
 	bool has_dwarf; /* a .debug_info was found */
 	bool dwarf_tried;
 	struct Dwarf *dw;
@@ -321,6 +322,7 @@ struct sym_file_ref {
 	pid_t pid; /* to look in /proc/PID/root for debug files; 0: host only */
 	dev_t map_dev; /* from maps or MMAP2, 0 when unknown */
 	uint64_t map_ino;
+	const struct stat *st; /* the caller's stat() of open_path just now, or NULL */
 };
 
 /* The cached file for <ref>: found by (dev, inode, size, mtime) or build-id, else opened and
@@ -397,6 +399,12 @@ const char *sym_dwarf_full_path(Dwarf_Die *cudie, const char *src);
 /* file:line of <vaddr>; 0, or -ENOENT when the DWARF has no line for it */
 int sym_dwarf_line(struct sym_file *f, uint64_t vaddr, const char **file, unsigned *line);
 void sym_dwarf_close(struct sym_file *f);
+/* An ELF image in memory (*out, on *image of *size bytes: sym_dwarf_image_free after elf_end)
+ * holding the debug sections of <elf> that lines and scopes need, inflated; *out NULL when
+ * none is compressed or the file is not one this can lay out (read it in place). -ENOMEM,
+ * -EINVAL for a section that does not inflate to its announced size. */
+int sym_dwarf_image(struct Elf *elf, void **image, size_t *size, struct Elf **out);
+void sym_dwarf_image_free(void *image, size_t size);
 /* tests and benchmarks: inflate with zlib (libelf) instead of libdeflate */
 void sym_dwarf_set_slow_inflate(bool on);
 

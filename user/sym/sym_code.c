@@ -40,13 +40,6 @@ void sym_code_free(void)
 	sym_arena_free(&code_arena);
 }
 
-static bool regular_file(const char *path)
-{
-	struct stat st;
-
-	return path && *path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
 /* The checks libkperf makes before it reads a module (and the codes it gives): the file
  * opens, is not empty, and starts with a valid ELF identification. On success *elf is the
  * file opened with libelf (elf_end it), the descriptor already closed. */
@@ -210,9 +203,10 @@ static int map_code(const char *moduleName, unsigned long startAddr, unsigned fl
 	struct sym_file_ref ref = { 0 };
 	struct sym_file *f = NULL;
 	const char *module;
+	struct stat st;
 	int err;
 
-	if (!regular_file(moduleName))
+	if (!moduleName || !*moduleName || stat(moduleName, &st) || !S_ISREG(st.st_mode))
 		return kp_fail(LIBSYM_ERR_FILE_NOT_RGE, -ENOENT, "%s%s is not a regular file",
 			       moduleName ? "module " : "the module (NULL)",
 			       moduleName ? moduleName : "");
@@ -223,6 +217,7 @@ static int map_code(const char *moduleName, unsigned long startAddr, unsigned fl
 			       startAddr);
 	ref.path = moduleName;
 	ref.open_path = moduleName;
+	ref.st = &st; /* one stat per lookup: the file cache knows it by it */
 	module = sym_intern(moduleName);
 	err = module ? sym_file_get(&ref, KP_SYM_DWARF, &f) : -ENOMEM;
 	if (!err)

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <elfutils/libdw.h>
 #include <dwarf.h>
 
@@ -29,6 +30,7 @@
 #include "sym.h"
 
 #define BACKWARD_SCAN 16 /* overlapping unit ranges are rare: look at a few before */
+#define HUGE_2M ((size_t)2 << 20)
 
 static bool slow_inflate;
 
@@ -147,6 +149,9 @@ static int collect(Elf *elf, struct img_scn **out, size_t *nout)
 			s->data += sizeof(ch);
 			s->len -= sizeof(ch);
 			s->size = ch.ch_size;
+			/* deflate cannot expand more than about 1032:1: a larger claim is a lie */
+			if (ch.ch_size / 1032 > s->len + 64 || ch.ch_size > ((size_t)1 << 40))
+				goto in_place;
 			any_compressed = true;
 		}
 	}
@@ -160,12 +165,47 @@ in_place:
 	return 0;
 }
 
+/* Memory for an image of several MB, written once: in huge pages where the kernel has them
+ * (a fault per 2 MB instead of per 4 KB is a good part of the cost), zeroed by the kernel. */
+static void *image_alloc(size_t size)
+{
+	size_t len = (size + HUGE_2M - 1) & ~(HUGE_2M - 1);
+	char *p;
+
+	if (size < HUGE_2M)
+		return calloc(1, size);
+	p = mmap(NULL, len + HUGE_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	/* keep a 2 MB-aligned window of len bytes */
+	{
+		char *a = (char *)(((uintptr_t)p + HUGE_2M - 1) & ~(uintptr_t)(HUGE_2M - 1));
+
+		if (a > p)
+			munmap(p, (size_t)(a - p));
+		munmap(a + len, (size_t)(p + HUGE_2M - a));
+		p = a;
+	}
+	madvise(p, len, MADV_HUGEPAGE); /* a hint: without THP, 4 KB pages */
+	return p;
+}
+
+void sym_dwarf_image_free(void *image, size_t size)
+{
+	if (!image)
+		return;
+	if (size < HUGE_2M)
+		free(image);
+	else
+		munmap(image, (size + HUGE_2M - 1) & ~(HUGE_2M - 1));
+}
+
 /*
  * Lay the sections out as a minimal ELF: header, section data (8-aligned), the section name
  * table, the section headers. Only what libdw looks at is filled: class, byte order, machine,
  * type, and each section's name, type, offset and size.
  */
-static int build_image(Elf *src, struct img_scn *v, size_t n, void **image, Elf **out)
+static int build_image(Elf *src, struct img_scn *v, size_t n, void **image, size_t *size, Elf **out)
 {
 	struct libdeflate_decompressor *dd = NULL;
 	size_t i, off, names_len = 1, names_off, sh_off, total;
@@ -189,13 +229,13 @@ static int build_image(Elf *src, struct img_scn *v, size_t n, void **image, Elf 
 	names_off = off;
 	sh_off = (names_off + names_len + 7) & ~(size_t)7;
 	total = sh_off + (n + 2) * sizeof(Elf64_Shdr);
-	img = calloc(1, total);
+	img = image_alloc(total);
 	if (!img)
 		return -ENOMEM;
 	if (!slow_inflate) {
 		dd = libdeflate_alloc_decompressor();
 		if (!dd) {
-			free(img);
+			sym_dwarf_image_free(img, total);
 			return -ENOMEM;
 		}
 	}
@@ -239,39 +279,52 @@ static int build_image(Elf *src, struct img_scn *v, size_t n, void **image, Elf 
 	if (dd)
 		libdeflate_free_decompressor(dd);
 	if (err) {
-		free(img);
+		sym_dwarf_image_free(img, total);
 		return err;
 	}
 	*out = elf_memory(img, total);
 	if (!*out) {
-		free(img);
+		sym_dwarf_image_free(img, total);
 		return -EINVAL;
 	}
 	*image = img;
+	*size = total;
 	return 0;
 }
 
-/* Replace f->dw_elf by an image of its wanted debug sections, inflated, when they are
- * compressed. A failure leaves f->dw_elf as it was (libdw inflates it then). */
-static int make_image(struct sym_file *f)
+int sym_dwarf_image(Elf *elf, void **image, size_t *size, Elf **out)
 {
 	struct img_scn *v;
 	size_t n;
-	void *img;
-	Elf *elf;
-	int err = collect(f->dw_elf, &v, &n);
+	int err = collect(elf, &v, &n);
 
+	*out = NULL;
+	*image = NULL;
+	*size = 0;
 	if (err || !n)
 		return err;
-	err = build_image(f->dw_elf, v, n, &img, &elf);
+	err = build_image(elf, v, n, image, size, out);
 	free(v);
+	return err;
+}
+
+/* Replace f->dw_elf by an image of its wanted debug sections, inflated, when they are
+ * compressed. A failure other than ENOMEM leaves f->dw_elf as it was (libdw inflates it). */
+static int make_image(struct sym_file *f)
+{
+	size_t size;
+	void *img;
+	Elf *elf;
+	int err = sym_dwarf_image(f->dw_elf, &img, &size, &elf);
+
 	if (err == -ENOMEM)
 		return err;
-	if (err)
+	if (err || !elf)
 		return 0;
 	elf_end(f->dw_elf);
 	f->dw_elf = elf;
 	f->dw_image = img;
+	f->dw_image_size = size;
 	return 0;
 }
 

@@ -175,7 +175,7 @@ static void file_free(struct sym_file *f)
 	sym_dwarf_close(f);
 	if (f->dw_elf)
 		elf_end(f->dw_elf);
-	free(f->dw_image);
+	sym_dwarf_image_free(f->dw_image, f->dw_image_size);
 	sym_symtab_free(f);
 	free(f->segs);
 	free(f);
@@ -319,7 +319,9 @@ int sym_file_get(const struct sym_file_ref *ref, unsigned flags, struct sym_file
 	if (err)
 		return err;
 	/* fast path: a stat, no open, when the file is known */
-	if (kp_stat_path(ref->open_path, &st) == 0) {
+	if (ref->st)
+		st = *ref->st;
+	if (ref->st || kp_stat_path(ref->open_path, &st) == 0) {
 		f = sym_hmap_get(&by_inode, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
 		if (f && f->size == st.st_size && f->mtime_ns == mtime_ns(&st))
 			goto have;

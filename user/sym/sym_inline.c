@@ -2,14 +2,17 @@
  * sym_inline.c - the functions at an address: the inlined calls around it and the function
  * they were inlined into, each with its name, line and the line where it starts (libdw).
  *
- * A unit's function scopes (subprograms and inlined subroutines) are read once, the first time
- * an address falls in that unit: one entry per DIE (its enclosing scope in the DIE tree, its
- * DW_AT_call_file/call_line, its DW_AT_decl_line) and one per address range, sorted by start,
- * outer before inner, each range knowing the range that contains it. The innermost scope
- * around an address is then the last range starting at or before it, or the first of its
- * containers that reaches it: a binary search and a short walk up, where dwarf_getscopes would
- * read the unit's tree again for every address. The chain of DIEs from there up to the
- * subprogram gives the frames; names are read when a chain first needs them.
+ * Read as little as an address needs. The first time an address falls in a unit, its
+ * functions are listed (subprograms with code, with their ranges; the DIEs inside them are
+ * skipped); the first time an address falls in a function, the scopes inside it (inlined
+ * subroutines, through lexical blocks) are read. Each list is sorted by start, outer before
+ * inner, each range knowing the range that contains it: the innermost scope around an
+ * address is the last range starting at or before it, or the first of its containers that
+ * reaches it - a binary search and a short walk up, where dwarf_getscopes would read the
+ * unit's tree again for every address. The chain of DIEs from there up to the subprogram gives
+ * the frames (DW_AT_call_file/call_line of each inlined call, DW_AT_decl_line of each
+ * function); names are read when a chain first needs them. An address outside every listed
+ * function (a GNU C nested function) makes the whole unit's tree be read once.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -35,18 +38,27 @@ struct scope_die {
 struct scope_range {
 	uint64_t start, end;
 	long die;
-	long parent; /* the range that contains it, -1 */
+	long parent; /* the range of the same list that contains it, -1 */
 	unsigned depth;
+};
+
+/* ranges, sorted, with their containers */
+struct scope_set {
+	struct scope_range *r;
+	size_t n, cap;
 };
 
 struct unit {
 	struct scope_die *dies;
 	size_t ndies, cap_dies;
-	struct scope_range *r;
-	size_t nr, cap_r;
+	struct scope_set top; /* the functions, their DIEs not read inside */
+	struct scope_set **inner; /* per DIE (of a function of top): its scopes, once read */
+	size_t cap_inner;
+	struct scope_set *all; /* the whole tree, when an address was in no function */
 	Dwarf_Files *files; /* of the line program, for call_file; NULL until needed */
 	size_t nfiles;
 	bool files_tried;
+	bool c; /* a C unit: its structs hold no functions */
 };
 
 static unsigned units_parsed;
@@ -67,10 +79,15 @@ static unsigned udata(Dwarf_Die *die, int name)
 }
 
 /* Scopes can hold functions (C++ classes and namespaces hold definitions; blocks hold inlined
- * calls); the other DIEs (variables, parameters, most types) are not walked into. */
-static bool may_hold_scopes(int tag)
+ * calls); the other DIEs (variables, parameters, most types) are not walked into, nor C's
+ * structs (u->c: a C unit). */
+static bool may_hold_scopes(const struct unit *u, int tag)
 {
 	switch (tag) {
+	case DW_TAG_structure_type:
+	case DW_TAG_class_type:
+	case DW_TAG_union_type:
+		return !u->c;
 	case DW_TAG_compile_unit:
 	case DW_TAG_partial_unit:
 	case DW_TAG_namespace:
@@ -80,16 +97,16 @@ static bool may_hold_scopes(int tag)
 	case DW_TAG_lexical_block:
 	case DW_TAG_try_block:
 	case DW_TAG_catch_block:
-	case DW_TAG_structure_type:
-	case DW_TAG_class_type:
-	case DW_TAG_union_type:
 		return true;
 	default:
 		return false;
 	}
 }
 
-static int add_scopes(Dwarf_Die *die, unsigned depth, long fn, struct unit *u)
+/* Record the scopes of the tree at <die> into <set>: with <lazy>, a subprogram's own DIEs
+ * are not walked (its inner scopes are read when an address falls in it). */
+static int add_scopes(Dwarf_Die *die, unsigned depth, long fn, bool lazy, struct unit *u,
+		      struct scope_set *set)
 {
 	Dwarf_Die child;
 	int tag = dwarf_tag(die);
@@ -102,6 +119,7 @@ static int add_scopes(Dwarf_Die *die, unsigned depth, long fn, struct unit *u)
 		struct scope_die *d;
 		int line = 0;
 		long idx;
+		bool any = false;
 
 		if (kp_grow((void **)&u->dies, &u->cap_dies, u->ndies + 1, sizeof(*u->dies)))
 			return -ENOMEM;
@@ -120,18 +138,25 @@ static int add_scopes(Dwarf_Die *die, unsigned depth, long fn, struct unit *u)
 		while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
 			if (end <= start)
 				continue;
-			if (kp_grow((void **)&u->r, &u->cap_r, u->nr + 1, sizeof(*u->r)))
+			if (kp_grow((void **)&set->r, &set->cap, set->n + 1, sizeof(*set->r)))
 				return -ENOMEM;
-			u->r[u->nr++] = (struct scope_range){ start, end, idx, -1, depth };
+			set->r[set->n++] = (struct scope_range){ start, end, idx, -1, depth };
+			any = true;
 		}
+		if (!any && tag == DW_TAG_subprogram) {
+			u->ndies--; /* a declaration, or an abstract instance: no code */
+			return 0;
+		}
+		if (lazy && tag == DW_TAG_subprogram)
+			return 0;
 		fn = idx;
-	} else if (!may_hold_scopes(tag)) {
+	} else if (!may_hold_scopes(u, tag)) {
 		return 0;
 	}
 	if (dwarf_child(die, &child) != 0)
 		return 0;
 	do {
-		int err = add_scopes(&child, depth + 1, fn, u);
+		int err = add_scopes(&child, depth + 1, fn, lazy, u, set);
 
 		if (err)
 			return err;
@@ -150,69 +175,163 @@ static int cmp_range(const void *a, const void *b)
 	return x->depth < y->depth ? -1 : x->depth > y->depth;
 }
 
+static void set_free(struct scope_set *set)
+{
+	if (set) {
+		free(set->r);
+		free(set);
+	}
+}
+
 static void unit_free(struct unit *u)
 {
+	size_t i;
+
 	if (!u)
 		return;
+	for (i = 0; i < u->cap_inner; i++)
+		set_free(u->inner[i]);
+	free(u->inner);
+	set_free(u->all);
+	free(u->top.r);
 	free(u->dies);
-	free(u->r);
 	free(u);
+}
+
+/* sort a list and link each range to the one that contains it */
+static int finish_set(struct scope_set *set)
+{
+	long *stack;
+	size_t i, depth = 0;
+
+	if (!set->n)
+		return 0;
+	qsort(set->r, set->n, sizeof(*set->r), cmp_range);
+	stack = malloc(set->n * sizeof(*stack));
+	if (!stack)
+		return -ENOMEM;
+	for (i = 0; i < set->n; i++) {
+		while (depth && set->r[stack[depth - 1]].end <= set->r[i].start)
+			depth--;
+		/* a partial overlap (not nested): no container */
+		set->r[i].parent = depth && set->r[stack[depth - 1]].end >= set->r[i].end ?
+					   stack[depth - 1] :
+					   -1;
+		stack[depth++] = (long)i;
+	}
+	free(stack);
+	return 0;
 }
 
 static struct unit *unit_of(struct sym_file *f, Dwarf_Die *cudie)
 {
 	uint64_t key = dwarf_dieoffset(cudie);
 	struct unit *u = sym_hmap_get(&f->units, key, 0);
-	long *stack = NULL;
-	size_t i, depth = 0;
 
 	if (u)
 		return u;
 	u = calloc(1, sizeof(*u));
-	if (!u || add_scopes(cudie, 0, -1, u))
-		goto fail;
-	if (u->nr)
-		qsort(u->r, u->nr, sizeof(*u->r), cmp_range);
-	stack = malloc((u->nr + 1) * sizeof(*stack));
-	if (!stack)
-		goto fail;
-	for (i = 0; i < u->nr; i++) {
-		while (depth && u->r[stack[depth - 1]].end <= u->r[i].start)
-			depth--;
-		/* a partial overlap (not nested): no container */
-		u->r[i].parent =
-			depth && u->r[stack[depth - 1]].end >= u->r[i].end ? stack[depth - 1] : -1;
-		stack[depth++] = (long)i;
+	if (u) {
+		int lang = dwarf_srclang(cudie);
+
+		u->c = lang == DW_LANG_C89 || lang == DW_LANG_C || lang == DW_LANG_C99 ||
+		       lang == DW_LANG_C11;
 	}
-	free(stack);
-	stack = NULL;
-	if (sym_hmap_put(&f->units, key, 0, u))
-		goto fail;
+	if (!u || add_scopes(cudie, 0, -1, true, u, &u->top) || finish_set(&u->top) ||
+	    sym_hmap_put(&f->units, key, 0, u)) {
+		unit_free(u);
+		return NULL;
+	}
 	units_parsed++;
 	return u;
-fail:
-	free(stack);
-	unit_free(u);
-	return NULL;
 }
 
-/* the innermost range around <vaddr>, -1 when none */
-static long innermost(const struct unit *u, uint64_t vaddr)
+/* the innermost range of <set> around <vaddr>, -1 when none */
+static long search(const struct scope_set *set, uint64_t vaddr)
 {
-	size_t lo = 0, hi = u->nr;
+	size_t lo = 0, hi = set->n;
 	long i;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (u->r[mid].start <= vaddr)
+		if (set->r[mid].start <= vaddr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (i = (long)lo - 1; i >= 0 && u->r[i].end <= vaddr; i = u->r[i].parent)
+	for (i = (long)lo - 1; i >= 0 && set->r[i].end <= vaddr; i = set->r[i].parent)
 		;
 	return i;
+}
+
+/* the scopes inside function <d> (a DIE of u->top), read now if not yet */
+static struct scope_set *inner_of(struct sym_file *f, struct unit *u, long d)
+{
+	struct scope_set *set;
+	Dwarf_Die die, child;
+	size_t need = (size_t)d + 1;
+
+	if (need > u->cap_inner) {
+		struct scope_set **v = realloc(u->inner, need * 2 * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		memset(v + u->cap_inner, 0, (need * 2 - u->cap_inner) * sizeof(*v));
+		u->inner = v;
+		u->cap_inner = need * 2;
+	}
+	if (u->inner[d])
+		return u->inner[d];
+	set = calloc(1, sizeof(*set));
+	if (!set || !dwarf_offdie(f->dw, u->dies[d].off, &die))
+		goto fail;
+	if (dwarf_child(&die, &child) == 0) {
+		do {
+			if (add_scopes(&child, 1, d, false, u, set))
+				goto fail;
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	if (finish_set(set))
+		goto fail;
+	u->inner[d] = set;
+	return set;
+fail:
+	set_free(set);
+	return NULL;
+}
+
+/* The scopes around <vaddr>, innermost first: *chain gets up to <max> ranges (of the sets
+ * they belong to, copied), the last of them a function's. 0 with *n, -ENOENT, -ENOMEM. */
+static int around(struct sym_file *f, Dwarf_Die *cudie, struct unit *u, uint64_t vaddr,
+		  struct scope_range *chain, unsigned max, unsigned *n)
+{
+	const struct scope_set *set;
+	long r, top;
+
+	*n = 0;
+	top = search(&u->top, vaddr);
+	if (top < 0) {
+		/* in no function listed: the whole tree, once */
+		if (!u->all) {
+			u->all = calloc(1, sizeof(*u->all));
+			if (!u->all || add_scopes(cudie, 0, -1, false, u, u->all) ||
+			    finish_set(u->all))
+				return -ENOMEM;
+		}
+		set = u->all;
+		r = search(set, vaddr);
+	} else {
+		set = inner_of(f, u, u->top.r[top].die);
+		if (!set)
+			return -ENOMEM;
+		r = search(set, vaddr);
+	}
+	for (; r >= 0 && *n < max; r = set->r[r].parent)
+		chain[(*n)++] = set->r[r];
+	if (top >= 0 && *n < max)
+		chain[(*n)++] = u->top.r[top];
+	return *n ? 0 : -ENOENT;
 }
 
 static int name_die(struct sym_file *f, struct scope_die *d)
@@ -258,14 +377,17 @@ static const char *call_file(struct unit *u, Dwarf_Die *cudie, unsigned idx)
 	return src ? sym_dwarf_full_path(cudie, src) : NULL;
 }
 
+#define MAX_CHAIN (2 * SYM_MAX_INLINE) /* ranges around an address: scopes and blocks */
+
 int sym_dwarf_frames(struct sym_file *f, uint64_t vaddr, struct sym_frame *out, unsigned max,
 		     unsigned *n)
 {
+	struct scope_range chain[MAX_CHAIN];
+	long d, prev = -1, fdie[SYM_MAX_INLINE];
+	unsigned i, c, nchain, k = 0;
 	Dwarf_Die cudie;
 	struct unit *u;
-	long r, d, prev = -1, fdie[SYM_MAX_INLINE];
-	unsigned i, k = 0;
-	int err;
+	int err, r;
 
 	*n = 0;
 	if (max > SYM_MAX_INLINE)
@@ -279,14 +401,16 @@ int sym_dwarf_frames(struct sym_file *f, uint64_t vaddr, struct sym_frame *out, 
 	u = unit_of(f, &cudie);
 	if (!u)
 		return -ENOMEM;
-	r = innermost(u, vaddr);
-	if (r < 0) {
+	r = around(f, &cudie, u, vaddr, chain, MAX_CHAIN, &nchain);
+	if (r == -ENOMEM)
+		return r;
+	if (r) {
 		if (err)
 			return err;
 		*n = 1; /* a line but no function scope */
 		return 0;
 	}
-	for (d = u->r[r].die; d >= 0 && k < max; prev = d, d = u->dies[d].parent) {
+	for (d = chain[0].die; d >= 0 && k < max; prev = d, d = u->dies[d].parent) {
 		struct scope_die *sd = &u->dies[d];
 		struct sym_frame *fr = &out[k];
 
@@ -306,14 +430,12 @@ int sym_dwarf_frames(struct sym_file *f, uint64_t vaddr, struct sym_frame *out, 
 		if (!sd->inlined)
 			break;
 	}
-	/* the range of each frame's DIE that holds the address: the chain of ranges from the
-	 * innermost one up holds it */
-	for (; r >= 0; r = u->r[r].parent)
+	/* the range of each frame's DIE that holds the address: in the chain around it */
+	for (c = 0; c < nchain; c++)
 		for (i = 0; i < k; i++)
-			if (fdie[i] == u->r[r].die && !out[i].end && u->r[r].start <= vaddr &&
-			    vaddr < u->r[r].end) {
-				out[i].start = u->r[r].start;
-				out[i].end = u->r[r].end;
+			if (fdie[i] == chain[c].die && !out[i].end) {
+				out[i].start = chain[c].start;
+				out[i].end = chain[c].end;
 			}
 	*n = k;
 	return 0;
@@ -321,9 +443,11 @@ int sym_dwarf_frames(struct sym_file *f, uint64_t vaddr, struct sym_frame *out, 
 
 int sym_dwarf_decl_line(struct sym_file *f, uint64_t vaddr, unsigned *line)
 {
+	struct scope_range chain[MAX_CHAIN];
 	Dwarf_Die cudie;
 	struct unit *u;
-	long r;
+	unsigned n;
+	int err;
 
 	*line = 0;
 	if (!sym_dwarf_find_cu(f, vaddr, &cudie))
@@ -331,10 +455,12 @@ int sym_dwarf_decl_line(struct sym_file *f, uint64_t vaddr, unsigned *line)
 	u = unit_of(f, &cudie);
 	if (!u)
 		return -ENOMEM;
-	r = innermost(u, vaddr);
-	if (r < 0 || !u->dies[u->r[r].die].decl_line)
+	err = around(f, &cudie, u, vaddr, chain, 1, &n);
+	if (err)
+		return err;
+	if (!u->dies[chain[0].die].decl_line)
 		return -ENOENT;
-	*line = u->dies[u->r[r].die].decl_line;
+	*line = u->dies[chain[0].die].decl_line;
 	return 0;
 }
 
