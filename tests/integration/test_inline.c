@@ -47,8 +47,12 @@ static int sample(enum SymbolMode mode, unsigned inline_frames, struct PmuData *
 	char *argv[] = { "inline_cxx", "--ms", "400", "--wait", NULL };
 	char *evts[] = { "cpu-clock" };
 	struct tu_proc w = tu_spawn_v(argv, 0);
-	struct PmuAttr a = { .evtList = evts, .numEvt = 1, .useFreq = 1, .freq = 999,
-			     .callStack = 1, .symbolMode = mode };
+	struct PmuAttr a = { .evtList = evts,
+			     .numEvt = 1,
+			     .useFreq = 1,
+			     .freq = 999,
+			     .callStack = 1,
+			     .symbolMode = mode };
 	int pids[1] = { w.pid }, pd, n;
 
 	cr_assert_gt(w.pid, 0);
@@ -128,8 +132,9 @@ Test(inline_frames, in_delayed_resolution)
 Test(inline_frames, need_dwarf)
 {
 	char *evts[] = { "cpu-clock" };
-	struct PmuAttr a = { .evtList = evts, .numEvt = 1, .useFreq = 1, .freq = 99,
-			     .symbolMode = RESOLVE_ELF };
+	struct PmuAttr a = {
+		.evtList = evts, .numEvt = 1, .useFreq = 1, .freq = 99, .symbolMode = RESOLVE_ELF
+	};
 
 	cr_assert_eq(KperfOpen(SAMPLING, &a, &KPERF_OPTS(KperfPmuOpts, .inlineFrames = 1)), -1);
 	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ATTR);
@@ -148,8 +153,9 @@ static char *record(const char *args, int *status)
 {
 	char cmd[2048];
 
-	snprintf(cmd, sizeof(cmd), "%s/bin/kperf-bpf record -g %s -- %s/workloads/inline_cxx --ms 400",
-		 tu_build(), args, tu_build());
+	snprintf(cmd, sizeof(cmd),
+		 "%s/bin/kperf-bpf record -g %s -- %s/workloads/inline_cxx --ms 400", tu_build(),
+		 args, tu_build());
 	return tu_run(cmd, status);
 }
 

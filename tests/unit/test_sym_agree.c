@@ -42,8 +42,8 @@ static int run_llvm(const char *module, const unsigned long *addrs, int n, struc
 	for (i = 0; i < n; i++)
 		fprintf(f, "%#lx\n", addrs[i]);
 	fclose(f);
-	snprintf(cmd, sizeof(cmd), "llvm-symbolizer --inlining --obj='%s' < %s 2>/dev/null",
-		 module, in);
+	snprintf(cmd, sizeof(cmd), "llvm-symbolizer --inlining --obj='%s' < %s 2>/dev/null", module,
+		 in);
 	f = popen(cmd, "r");
 	cr_assert_not_null(f);
 	i = 0;
@@ -164,8 +164,9 @@ static double agreement(const char *module, const unsigned long *addrs, int n, i
 			fprintf(stderr, "disagreement %s %#lx: %s\n", module, addrs[i], why);
 	}
 	free(l);
-	fprintf(stderr, "agreement with llvm-symbolizer --inlining on %s: %d of %d (%.1f%%), %d "
-			"with inlined frames\n",
+	fprintf(stderr,
+		"agreement with llvm-symbolizer --inlining on %s: %d of %d (%.1f%%), %d "
+		"with inlined frames\n",
 		module, ok, n, 100.0 * ok / n, *inlined);
 	return (double)ok / n;
 }

@@ -127,8 +127,8 @@ Test(sym_inline, template_method_in_a_lambda_in_a_template)
 		{ "operator()", src_line(SRC, "INL_LAMBDA_CALL"), -1, 1 },
 		{ "apply<with_lambda(int)::<lambda(int)> >", src_line(SRC, "INL_APPLY_CALL"),
 		  src_line(SRC, "inline long apply("), 1 },
-		{ "with_lambda(int)", src_line(SRC, "INL_WITH_CALL"), src_line(SRC, "with_lambda(int n)"),
-		  0 },
+		{ "with_lambda(int)", src_line(SRC, "INL_WITH_CALL"),
+		  src_line(SRC, "with_lambda(int n)"), 0 },
 	};
 	struct Stack *st;
 
@@ -310,8 +310,9 @@ Test(sym_inline, bad_arguments)
 
 	cr_assert_null(KperfMapCodeFrames(wl(), 0x1000, &o));
 	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ATTR);
-	cr_assert_str_eq(Perror(),
-			 "KperfSymOpts: dwarf and inlineFrames are 0 or 1 (dwarf 1, inlineFrames 2)");
+	cr_assert_str_eq(
+		Perror(),
+		"KperfSymOpts: dwarf and inlineFrames are 0 or 1 (dwarf 1, inlineFrames 2)");
 	o = (struct KperfSymOpts){ 1 };
 	cr_assert_null(KperfStackToHash(getpid(), &addr, 1, &o));
 	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ATTR);
