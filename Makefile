@@ -250,6 +250,7 @@ $(BUILD)/workloads/utrace_go: $(wildcard tests/workloads/utrace_go/*)
 workloads: $(WORKLOADS) $(WORKLOAD_LIBS) $(GO_WORKLOADS)
 
 test: all $(BUILD)/tests/unit $(BUILD)/tests/integration $(FUZZERS)
+	@$(MAKE) --no-print-directory -s format-check
 	$(MAKE) --no-print-directory test-unit test-integration test-python test-fuzz
 
 test-unit: $(BUILD)/tests/unit workloads
