@@ -17,14 +17,24 @@
 
 #define SRC KPERF_SRCDIR "/tests/workloads/inline_cxx.cpp"
 
-static struct Symbol sym_main = { .addr = 0x1000, .module = "/w/inline_cxx", .symbolName = "main",
-				  .mangleName = "main", .fileName = "x.c", .lineNum = 3 };
-static struct Symbol sym_isra = { .addr = 0x2000, .module = "/w/inline_cxx",
-				  .symbolName = "foo.isra.0", .mangleName = "foo.isra.0",
-				  .fileName = "x.c", .lineNum = 7 };
-static struct Symbol sym_cold = { .addr = 0x3000, .module = "/w/inline_cxx",
-				  .symbolName = "foo.cold", .mangleName = "foo.cold",
-				  .fileName = "x.c", .lineNum = 9 };
+static struct Symbol sym_main = { .addr = 0x1000,
+				  .module = "/w/inline_cxx",
+				  .symbolName = "main",
+				  .mangleName = "main",
+				  .fileName = "x.c",
+				  .lineNum = 3 };
+static struct Symbol sym_isra = { .addr = 0x2000,
+				  .module = "/w/inline_cxx",
+				  .symbolName = "foo.isra.0",
+				  .mangleName = "foo.isra.0",
+				  .fileName = "x.c",
+				  .lineNum = 7 };
+static struct Symbol sym_cold = { .addr = 0x3000,
+				  .module = "/w/inline_cxx",
+				  .symbolName = "foo.cold",
+				  .mangleName = "foo.cold",
+				  .fileName = "x.c",
+				  .lineNum = 9 };
 
 /* records: [leaf, mid, top, chain, main] x 6 samples, [foo.isra.0, main] x 2, [foo.cold,
  * main] x 1 */
@@ -61,12 +71,15 @@ static void build(void)
 		inl[i].next = &inl[i + 1];
 	}
 	inl[4].symbol = &sym_main;
-	recs[0] = (struct PmuData){ .stack = inl, .evt = "cpu-clock", .comm = "wl", .count = 6,
-				    .period = 6000000 };
-	recs[1] = (struct PmuData){ .stack = &isra, .evt = "cpu-clock", .comm = "wl", .count = 2,
-				    .period = 2000000 };
-	recs[2] = (struct PmuData){ .stack = &cold, .evt = "cpu-clock", .comm = "wl", .count = 1,
-				    .period = 1000000 };
+	recs[0] = (struct PmuData){
+		.stack = inl, .evt = "cpu-clock", .comm = "wl", .count = 6, .period = 6000000
+	};
+	recs[1] = (struct PmuData){
+		.stack = &isra, .evt = "cpu-clock", .comm = "wl", .count = 2, .period = 2000000
+	};
+	recs[2] = (struct PmuData){
+		.stack = &cold, .evt = "cpu-clock", .comm = "wl", .count = 1, .period = 1000000
+	};
 }
 
 Test(export_inline, folded_marks_inline_frames_and_groups_clones, .init = build)
@@ -114,7 +127,8 @@ Test(export_inline, summary_names, .init = build)
 Test(export_inline, pprof_one_location_several_lines, .init = build)
 {
 	static const char *const names[] = { "leaf", "mid", "top", "chain(unsigned int)" };
-	const char *const marks[] = { "INL_LEAF", "INL_MID_CALL", "INL_TOP_CALL", "INL_CHAIN_CALL" };
+	const char *const marks[] = { "INL_LEAF", "INL_MID_CALL", "INL_TOP_CALL",
+				      "INL_CHAIN_CALL" };
 	char path[] = "/tmp/kperf-test-XXXXXX";
 	struct kp_profile_meta m = { .event = "cpu-clock", .duration_s = 1.0 };
 	Perftools__Profiles__Profile *p;
@@ -170,7 +184,8 @@ Test(export_inline, json_says_inlined, .init = build)
 				    "stack");
 	cJSON_ArrayForEach(fr, stack)
 	{
-		cr_assert_eq(cJSON_IsTrue(cJSON_GetObjectItem(fr, "inlined")), i < 3, "frame %d", i);
+		cr_assert_eq(cJSON_IsTrue(cJSON_GetObjectItem(fr, "inlined")), i < 3, "frame %d",
+			     i);
 		i++;
 	}
 	cr_assert_eq(i, 5);
