@@ -117,6 +117,48 @@ Test(inline_frames, in_pmu_read_stacks)
 	PmuDataFree(d);
 }
 
+/* perf.data from records with inline frames: each address once in a callchain (the inline
+ * frames share their function's address; perf finds inlined calls itself) */
+Test(inline_frames, perf_data_callchains_have_each_address_once)
+{
+	char *evts[] = { "cpu-clock" };
+	struct PmuAttr a = { .evtList = evts,
+			     .numEvt = 1,
+			     .useFreq = 1,
+			     .freq = 999,
+			     .callStack = 1,
+			     .symbolMode = RESOLVE_ELF_DWARF };
+	char path[64], cmd[256], *out, *line, prev[64] = "";
+	struct PmuData *d = NULL;
+	int n = sample(RESOLVE_ELF_DWARF, 1, &d), status, in_chain = 0;
+	PmuFile f;
+
+	cr_assert_gt(count_chains(d, n), 0);
+	snprintf(path, sizeof(path), "/tmp/kperf-inline-%d.data", getpid());
+	f = PmuBeginWrite(path, &a, 0);
+	cr_assert_not_null(f, "%s", Perror());
+	cr_assert_eq(PmuWriteData(f, d, n), SUCCESS, "%s", Perror());
+	PmuEndWrite(f);
+	PmuDataFree(d);
+	snprintf(cmd, sizeof(cmd), "perf script -i %s -F ip,sym 2>/dev/null", path);
+	out = tu_run(cmd, &status);
+	unlink(path);
+	cr_assert_eq(status, 0);
+	for (line = out; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		char ip[64] = "", sym[256] = "";
+
+		if (sscanf(line, " %63s %255s", ip, sym) < 1 || *line == '\n') {
+			prev[0] = '\0'; /* a blank line ends a sample's callchain */
+			continue;
+		}
+		cr_assert_str_neq(ip, prev, "an address twice in a row: %s", line);
+		snprintf(prev, sizeof(prev), "%s", ip);
+		in_chain += !strcmp(sym, "chain");
+	}
+	cr_assert_gt(in_chain, 0, "no frame of chain() in perf script's callchains");
+	free(out);
+}
+
 Test(inline_frames, in_delayed_resolution)
 {
 	struct PmuData *d = NULL;
