@@ -135,7 +135,7 @@ class PmuAttr(_CAttr):
     includeNewFork, enableUserAccess, enableBpf, enableOnExec, perThread: flags.
     symbolMode: SymbolMode. dataFilter: SpeFilter. evFilter: SpeEventFilter.
     minLatency: SPE minimum latency. branchSampleFilter: BranchSampleFilter flags.
-    cgroupNameList: cgroups to count. enableHwMetric (attribute only, as libkperf's).
+    cgroupNameList: cgroups to count or sample. enableHwMetric (attribute only, as libkperf's).
     kperf-bpf options (KperfPmuOpts), keyword-only: aggregate (SAMPLING: one record per
     distinct stack, counted in the kernel, instead of one per sample), ringBufferKb (ring
     buffer size, 0: default), inlineFrames (with a DWARF symbolMode: each inlined call a
