@@ -12,6 +12,9 @@
  *	struct KperfTraceOpts o = KPERF_OPTS(KperfTraceOpts, .summaryOnly = 1);
  *	int pd = KperfTraceOpen(TRACE_SYS_CALL, &attr, &o);
  *
+ * Markers, activity records and timelines have their own headers, included here:
+ * activity.h, timeline.h (and mstx.h, the markers themselves, included on its own).
+ *
  * The functions follow the API's conventions (pmu.h): -1 or NULL on failure with
  * Perrorno()/Perror() set, arrays owned by the caller until their *Free.
  */
@@ -20,9 +23,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "activity.h"
 #include "pcerrc.h"
 #include "pmu.h"
 #include "symbol.h"
+#include "timeline.h"
 
 #ifdef __cplusplus
 extern "C" {
