@@ -43,6 +43,10 @@ struct kp_sideband {
 
 static bool wanted(struct kp_sideband *sb, uint32_t pid)
 {
+	/* the kernel gives pids of the opener's PID namespace: 0 is a process outside it
+	 * (whose samples are pid -1, resolved without user symbols) */
+	if (!pid)
+		return false;
 	return sb->all || kp_map_get(&sb->procs, (void *)(uintptr_t)pid);
 }
 
@@ -185,7 +189,7 @@ static void handle(struct kp_sideband *sb, const struct perf_event_header *h)
 	case PERF_RECORD_FORK: {
 		const struct sb_fork *f = body;
 
-		if (len < sizeof(*f) || f->pid == f->ppid || !wanted(sb, f->ppid))
+		if (len < sizeof(*f) || f->pid == f->ppid || !f->pid || !wanted(sb, f->ppid))
 			break;
 		if (!sb->all)
 			want(sb, f->pid); /* the children of targets are targets */
