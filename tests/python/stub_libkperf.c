@@ -130,8 +130,8 @@ EXPORT int PmuOpen(enum PmuTaskType type, struct PmuAttr *a)
 	    a->period, a->freq, a->useFreq, a->excludeUser, a->excludeKernel, a->symbolMode,
 	    a->callStack, a->blockedSample, (unsigned long)a->dataFilter, a->evFilter,
 	    a->minLatency, a->includeNewFork, a->branchSampleFilter, a->excludeGuest,
-	    a->excludeHost, a->enableUserAccess, a->enableBpf, a->enableHwMetric, a->enableOnExec,
-	    a->perThread);
+	    a->excludeHost, a->enableUserAccess, a->enableBpf, a->enableHwMetric,
+	    a->enableOnExec, a->perThread);
 	ok();
 	return 3;
 }
