@@ -20,11 +20,11 @@
 
 TestSuite(pidns_in, .timeout = 180);
 
-#define INNER()                                                                          \
-	do {                                                                             \
-		if (!getenv("KPERF_PIDNS_INNER"))                                        \
+#define INNER()                                                                              \
+	do {                                                                                 \
+		if (!getenv("KPERF_PIDNS_INNER"))                                            \
 			cr_skip_test("runs inside a PID namespace, started by suite pidns"); \
-		cr_assert(!kp_pidns_is_host(), "not inside a PID namespace");           \
+		cr_assert(!kp_pidns_is_host(), "not inside a PID namespace");                \
 	} while (0)
 
 /* the syscalls workload traced by its pid (the namespace's) with the C API: exact */
@@ -340,8 +340,9 @@ static struct tu_proc spawn_nested(const char *args, pid_t *child)
 	struct tu_proc u;
 	int i;
 
-	snprintf(cmd, sizeof(cmd), "exec unshare --pid --fork --mount-proc %s/workloads/syscalls %s",
-		 tu_build(), args);
+	snprintf(cmd, sizeof(cmd),
+		 "exec unshare --pid --fork --mount-proc %s/workloads/syscalls %s", tu_build(),
+		 args);
 	u = tu_spawn_v(argv, 0);
 	cr_assert_gt(u.pid, 0);
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", u.pid, u.pid);

@@ -84,8 +84,8 @@ Test(pidns, a_pid_reused_after_exit)
 Test(pidns, what_the_namespace_does_not_contain)
 {
 	/* a host process busy with getppid, which the namespace cannot see */
-	char *argv[] = { "syscalls", "--getppid", "2000000000", "--writes", "0", "--fails", "0",
-			 NULL };
+	char *argv[] = { "syscalls", "--getppid", "2000000000", "--writes",
+			 "0",	     "--fails",	  "0",		NULL };
 	struct tu_proc host = tu_spawn_v(argv, 0);
 	char env[64];
 
@@ -171,8 +171,8 @@ static struct tu_proc spawn_contained(const char *dir, char *const argv[], pid_t
 			if ((mkdir(root, 0755) && errno != EEXIST) ||
 			    mount("none", root, "tmpfs", 0, NULL))
 				_exit(121);
-			snprintf(exe, sizeof(exe), "cp -a '%s'/. '%s'/ 2>/dev/null; rm -rf '%s/r'", dir,
-				 root, root);
+			snprintf(exe, sizeof(exe), "cp -a '%s'/. '%s'/ 2>/dev/null; rm -rf '%s/r'",
+				 dir, root, root);
 			if (system(exe) || chdir(root) || mkdir("old", 0755) ||
 			    syscall(SYS_pivot_root, ".", "old") || chdir("/") ||
 			    umount2("/old", MNT_DETACH) || rmdir("/old") ||
@@ -195,7 +195,8 @@ static struct tu_proc spawn_contained(const char *dir, char *const argv[], pid_t
 	if (read(rep[0], child, sizeof(*child)) != (ssize_t)sizeof(*child) ||
 	    tu_wait_blocked(*child)) {
 		kill(u.pid, SIGKILL);
-		cr_assert_fail("the contained workload did not start (exit status %d)", tu_wait(&u));
+		cr_assert_fail("the contained workload did not start (exit status %d)",
+			       tu_wait(&u));
 	}
 	close(rep[0]);
 	return u;
