@@ -119,20 +119,18 @@ Test(pidns, proc_of_another_namespace_is_refused)
 
 /* ---- from the host: a process of a namespace with a root of its own ---- */
 
-/* a root in <dir> for the workloads: them, libwl.so, the libraries ldd lists, /dev/null and
- * /proc to mount the namespace's on */
+/* a root in <dir> for the workloads: them, libwl.so beside them, /dev/null, and where to mount
+ * /proc and the system's libraries (bind_system) */
 static void fill_root(char *dir, size_t size)
 {
-	char cmd[16 * PATH_MAX + 1024];
+	char cmd[16 * PATH_MAX];
 	struct stat st;
 
 	snprintf(dir, size, "/tmp/kperf-pidns-root-%d", getpid());
 	snprintf(cmd, sizeof(cmd),
 		 "rm -rf '%1$s' && mkdir -p '%1$s/proc' '%1$s/dev' && "
 		 "cp '%2$s/workloads/syscalls' '%2$s/workloads/cpuburn' '%2$s/workloads/libwl.so' "
-		 "'%1$s/' && for f in $(ldd '%2$s/workloads/syscalls' '%2$s/workloads/cpuburn' | "
-		 "grep -o '/[^ ]*' | grep -v ':$' | sort -u); do mkdir -p '%1$s'$(dirname $f) && "
-		 "cp -L $f '%1$s'$f; done",
+		 "'%1$s/'",
 		 dir, tu_build());
 	cr_assert_eq(system(cmd), 0, "%s", cmd);
 	snprintf(cmd, sizeof(cmd), "%s/dev/null", dir);
@@ -141,10 +139,40 @@ static void fill_root(char *dir, size_t size)
 		     strerror(errno));
 }
 
+/* the system's libraries and loader in <root> (of a new mount namespace): /usr, /lib* bound
+ * there, or the same symlinks (a merged /usr). 0 or -1. */
+static int bind_system(const char *root)
+{
+	static const char *const dirs[] = { "usr", "lib", "lib64", "lib32" };
+	char from[16], to[PATH_MAX + 16], link[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+	size_t i;
+
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(from, sizeof(from), "/%s", dirs[i]);
+		snprintf(to, sizeof(to), "%s/%s", root, dirs[i]);
+		if (lstat(from, &st))
+			continue;
+		if (S_ISLNK(st.st_mode)) {
+			n = readlink(from, link, sizeof(link) - 1);
+			if (n <= 0)
+				return -1;
+			link[n] = '\0';
+			if (symlink(link, to))
+				return -1;
+		} else if (mkdir(to, 0755) || mount(from, to, NULL, MS_BIND | MS_REC, NULL)) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* The init of a new PID namespace, in a new mount namespace whose root is a tmpfs filled from
- * <dir> (mounted nowhere else: its files are reached from here through /proc/PID/root only),
- * running /<argv[0]> <argv...>. Returns the process of this side that waits for it (stdin a
- * pipe: tu_go releases a --wait workload); *child is the init's pid here. */
+ * <dir>, with the system's libraries bound in (the tmpfs is mounted nowhere else: the
+ * workload's file is reached from here through /proc/PID/root only), running /<argv[0]>
+ * <argv...>. Returns the process of this side that waits for it (stdin a pipe: tu_go
+ * releases a --wait workload); *child is the init's pid here. */
 static struct tu_proc spawn_contained(const char *dir, char *const argv[], pid_t *child)
 {
 	struct tu_proc u = { -1, -1, -1 };
@@ -173,7 +201,7 @@ static struct tu_proc spawn_contained(const char *dir, char *const argv[], pid_t
 				_exit(121);
 			snprintf(exe, sizeof(exe), "cp -a '%s'/. '%s'/ 2>/dev/null; rm -rf '%s/r'",
 				 dir, root, root);
-			if (system(exe) || chdir(root) || mkdir("old", 0755) ||
+			if (system(exe) || bind_system(root) || chdir(root) || mkdir("old", 0755) ||
 			    syscall(SYS_pivot_root, ".", "old") || chdir("/") ||
 			    umount2("/old", MNT_DETACH) || rmdir("/old") ||
 			    mount("proc", "/proc", "proc", 0, NULL))
