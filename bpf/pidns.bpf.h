@@ -129,6 +129,16 @@ static __always_inline __u32 kp_pidns_task_tgid(const struct task_struct *task)
 		return BPF_CORE_READ(task, tgid);
 	return kp_pidns_walk(task, true);
 }
+
+/* The thread <task> (in a tp_btf or raw_tp event, whose task is not always the current one)
+ * as the caller names it; KP_PID_OUTSIDE when the caller does not see it, or no more (a
+ * task whose pid was released) */
+static __always_inline __u32 kp_pidns_task_tid(const struct task_struct *task)
+{
+	if (!kp_pidns.on)
+		return BPF_CORE_READ(task, pid);
+	return kp_pidns_walk(task, false);
+}
 #else
 /* The same, in a PID namespace only (the objects without CO-RE ask it only there: in the
  * initial namespace, their programs read pids from the tracepoint records). */

@@ -106,7 +106,20 @@ class PmuAttr(ctypes.Structure):
 
 
 class KperfPmuOpts(ctypes.Structure):
-    _fields_ = [("sz", ctypes.c_size_t), ("aggregate", c_uint), ("ringBufferKb", c_uint)]
+    _fields_ = [
+        ("sz", ctypes.c_size_t),
+        ("aggregate", c_uint),
+        ("ringBufferKb", c_uint),
+        ("inlineFrames", c_uint),
+    ]
+
+
+class KperfSymOpts(ctypes.Structure):
+    _fields_ = [("sz", ctypes.c_size_t), ("dwarf", c_uint), ("inlineFrames", c_uint)]
+
+
+class KperfSymbolInfo(ctypes.Structure):
+    _fields_ = [("sz", ctypes.c_size_t), ("inlined", c_uint), ("baseNameLen", c_uint)]
 
 
 class PmuTraceAttr(ctypes.Structure):
@@ -372,6 +385,8 @@ ALL = {
     "EvtAttr": EvtAttr,
     "PmuAttr": PmuAttr,
     "KperfPmuOpts": KperfPmuOpts,
+    "KperfSymOpts": KperfSymOpts,
+    "KperfSymbolInfo": KperfSymbolInfo,
     "PmuTraceAttr": PmuTraceAttr,
     "KperfTraceOpts": KperfTraceOpts,
     "KperfTraceDataExt": KperfTraceDataExt,

@@ -282,11 +282,12 @@ static uint64_t stat_table_count(const char *out, const char *event)
 	return v;
 }
 
-/* PmuOpen(COUNTING) and `kperf-bpf stat -p NSPID`: the exact getppid count */
+/* PmuOpen(COUNTING), its BPF mode, and `kperf-bpf stat -p NSPID`: the exact getppid count */
 Test(pidns_in, stat_by_pid)
 {
 	char *evts[] = { "syscalls:sys_enter_getppid" };
 	char *argv[] = { "syscalls", "--wait", NULL };
+	char *bpf_argv[] = { "syscalls", "--wait", "--threads", "2", "--children", "1", NULL };
 	struct PmuAttr a = { .evtList = evts, .numEvt = 1 };
 	struct tu_proc w;
 	struct PmuData *d = NULL;
@@ -314,6 +315,29 @@ Test(pidns_in, stat_by_pid)
 	cr_assert_eq(total, 50000);
 	PmuDataFree(d);
 	PmuClose(pd);
+
+	/* BPF mode: charged at each switch to the thread's slot, by its namespace tid; the
+	 * threads and the child created after the open too */
+	w = tu_spawn_v(bpf_argv, 0);
+	pids[0] = w.pid;
+	a.enableBpf = 1;
+	pd = PmuOpen(COUNTING, &a);
+	cr_assert_gt(pd, 0, "PmuOpen (enableBpf): %d %s", Perrorno(), Perror());
+	cr_assert_eq(PmuEnable(pd), 0, "%s", Perror());
+	tu_go(&w);
+	cr_assert_eq(tu_wait(&w), 0);
+	PmuDisable(pd);
+	n = PmuRead(pd, &d);
+	cr_assert_gt(n, 0, "PmuRead: %s", Perror());
+	for (i = 0, total = 0; i < n; i++) {
+		cr_assert_eq(d[i].pid, pids[0]);
+		cr_assert(d[i].tid >= pids[0] && d[i].tid < 1000, "tid %d", d[i].tid);
+		total += d[i].count;
+	}
+	cr_assert_eq(total, 4 * 50000, "2 threads, in the process and in its child: %lu", total);
+	PmuDataFree(d);
+	PmuClose(pd);
+	a.enableBpf = 0;
 
 	w = tu_spawn_v(argv, 0);
 	out = ns_cli_by_pid(&w, "stat -e syscalls:sys_enter_getppid -I 100", &status);

@@ -130,8 +130,8 @@ EXPORT int PmuOpen(enum PmuTaskType type, struct PmuAttr *a)
 	    a->period, a->freq, a->useFreq, a->excludeUser, a->excludeKernel, a->symbolMode,
 	    a->callStack, a->blockedSample, (unsigned long)a->dataFilter, a->evFilter,
 	    a->minLatency, a->includeNewFork, a->branchSampleFilter, a->excludeGuest,
-	    a->excludeHost, a->enableUserAccess, a->enableBpf, a->enableHwMetric,
-	    a->enableOnExec, a->perThread);
+	    a->excludeHost, a->enableUserAccess, a->enableBpf, a->enableHwMetric, a->enableOnExec,
+	    a->perThread);
 	ok();
 	return 3;
 }
@@ -141,7 +141,8 @@ EXPORT int KperfOpen(enum PmuTaskType type, struct PmuAttr *a, const struct Kper
 	int pd = PmuOpen(type, a), n = (int)strlen(last_attr);
 
 	if (pd > 0 && o)
-		ADD(" aggregate=%u ringBufferKb=%u sz=%zu", o->aggregate, o->ringBufferKb, o->sz);
+		ADD(" aggregate=%u ringBufferKb=%u inlineFrames=%u sz=%zu", o->aggregate,
+		    o->ringBufferKb, o->inlineFrames, o->sz);
 	return pd;
 }
 

@@ -40,6 +40,7 @@ int kp_launch_stop(struct kp_launch *l, int *status);
 #define TRACE_STORE 16384
 
 struct kp_evwin;
+#define KP_EVWIN_RECORDS 32768 /* the reorder window of --events: 56 bytes each, 1.75 MiB */
 /* Records printed to <out> in <format> (export.h's kp_format), in start order through a
  * fixed window. NULL when out of memory. */
 struct kp_evwin *kp_evwin_new(FILE *out, int format);
@@ -48,6 +49,8 @@ struct kp_evwin *kp_evwin_new(FILE *out, int format);
 int kp_evwin_read(struct kp_evwin *w, int pd, bool until_empty);
 /* Print what the window still holds. */
 void kp_evwin_flush(struct kp_evwin *w);
+/* Records printed after one that started later (they arrived when the window had passed). */
+long kp_evwin_late(const struct kp_evwin *w);
 void kp_evwin_free(struct kp_evwin *w);
 
 /* ---- common.c ---- */

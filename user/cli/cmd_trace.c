@@ -433,6 +433,11 @@ int cmd_trace(int argc, char **argv)
 		kp_evwin_read(window, pd, true);
 		kp_evwin_flush(window);
 		kp_report_events_end(out, o.format);
+		if (kp_evwin_late(window))
+			fprintf(stderr,
+				"kperf-bpf trace: %ld records arrived after the %d-record window had "
+				"passed their start and are printed out of start order\n",
+				kp_evwin_late(window), KP_EVWIN_RECORDS);
 	}
 	print_summary(out, pd, &o, false, start_ms, attach_ms);
 	err = kp_out_commit(report);

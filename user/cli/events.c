@@ -6,7 +6,8 @@
  * arrives after a thousand short calls that started later. They are held in a min-heap by
  * start time and printed once a call WINDOW_NS newer has been seen, or when the window is
  * full (then the oldest goes first). A record that arrives older than one already printed
- * is printed at once: out of order, but not held without bound. Memory is therefore the
+ * is printed at once: out of order, but not held without bound, and counted (`late`) so the
+ * user is told how many lines are out of order (kp_evwin_late). Memory is therefore the
  * library's store (TRACE_STORE records) and this window, whatever the rate of calls; what
  * the ring buffer cannot hold meanwhile is dropped in the kernel and reported as dropped.
  */
@@ -19,7 +20,7 @@
 #include "kperf/kperf.h"
 #include "trace/trace.h"
 
-#define WINDOW_RECORDS 32768 /* 56 bytes each: 1.75 MiB */
+#define WINDOW_RECORDS KP_EVWIN_RECORDS
 #define WINDOW_NS 250000000LL /* a quarter of a second of calls */
 #define BATCHES_PER_TICK 16 /* then the caller looks at the clock and at Ctrl-C */
 
@@ -38,6 +39,8 @@ struct kp_evwin {
 	size_t n;
 	int64_t newest; /* the latest start seen */
 	int64_t t0; /* the first printed start: times are printed from it */
+	int64_t last; /* the latest start printed */
+	long late; /* records printed after one that started later */
 	bool first;
 };
 
@@ -86,7 +89,11 @@ static void print(struct kp_evwin *w, const struct ev *e)
 		d.funcs = name;
 	}
 	if (w->first)
-		w->t0 = e->start;
+		w->t0 = w->last = e->start;
+	if (e->start < w->last)
+		w->late++;
+	else
+		w->last = e->start;
 	kp_report_event(w->out, w->format, &d, &x, w->t0, w->first);
 	w->first = false;
 }
@@ -123,7 +130,7 @@ static void push(struct kp_evwin *w, const struct ev *e)
 	struct ev tmp;
 	size_t i;
 
-	if (!w->first && e->start < w->t0) {
+	if (!w->first && e->start < w->last) {
 		print(w, e); /* later than its turn: at once */
 		return;
 	}
@@ -179,4 +186,9 @@ void kp_evwin_flush(struct kp_evwin *w)
 {
 	while (w->n)
 		pop_print(w);
+}
+
+long kp_evwin_late(const struct kp_evwin *w)
+{
+	return w->late;
 }
