@@ -174,16 +174,16 @@ static double measure(enum config cfg, long n)
 	case SUMMARY:
 	case PER_CALL:
 	case OTHER_TRACED: {
-		struct PmuTraceAttr a = { .pidList = pids,
-					  .numPid = 1,
-					  .summaryOnly = cfg != PER_CALL };
+		struct PmuTraceAttr a = { .pidList = pids, .numPid = 1 };
+		struct KperfTraceOpts x =
+			KPERF_OPTS(KperfTraceOpts, .summaryOnly = cfg != PER_CALL);
 		struct PmuTraceStats st;
 
 		if (cfg == OTHER_TRACED) {
 			other = spawn_loop(1);
 			pids[0] = other.pid;
 		}
-		pd = PmuTraceOpen(TRACE_SYS_CALL, &a);
+		pd = KperfTraceOpen(TRACE_SYS_CALL, &a, &x);
 		if (pd < 0 || PmuTraceEnable(pd)) {
 			fprintf(stderr, "kperf-bpf: %s\n", Perror());
 			return -1;

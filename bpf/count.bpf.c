@@ -12,12 +12,14 @@
  * cgroup of `cgroups` it is in, its own or an ancestor (cgroup mode). Userspace runs the
  * same program on each CPU (BPF_PROG_TEST_RUN) before it reads, to charge the tasks that
  * are on a CPU right now. Sums are per CPU and only ever grow; userspace takes deltas.
+ * Threads are named as the caller sees them (pidns.bpf.h).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "count.h"
+#include "pidns.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -120,8 +122,9 @@ static __always_inline void charge(__u32 slot, __u32 evt, const struct kp_count_
 	sum->running += d->running;
 }
 
-SEC("raw_tp/sched_switch")
-int kp_count_switch(void *ctx)
+/* charge what the CPU's counters advanced since the previous call to the current task,
+ * thread <tid> (pid mode) */
+static __always_inline int account(__u32 tid)
 {
 	__u32 cpu = bpf_get_smp_processor_id(), evt, zero = 0;
 	struct scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
@@ -132,7 +135,6 @@ int kp_count_switch(void *ctx)
 	if (by_cgroup) {
 		n = cgroup_slots(sc);
 	} else {
-		__u32 tid = (__u32)bpf_get_current_pid_tgid();
 		__u32 *slot = bpf_map_lookup_elem(&owners, &tid);
 
 		if (slot) {
@@ -165,15 +167,23 @@ int kp_count_switch(void *ctx)
 	return 0;
 }
 
+SEC("raw_tp/sched_switch")
+int kp_count_switch(void *ctx)
+{
+	return account(by_cgroup ? 0 : (__u32)kp_pidns_current());
+}
+
 /* a thread or process created by a counted thread is counted in its creator's slot */
 SEC("raw_tp/task_newtask")
 int BPF_PROG(kp_count_newtask, struct task_struct *task)
 {
-	__u32 parent = (__u32)bpf_get_current_pid_tgid();
-	__u32 child = (__u32)BPF_CORE_READ(task, pid);
-	__u32 *slot;
+	__u32 parent, child, *slot;
 
 	if (by_cgroup)
+		return 0;
+	parent = (__u32)kp_pidns_current();
+	child = kp_pidns_task_tid(task);
+	if (child == KP_PID_OUTSIDE)
 		return 0;
 	slot = bpf_map_lookup_elem(&owners, &parent);
 	if (slot) {
@@ -192,5 +202,20 @@ int BPF_PROG(kp_count_free, struct task_struct *task)
 
 	if (!by_cgroup)
 		bpf_map_delete_elem(&owners, &tid);
+	return 0;
+}
+
+/* In a PID namespace a task's pid there is gone before its last switch (released at its
+ * exit): it is charged, and forgotten, when it exits instead (it is the current task). The
+ * little it runs after that is charged to no one. */
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(kp_count_exit, struct task_struct *task)
+{
+	__u32 tid = (__u32)kp_pidns_current();
+
+	if (by_cgroup)
+		return 0;
+	account(tid);
+	bpf_map_delete_elem(&owners, &tid);
 	return 0;
 }

@@ -14,6 +14,9 @@
  * ring buffer. Records that cannot be reserved and samples that cannot be counted are
  * counted themselves. kp_tp_fork / kp_tp_exit keep the process filter up to date.
  *
+ * Processes and threads are named as the caller sees them (pidns.bpf.h): in the keys, the
+ * records (their common_pid included) and the tracepoint filter.
+ *
  * Which event of the task fired comes from the attach cookie. Kernels before 5.15 have
  * none: there kp_sample_by_id finds the event by its perf event id (event_ids, filled by
  * userspace), and each tracepoint gets its own copy of the program (kp_tp_record_N).
@@ -24,6 +27,7 @@
 #include <bpf/bpf_core_read.h>
 #include "sample.h"
 #include "bounds.h"
+#include "pidns.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -119,14 +123,11 @@ static __always_inline __s32 stack_id(void *ctx, __u64 flags)
 	return (__s32)id;
 }
 
-static __always_inline void fill_common(void *ctx, __u32 evt, __u64 *tgid_tid, __u32 *cpu,
-					__s32 *kstack, __s32 *ustack)
+static __always_inline void fill_common(void *ctx, __u32 *cpu, __s32 *kstack, __s32 *ustack)
 {
-	*tgid_tid = bpf_get_current_pid_tgid();
 	*cpu = bpf_get_smp_processor_id();
 	*kstack = cfg.kernel_stack ? stack_id(ctx, 0) : -1;
 	*ustack = cfg.user_stack ? stack_id(ctx, BPF_F_USER_STACK) : -1;
-	(void)evt;
 }
 
 static __always_inline __u64 wakeup_flags(void)
@@ -144,7 +145,8 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, __u32 evt)
 	void *map;
 
 	key.evt = evt;
-	fill_common(ctx, key.evt, &id, &key.cpu, &key.kstack, &key.ustack);
+	id = kp_pidns_current();
+	fill_common(ctx, &key.cpu, &key.kstack, &key.ustack);
 	key.tgid = id >> 32;
 	key.tid = (__u32)id;
 	if (key.kstack < 0 && key.ustack < 0)
@@ -238,9 +240,8 @@ static __always_inline __u32 raw_size(void *ctx, const volatile struct kp_evt_cf
 	return size;
 }
 
-static __always_inline bool tp_wanted(void)
+static __always_inline bool tp_wanted(__u64 id)
 {
-	__u64 id = bpf_get_current_pid_tgid();
 	__u32 target = cfg.filter_tid ? (__u32)id : (__u32)(id >> 32);
 
 	/* the collector's own hits are kept (as perf and libkperf do): it reads at most a few
@@ -288,7 +289,8 @@ static __always_inline int tp_record(void *ctx, __u32 evt)
 	struct scratch *s;
 	__u64 id;
 
-	if (!tp_wanted())
+	id = kp_pidns_current();
+	if (!tp_wanted(id))
 		return 0;
 	if (cfg.ncgroups && !in_any_cgroup())
 		return 0;
@@ -300,7 +302,7 @@ static __always_inline int tp_record(void *ctx, __u32 evt)
 	if (!s)
 		return 0;
 	size = raw_size(ctx, e);
-	fill_common(ctx, evt, &id, &s->hdr.cpu, &s->hdr.kstack, &s->hdr.ustack);
+	fill_common(ctx, &s->hdr.cpu, &s->hdr.kstack, &s->hdr.ustack);
 	s->hdr.ts = bpf_ktime_get_ns();
 	s->hdr.period = 1;
 	s->hdr.ip = 0;
@@ -368,10 +370,10 @@ _Static_assert(KP_TP_SLOTS == 8, "one kp_tp_record_N per slot");
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(kp_tp_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	__u32 ptgid = kp_pidns_task_tgid(parent), ctgid = kp_pidns_task_tgid(child);
 	__u8 one = 1;
 
-	if (ptgid != ctgid && bpf_map_lookup_elem(&targets, &ptgid))
+	if (ptgid != ctgid && ctgid != KP_PID_OUTSIDE && bpf_map_lookup_elem(&targets, &ptgid))
 		bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
 	return 0;
 }
@@ -383,7 +385,7 @@ int BPF_PROG(kp_tp_exit, struct task_struct *p)
 
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
-	tgid = BPF_CORE_READ(p, tgid);
+	tgid = kp_pidns_task_tgid(p);
 	bpf_map_delete_elem(&targets, &tgid);
 	return 0;
 }

@@ -10,6 +10,9 @@
  * Built twice: as is (tp_btf + task storage, needs kernel BTF) and with KPERF_COMPAT
  * (classic raw_syscalls tracepoints + an LRU hash keyed by tid, no CO-RE at all), so
  * kernels without BTF still work.
+ *
+ * Processes are named as the caller sees them (pidns.bpf.h): the targets, the summary keys
+ * and the records hold pids of the caller's PID namespace.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -17,6 +20,10 @@
 #include <bpf/bpf_core_read.h>
 #include "syscall.h"
 #include "bounds.h"
+#ifdef KPERF_COMPAT
+#define KP_PIDNS_NO_CORE 1
+#endif
+#include "pidns.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -113,8 +120,10 @@ static __always_inline __u32 log2_u64(__u64 v)
 }
 
 /* the filters, cheapest first; no map is written before they pass */
-static __always_inline bool traced(__u32 tgid, long nr)
+static __always_inline bool traced(long nr)
 {
+	__u32 tgid;
+
 	if (nr < 0)
 		return false;
 	if (cfg.filter_syscall) {
@@ -132,6 +141,9 @@ static __always_inline bool traced(__u32 tgid, long nr)
 		if (!(cfg.cpu_mask[KP_BOUND(cpu >> 6, KP_CPU_WORDS - 1)] & (1ULL << (cpu & 63))))
 			return false;
 	}
+	/* the process as the caller names it: only the calls the cheaper filters let through
+	 * pay for a translation (none in the initial namespace) */
+	tgid = kp_pidns_current() >> 32;
 	if (tgid == cfg.self_tgid)
 		return false;
 	if (cfg.filter_pid) {
@@ -188,13 +200,13 @@ static __always_inline void classify_fd(struct kp_task_state *st, long nr, long 
 
 static __always_inline void on_enter(long nr, long arg0)
 {
-	__u64 id = bpf_get_current_pid_tgid();
 	struct kp_task_state *st;
 
-	if (!traced(id >> 32, nr))
+	if (!traced(nr))
 		return;
 #ifdef KPERF_COMPAT
-	__u32 tid = (__u32)id;
+	/* the kernel's own tid: the in-flight state is per thread, whatever its namespace */
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct kp_task_state init = { .start_ns = bpf_ktime_get_ns(), .nr = nr, .fd = arg0 };
 
 	if (bpf_map_update_elem(&task_state, &tid, &init, BPF_ANY))
@@ -280,11 +292,11 @@ static __always_inline void emit_record(__u64 id, const struct kp_task_state *st
 
 static __always_inline void on_exit(long ret)
 {
-	__u64 id = bpf_get_current_pid_tgid(), now, start, dur;
+	__u64 id, now, start, dur;
 	struct kp_task_state *st, copy;
 
 #ifdef KPERF_COMPAT
-	__u32 tid = (__u32)id;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 
 	st = bpf_map_lookup_elem(&task_state, &tid);
 #else
@@ -297,6 +309,7 @@ static __always_inline void on_exit(long ret)
 	st->start_ns = 0;
 	start = copy.start_ns;
 	dur = now - start;
+	id = kp_pidns_current();
 	update_summary(id >> 32, copy.nr, dur, ret);
 	if (cfg.record_events)
 		emit_record(id, &copy, start, dur, ret);
@@ -309,8 +322,10 @@ static __always_inline void follow_fork(__u32 ptgid, __u32 ctgid)
 	__u8 *state;
 	__u8 v;
 
-	if (ptgid == ctgid)
-		return; /* a new thread: already covered by its tgid */
+	/* a new thread: already covered by its tgid; a child the caller cannot see (its
+	 * parent cannot be a target then either) */
+	if (ptgid == ctgid || ctgid == KP_PID_OUTSIDE)
+		return;
 	state = bpf_map_lookup_elem(&targets, &ptgid);
 	if (!state)
 		return;
@@ -355,6 +370,7 @@ int kp_sys_exit(struct kp_raw_sys_exit *ctx)
 	return 0;
 }
 
+/* in the initial namespace: the child's pid is in the record */
 SEC("tracepoint/sched/sched_process_fork")
 int kp_proc_fork(void *ctx)
 {
@@ -367,17 +383,26 @@ int kp_proc_fork(void *ctx)
 	return 0;
 }
 
+/* in a PID namespace: the record's child_pid is the initial namespace's, the child's pid in
+ * the caller's namespace is read from its task (with the offsets of the kernel's BTF) */
+SEC("raw_tracepoint/sched_process_fork")
+int kp_proc_fork_ns(struct bpf_raw_tracepoint_args *ctx)
+{
+	follow_fork(kp_pidns_current() >> 32, kp_pidns_task_tgid((const void *)ctx->args[1]));
+	return 0;
+}
+
 SEC("tracepoint/sched/sched_process_exec")
 int kp_proc_exec(void *ctx)
 {
-	arm_on_exec(bpf_get_current_pid_tgid() >> 32);
+	arm_on_exec(kp_pidns_current() >> 32);
 	return 0;
 }
 
 SEC("tracepoint/sched/sched_process_exit")
 int kp_proc_exit(void *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)kp_pidns_current();
 
 	bpf_map_delete_elem(&targets, &tid);
 	return 0;
@@ -404,14 +429,21 @@ int BPF_PROG(kp_sys_exit, struct pt_regs *regs, long ret)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(kp_proc_fork, struct task_struct *parent, struct task_struct *child)
 {
-	follow_fork(BPF_CORE_READ(parent, tgid), BPF_CORE_READ(child, tgid));
+	follow_fork(kp_pidns_task_tgid(parent), kp_pidns_task_tgid(child));
+	return 0;
+}
+
+/* the compat object's program for a PID namespace: here kp_proc_fork does both */
+SEC("raw_tracepoint/sched_process_fork")
+int kp_proc_fork_ns(struct bpf_raw_tracepoint_args *ctx)
+{
 	return 0;
 }
 
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(kp_proc_exec, struct task_struct *p)
 {
-	arm_on_exec(BPF_CORE_READ(p, tgid));
+	arm_on_exec(kp_pidns_task_tgid(p));
 	return 0;
 }
 
@@ -423,7 +455,7 @@ int BPF_PROG(kp_proc_exit, struct task_struct *p)
 	/* forget the process when its last thread exits (signal->live already dropped) */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
-	tgid = BPF_CORE_READ(p, tgid);
+	tgid = kp_pidns_task_tgid(p);
 	bpf_map_delete_elem(&targets, &tgid);
 	return 0;
 }

@@ -4,16 +4,19 @@
  *
  * One program, attached by userspace as a uprobe at each function entry and at each return
  * instruction of the functions asked for, per traced process, with the probe's site as attach
- * cookie where the kernel has cookies. A hit is filtered by process, then recorded (time,
- * address, thread, cpu, comm, site, and the Go g register when asked) in a ring buffer. A
- * record that cannot be reserved is counted. Nothing here needs BTF: registers are read at
- * the fixed offsets of user_regs.h and no kernel struct is touched, so it loads on any kernel
- * with ring buffers (5.8+).
+ * cookie where the kernel has cookies. A hit is filtered by process (as the caller names it:
+ * pidns.bpf.h), then recorded (time, address, thread, cpu, comm, site, and the Go g register
+ * when asked) in a ring buffer. A record that cannot be reserved is counted. Nothing here
+ * needs BTF: registers are read at the fixed offsets of user_regs.h, and the kernel structs
+ * a PID namespace needs read at offsets userspace finds in the kernel's BTF when it has one,
+ * so it loads on any kernel with ring buffers (5.8+).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "user_regs.h"
 #include "utrace_event.h"
+#define KP_PIDNS_NO_CORE 1
+#include "pidns.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -52,7 +55,7 @@ int kp_utrace_hit(void *ctx)
 
 	if (!enabled)
 		return 0;
-	id = bpf_get_current_pid_tgid();
+	id = kp_pidns_current();
 	tgid = id >> 32;
 	/* the probes are attached per process already; this also holds on kernels whose
 	 * uprobe filter lets other processes mapping the file through */

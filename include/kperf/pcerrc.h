@@ -166,6 +166,7 @@ extern "C" {
 #define KPERF_ERR_NOT_ENABLED 2014 /* an operation that needs an enabled task */
 #define KPERF_ERR_INVALID_BDF 2015 /* not returned: LIBPERF_ERR_INVALID_BDF_VALUE and others */
 #define KPERF_ERR_NOT_SUPPORTED 2016 /* a libkperf option kperf-bpf does not implement */
+#define KPERF_ERR_PROC_PIDNS 2021 /* /proc belongs to another PID namespace than the caller's */
 
 #define UNKNOWN_ERROR 9999
 

@@ -158,6 +158,7 @@ class Error:
     KPERF_ERR_NOT_ENABLED = 2014
     KPERF_ERR_INVALID_BDF = 2015  # not returned: LIBPERF_ERR_INVALID_BDF_VALUE and others
     KPERF_ERR_NOT_SUPPORTED = 2016
+    KPERF_ERR_PROC_PIDNS = 2021  # /proc belongs to another PID namespace than the caller's
 
     UNKNOWN_ERROR = 9999
 

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "core/core.h"
+#include "core/pidns.h"
 #include "kperf/kperf.h"
 
 static void usage(FILE *f)
@@ -88,6 +89,13 @@ int cmd_features(int argc, char **argv)
 	printf(" kernel   %s\n", kp_kernel_release());
 	printf(" BTF      %s\n", btf ? btf : "none");
 	printf(" lockdown %s\n", kp_lockdown_mode(mode, sizeof(mode)) == 0 ? mode : "unknown");
+	if (kp_pidns_is_host())
+		printf(" pid ns   initial (pids are the kernel's own)\n");
+	else
+		printf(" pid ns   %s (pids are this namespace's%s)\n", kp_pidns_name(),
+		       kp_pidns_check_proc() ? "; /proc is ANOTHER namespace's: mount its own" :
+					       "");
+	kp_clear();
 	printf("\n %-45s %-5s %s\n", "feature", "here", "since");
 	for (f = 0; f < KP_FEAT_MAX; f++)
 		printf(" %-45s %-5s %s\n", kp_feature_name(f), kp_have(f) ? "yes" : "no",

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "pidns.h"
 #include "kperf/pcerrc.h"
 
 #ifndef CAP_PERFMON
@@ -186,8 +187,19 @@ int kp_pid_tgid(pid_t pid)
 	if (pid <= 0)
 		return kp_fail(LIBPERF_ERR_INVALID_PIDLIST, -EINVAL,
 			       "pid %d is not valid: pids are positive", (int)pid);
+	/* pids are the caller's namespace's: /proc must show that namespace */
+	err = kp_pidns_check_proc();
+	if (err)
+		return err;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	err = kp_read_file(path, &buf, NULL);
+	if (err && !kp_pidns_is_host())
+		return kp_fail(
+			LIBPERF_ERR_INVALID_PIDLIST, -ESRCH,
+			"no process or thread with pid %d exists in this PID namespace "
+			"(%s, where kperf-bpf runs): pids are the namespace's, and a process "
+			"outside it cannot be a target from here",
+			(int)pid, kp_pidns_name());
 	if (err)
 		return kp_fail(LIBPERF_ERR_INVALID_PIDLIST, -ESRCH,
 			       "no process or thread with pid %d exists", (int)pid);

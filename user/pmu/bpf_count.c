@@ -25,6 +25,7 @@
 #include <bpf/libbpf.h>
 
 #include "core/core.h"
+#include "core/pidns.h"
 #include "kperf/pcerrc.h"
 #include "topo/topo.h"
 #include "pmu.h"
@@ -121,11 +122,18 @@ static int load(struct kp_bpf_count *b)
 	skel->rodata->nevents = (__u32)b->nevents;
 	skel->rodata->ncpus = (__u32)b->ncpus_possible;
 	skel->rodata->by_cgroup = b->by_cgroup;
+	/* threads as the caller names them (a PID namespace's tids) */
+	err = kp_pidns_bpf_config((struct kp_pidns_cfg *)&skel->rodata->kp_pidns, false);
+	if (err)
+		return err;
 	bpf_map__set_max_entries(skel->maps.events, (__u32)(b->nevents * b->ncpus_possible));
 	bpf_map__set_max_entries(skel->maps.sums, (__u32)(b->nslots * (size_t)b->nevents));
 	bpf_map__set_max_entries(skel->maps.cgroups, b->by_cgroup ? (__u32)b->nslots : 1);
 	bpf_program__set_autoload(skel->progs.kp_count_newtask, !b->by_cgroup);
-	bpf_program__set_autoload(skel->progs.kp_count_free, !b->by_cgroup);
+	bpf_program__set_autoload(skel->progs.kp_count_free,
+				  !b->by_cgroup && !skel->rodata->kp_pidns.on);
+	bpf_program__set_autoload(skel->progs.kp_count_exit,
+				  !b->by_cgroup && skel->rodata->kp_pidns.on);
 	err = count_bpf__load(skel);
 	if (err)
 		return kp_bpf_load_error("counting (enableBpf)", err);

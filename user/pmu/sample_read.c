@@ -18,6 +18,7 @@
 #include <bpf/libbpf.h>
 
 #include "core/core.h"
+#include "core/pidns.h"
 #include "kperf/pcerrc.h"
 #include "sym/sym.h"
 #include "topo/topo.h"
@@ -279,7 +280,7 @@ static int add_record(struct kp_pmu *p, struct kp_data_builder *b, const struct 
 	d.groupId = p->group_ids[evt];
 	if (p->ncgroups && cgroup < (unsigned)p->ncgroups)
 		d.cgroupName = p->cgroup_names[cgroup];
-	d.comm = comm;
+	d.comm = kp_pidns_comm(k->tgid, comm);
 	d.period = v->period;
 	d.count = v->count;
 	d.countPercent = -1;

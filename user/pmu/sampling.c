@@ -29,6 +29,7 @@
 #include <bpf/libbpf.h>
 
 #include "core/core.h"
+#include "core/pidns.h"
 #include "kperf/pcerrc.h"
 #include "sym/sym.h"
 #include "tracefs/tracefs.h"
@@ -213,6 +214,10 @@ static int load(struct kp_pmu *p)
 	if (!skel)
 		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
 			       "cannot open the sampling BPF object");
+	/* the programs name processes as the caller does (a PID namespace's pids) */
+	err = kp_pidns_bpf_config((struct kp_pidns_cfg *)&skel->rodata->kp_pidns, false);
+	if (err)
+		return err;
 	skel->rodata->cfg.kernel_stack = p->attr.callStack && !p->attr.excludeKernel;
 	skel->rodata->cfg.user_stack = p->attr.callStack && !p->attr.excludeUser;
 	skel->rodata->cfg.timeline = !p->opts.aggregate;

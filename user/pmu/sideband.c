@@ -1,7 +1,7 @@
 /*
  * sideband.c - what the symbol resolver needs to know while samples are taken: the
- * executable mappings, execs and forks of processes (PERF_RECORD_MMAP2, COMM with
- * COMM_EXEC, FORK), as perf record collects them.
+ * executable mappings, execs, forks and exits of processes (PERF_RECORD_MMAP2, COMM with
+ * COMM_EXEC, FORK, EXIT), as perf record collects them.
  *
  * Without it, a process that execs after it was first seen, loads a library, or exits
  * before its samples are read would resolve to [unknown]. One dummy software event per
@@ -43,6 +43,10 @@ struct kp_sideband {
 
 static bool wanted(struct kp_sideband *sb, uint32_t pid)
 {
+	/* the kernel gives pids of the opener's PID namespace: 0 is a process outside it
+	 * (whose samples are pid -1, resolved without user symbols) */
+	if (!pid)
+		return false;
 	return sb->all || kp_map_get(&sb->procs, (void *)(uintptr_t)pid);
 }
 
@@ -185,11 +189,24 @@ static void handle(struct kp_sideband *sb, const struct perf_event_header *h)
 	case PERF_RECORD_FORK: {
 		const struct sb_fork *f = body;
 
-		if (len < sizeof(*f) || f->pid == f->ppid || !wanted(sb, f->ppid))
+		if (len < sizeof(*f) || f->pid == f->ppid || !f->pid || !wanted(sb, f->ppid))
 			break;
 		if (!sb->all)
 			want(sb, f->pid); /* the children of targets are targets */
 		kp_sym_fork(f->ppid, f->pid);
+		break;
+	}
+	case PERF_RECORD_EXIT: {
+		const struct sb_fork *f = body;
+		struct kp_map_slot *slot;
+
+		/* a target that exited is no target any more: a process that gets its pid
+		 * later must not replace its mappings (its samples resolve after the exit) */
+		if (sb->all || len < sizeof(*f) || f->pid != f->tid || !wanted(sb, f->pid))
+			break;
+		slot = kp_map_slot(&sb->procs, (void *)(uintptr_t)f->pid, NULL);
+		if (slot)
+			slot->val = NULL;
 		break;
 	}
 	case PERF_RECORD_LOST:

@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 
 #include "core/core.h"
+#include "core/pidns.h"
 #include "kperf/pcerrc.h"
 #include "kperf/pmu.h"
 #include "tracefs/tracefs.h"
@@ -27,10 +28,11 @@
 #define PROG_FORK 2
 #define PROG_EXEC 3
 #define PROG_PEXIT 4
-#define NPROGS 5
+#define PROG_FORK_NS 5 /* the fallback's kp_proc_fork in a PID namespace */
+#define NPROGS 6
 
-static const char *const prog_names[NPROGS] = { "kp_sys_enter", "kp_sys_exit", "kp_proc_fork",
-						"kp_proc_exec", "kp_proc_exit" };
+static const char *const prog_names[NPROGS] = { "kp_sys_enter", "kp_sys_exit",	"kp_proc_fork",
+						"kp_proc_exec", "kp_proc_exit", "kp_proc_fork_ns" };
 
 struct kp_sys_bpf {
 	struct syscall_bpf *skel;
@@ -62,11 +64,26 @@ static void set_bit(volatile __u64 *mask, unsigned bit)
 }
 
 static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
-		     const struct kp_sys_bpf_opts *o)
+		     struct kp_pidns_cfg *pidns, const struct kp_sys_bpf_opts *o)
 {
 	struct bpf_map *m;
+	bool fork_ns;
 	unsigned i;
+	int err;
 
+	/* pids are the caller's namespace's; the fallback has no CO-RE: it walks to tasks of
+	 * other namespaces with the offsets of the kernel's BTF */
+	err = kp_pidns_bpf_config(pidns, b->compat);
+	if (err)
+		return err;
+	fork_ns = b->compat && pidns->on;
+	if (fork_ns && o->follow_fork && !pidns->have_offsets)
+		return kp_fail(LIBPERF_ERR_KERNEL_NOT_SUPPORT, -ENOTSUP,
+			       "following new processes from inside a PID namespace (%s) on kernel "
+			       "%s, with the raw_syscalls fallback, needs the kernel's BTF to find "
+			       "their pids, and there is none (/sys/kernel/btf/vmlinux or "
+			       "KPERF_BPF_BTF): trace them by pid, or from the host",
+			       kp_pidns_name(), kp_kernel_release());
 	/* the tracer's own syscalls would feed back into what it traces: skip them when
 	 * tracing everything; a caller that names its own pid gets its own pid traced */
 	cfg->self_tgid = o->ntgids || !o->exclude_self ? 0 : (__u32)getpid();
@@ -100,7 +117,7 @@ static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
 				       KP_CPU_WORDS * 64);
 		set_bit(cfg->cpu_mask, (unsigned)o->cpus[i]);
 	}
-	if (b->compat && o->follow_fork) {
+	if (b->compat && o->follow_fork && !fork_ns) {
 		struct kp_tp_format *fmt;
 		const struct kp_tp_field *f;
 		int err = kp_tp_format_load("sched", "sched_process_fork", &fmt);
@@ -136,7 +153,8 @@ static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
 	}
 	/* process-tree programs only when they have work: each one is a cost on every fork,
 	 * exec or exit of the machine */
-	bpf_program__set_autoload(b->progs[PROG_FORK], o->follow_fork);
+	bpf_program__set_autoload(b->progs[PROG_FORK], o->follow_fork && !fork_ns);
+	bpf_program__set_autoload(b->progs[PROG_FORK_NS], o->follow_fork && fork_ns);
 	bpf_program__set_autoload(b->progs[PROG_EXEC], o->from_exec);
 	bpf_program__set_autoload(b->progs[PROG_PEXIT], o->ntgids > 0);
 	return 0;
@@ -189,6 +207,7 @@ static int load_variant(struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o, b
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = btf_custom);
 	volatile struct kp_sys_config *cfg;
+	struct kp_pidns_cfg *pidns;
 	int err;
 
 	b->compat = compat;
@@ -198,14 +217,16 @@ static int load_variant(struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o, b
 			return -errno;
 		b->obj = b->cskel->obj;
 		cfg = &b->cskel->rodata->cfg;
+		pidns = (struct kp_pidns_cfg *)&b->cskel->rodata->kp_pidns;
 	} else {
 		b->skel = syscall_bpf__open_opts(&oo);
 		if (!b->skel)
 			return -errno;
 		b->obj = b->skel->obj;
 		cfg = &b->skel->rodata->cfg;
+		pidns = (struct kp_pidns_cfg *)&b->skel->rodata->kp_pidns;
 	}
-	err = configure(b, cfg, o);
+	err = configure(b, cfg, pidns, o);
 	if (err)
 		return err;
 	err = compat ? syscall_compat_bpf__load(b->cskel) : syscall_bpf__load(b->skel);

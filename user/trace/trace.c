@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "core/core.h"
+#include "core/pidns.h"
 #include "kperf/kperf.h"
 #include "trace.h"
 
@@ -33,7 +34,7 @@
 /* records kept between two reads by default (56 bytes each: 448 MiB); beyond, they wait in
  * the ring buffer */
 #define MAX_STORED_RECORDS (8U << 20)
-#define NAME_SLOT 24 /* "syscall_1023" or a comm, NUL included */
+#define NAME_SLOT 24 /* "syscall_1023", a comm or KP_PIDNS_OUTSIDE_COMM, NUL included */
 
 _Static_assert(KP_HIST_SLOTS == KPERF_HIST_SLOTS, "histogram slots differ");
 
@@ -450,6 +451,19 @@ static const char *syscall_label(int nr, char *slot)
 	return slot;
 }
 
+/* the comm of a record into a NAME_SLOT: its own, or the label of processes the caller's PID
+ * namespace does not contain (pid -1: all of them share one summary row per syscall) */
+static void comm_label(char *slot, uint32_t tgid, const char *comm)
+{
+	_Static_assert(sizeof(KP_PIDNS_OUTSIDE_COMM) <= NAME_SLOT, "label too long");
+	if (tgid == KP_PID_OUTSIDE) {
+		memcpy(slot, KP_PIDNS_OUTSIDE_COMM, sizeof(KP_PIDNS_OUTSIDE_COMM));
+		return;
+	}
+	memcpy(slot, comm, KP_COMM_LEN);
+	slot[KP_COMM_LEN] = '\0';
+}
+
 KP_EXPORT int PmuTraceRead(int pd, struct PmuTraceData **out)
 {
 	struct kp_sys_event *recs;
@@ -495,8 +509,7 @@ KP_EXPORT int PmuTraceRead(int pd, struct PmuTraceData **out)
 			const struct kp_sys_event *e = &recs[i];
 			char *comm = pool + i * 2 * NAME_SLOT, *name = comm + NAME_SLOT;
 
-			memcpy(comm, e->comm, KP_COMM_LEN);
-			comm[KP_COMM_LEN] = '\0';
+			comm_label(comm, e->tgid, e->comm);
 			d[i] = (struct PmuTraceData){
 				.funcs = syscall_label((int)e->nr, name),
 				.startTs = (int64_t)e->start_ns,
@@ -596,8 +609,7 @@ KP_EXPORT int PmuTraceReadSummary(int pd, struct PmuTraceSummary **out)
 		pool = (char *)(s + n) + (size_t)i * 2 * NAME_SLOT;
 		comm = pool;
 		name = pool + NAME_SLOT;
-		memcpy(comm, r->stat.comm, KP_COMM_LEN);
-		comm[KP_COMM_LEN] = '\0';
+		comm_label(comm, r->key.tgid, r->stat.comm);
 		s[i] = (struct PmuTraceSummary){
 			.funcs = syscall_label((int)r->key.nr, name),
 			.nr = (int)r->key.nr,

@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "core/core.h"
+#include "core/pidns.h"
 #include "kperf/pcerrc.h"
 #include "utrace.h"
 #include "skel/utrace.skel.h"
@@ -107,6 +108,10 @@ int kp_ut_bpf_open(const struct kp_ut_bpf_opts *o, struct kp_ut_bpf **out)
 		err = -errno;
 		goto fail;
 	}
+	/* processes as the caller names them; no CO-RE here: offsets from the kernel's BTF */
+	err = kp_pidns_bpf_config((struct kp_pidns_cfg *)&b->skel->rodata->kp_pidns, true);
+	if (err)
+		goto fail;
 	b->skel->rodata->cfg.filter_pid = o->ntgids > 0;
 	b->skel->rodata->cfg.fetch_g = o->fetch_g;
 	b->use_cookie = have_attach_cookie();
