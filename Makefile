@@ -48,9 +48,9 @@ PYTHON     ?= /usr/bin/python3
 SANITIZE   ?=
 
 # libraries every userspace object may use; why each one is there: README.md "Dependencies"
-PKGS       := libbpf libelf libdw zlib libcjson libprotobuf-c capstone
+PKGS       := libbpf libelf libdw zlib libdeflate libcjson libprotobuf-c capstone
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz -lcjson -lprotobuf-c -lcapstone)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz -ldeflate -lcjson -lprotobuf-c -lcapstone)
 
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
@@ -59,8 +59,12 @@ CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
 LDFLAGS    += $(SANITIZE)
 LDLIBS     := $(PKG_LIBS) -lstdc++ -lpthread -ldl -lm
 
+# the host compiler's system directories, searched last (as libbpf-bootstrap does): libbpf's
+# usdt.bpf.h includes <linux/errno.h>, whose <asm/errno.h> lives in the multiarch directory
+CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
+	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf \
-	      -Wall -Werror -Wno-unused-function
+	      -Wall -Werror -Wno-unused-function $(CLANG_BPF_SYS_INCLUDES)
 
 # modules: every folder of user/ is part of the library except the programs
 PROGRAM_MODULES := cli agent
@@ -89,7 +93,7 @@ WORKLOAD_LIBS := $(patsubst tests/workloads/lib%.c,$(BUILD)/workloads/lib%.so,$(
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
-.PHONY: all lib cli deps deps-cross deps-kernels test test-unit test-integration test-python \
+.PHONY: all lib cli deps deps-node deps-cross deps-kernels test test-unit test-integration test-python \
 	test-fuzz test-kernels demo install clean vmlinux asan format format-check bench help \
 	workloads fuzz
 
@@ -101,6 +105,7 @@ cli: $(CLI)
 
 help:
 	@echo "make deps         install the Debian packages kperf-bpf needs (apt-get)"
+	@echo "make deps-node    node, npm and tests/node's npm packages (speedscope; part of deps)"
 	@echo "make deps-cross   ... and what make ARCH=arm64 needs (adds dpkg's arm64 architecture)"
 	@echo "make deps-kernels ... and what make test-kernels needs (qemu, kmod, mmdebstrap)"
 	@echo "make [all]        BPF objects, skeletons, libkperf-bpf.{so,a}, kperf-bpf, test workloads"
@@ -120,15 +125,15 @@ help:
 
 # ---- dependencies ----
 
-DEB_PKGS := make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
+DEB_PKGS := make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libdeflate-dev \
 	    libcjson-dev libprotobuf-c-dev protobuf-c-compiler libcriterion-dev python3 python3-pytest pkg-config \
 	    linux-libc-dev systemtap-sdt-dev elfutils binutils golang-go clang-format \
-	    libcapstone-dev binutils-aarch64-linux-gnu linux-perf
+	    libcapstone-dev binutils-aarch64-linux-gnu linux-perf libc6-dbg
 
 # the cross toolchain and the arm64 libraries to link against (criterion: see CROSS_ROOT)
 DEB_PKGS_CROSS := gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross \
-	    libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64 libcjson-dev:arm64 \
-	    libprotobuf-c-dev:arm64 libcapstone-dev:arm64 mmdebstrap
+	    libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64 libdeflate-dev:arm64 libcjson-dev:arm64 \
+	    libprotobuf-c-dev:arm64 libcapstone-dev:arm64 systemtap-sdt-dev:arm64 mmdebstrap
 # the kernel matrix: emulators, and what tests/kernels/fetch.sh uses to make an initramfs
 DEB_PKGS_KERNELS := qemu-system-x86 qemu-system-arm kmod cpio xz-utils zstd
 
@@ -145,6 +150,26 @@ endef
 
 deps:
 	$(call install-missing,$(DEB_PKGS))
+	@$(MAKE) --no-print-directory deps-node
+
+# Node and npm (Debian's, unless a node with its npm is already there: nodesource's nodejs
+# ships npm and conflicts with Debian's package), then the npm packages of tests/node:
+# speedscope, the real consumer the timeline tests load their Chrome traces with
+NODE_DIR := tests/node
+NODE_MODULES := $(NODE_DIR)/node_modules/.package-lock.json
+
+deps-node:
+	@if command -v node >/dev/null && command -v npm >/dev/null; then \
+		echo "deps-node: node $$(node --version) and npm $$(npm --version 2>/dev/null) present"; \
+	else \
+		echo "installing: nodejs npm"; export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -qq && apt-get install -y -qq --no-install-recommends nodejs npm; \
+	fi
+	@$(MAKE) --no-print-directory $(NODE_MODULES)
+
+$(NODE_MODULES): $(NODE_DIR)/package.json $(NODE_DIR)/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is missing: run make deps" >&2; exit 1; }
+	cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error
 
 deps-cross: deps
 	@dpkg --print-foreign-architectures | grep -qx arm64 || \
@@ -224,14 +249,23 @@ $(BUILD)/workloads/lib%.so: tests/workloads/lib%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WL_CFLAGS) -shared -fPIC -o $@ $<
 
-$(BUILD)/workloads/%: tests/workloads/%.c $(WORKLOAD_LIBS)
+WL_KPERF = -Iinclude -L$(BUILD)/lib -lkperf-bpf -Wl,-rpath,'$$ORIGIN/../lib' $(SANITIZE)
+# a workload whose first lines say uses_lib links libwl.so; uses_kperf, libkperf-bpf.so (the
+# mstx markers), found next door in ../lib
+$(BUILD)/workloads/%: tests/workloads/%.c $(WORKLOAD_LIBS) $(BUILD)/lib/libkperf-bpf.so
 	@mkdir -p $(dir $@)
 	$(CC) $(WL_CFLAGS) -o $@ $< -L$(BUILD)/workloads -Wl,-rpath,'$$ORIGIN' \
-		$(if $(findstring uses_lib,$(shell head -c 200 $<)),-lwl,) -lm
+		$(if $(findstring uses_lib,$(shell head -c 200 $<)),-lwl,) \
+		$(if $(findstring uses_kperf,$(shell head -c 200 $<)),$(WL_KPERF),) -lm
 
 $(BUILD)/workloads/%: tests/workloads/%.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(WL_CFLAGS) -o $@ $<
+
+# the inline frame tests need real inlining: -O2, not the workloads' -fno-inline
+$(BUILD)/workloads/inline_cxx: tests/workloads/inline_cxx.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) -g -O2 -fno-omit-frame-pointer $(WL_ARCH_CFLAGS) -Wall -o $@ $<
 
 # a Go workload (UTrace's fetchG), built only where Go is installed; its test skips otherwise
 GO         := $(shell command -v go 2>/dev/null)
@@ -254,7 +288,7 @@ test-unit: $(BUILD)/tests/unit workloads
 test-integration: $(BUILD)/tests/integration workloads $(CLI)
 	KPERF_BUILD=$(abspath $(BUILD)) $(BUILD)/tests/integration --jobs 1
 
-test-python: lib workloads $(CLI)
+test-python: lib workloads $(CLI) $(NODE_MODULES)
 	@if [ -d tests/python ] && ls tests/python/test_*.py >/dev/null 2>&1; then \
 		KPERF_BUILD=$(abspath $(BUILD)) KPERF_BPF_LIB=$(abspath $(BUILD))/lib/libkperf-bpf.so \
 		PYTHONPATH=python $(PYTHON) -m pytest -q tests/python; \

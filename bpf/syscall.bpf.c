@@ -145,7 +145,48 @@ static __always_inline bool traced(__u32 tgid, long nr)
 	return true;
 }
 
-static __always_inline void on_enter(long nr)
+#ifndef KPERF_COMPAT
+#define KP_S_IFMT 00170000
+#define KP_S_IFSOCK 0140000
+#define KP_S_IFIFO 0010000
+
+/* What file descriptor <fd> of the current task is (socket, pipe, other) and its inode, for
+ * the calls of fd_mask: read through task->files->fdt, which the call itself pins while it
+ * runs. */
+static __always_inline void classify_fd(struct kp_task_state *st, long nr, long fd)
+{
+	struct task_struct *task;
+	struct fdtable *fdt;
+	struct file **fds, *f = NULL;
+	struct inode *inode;
+	__u32 mode;
+
+	st->fd_kind = KP_FD_NONE;
+	st->fd_ino = 0;
+	if (!cfg.classify_fd || nr >= KP_SYSCALL_WORDS * 64 ||
+	    !(cfg.fd_mask[KP_BOUND(nr >> 6, KP_SYSCALL_WORDS - 1)] & (1ULL << (nr & 63))))
+		return;
+	st->fd_kind = KP_FD_OTHER;
+	task = bpf_get_current_task_btf();
+	fdt = BPF_CORE_READ(task, files, fdt);
+	if (!fdt || fd < 0 || (__u64)fd >= BPF_CORE_READ(fdt, max_fds))
+		return;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
+		return;
+	inode = BPF_CORE_READ(f, f_inode);
+	mode = BPF_CORE_READ(inode, i_mode) & KP_S_IFMT;
+	if (mode == KP_S_IFSOCK)
+		st->fd_kind = KP_FD_SOCKET;
+	else if (mode == KP_S_IFIFO)
+		st->fd_kind = KP_FD_PIPE;
+	else
+		return;
+	st->fd_ino = BPF_CORE_READ(inode, i_ino);
+}
+#endif
+
+static __always_inline void on_enter(long nr, long arg0)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct kp_task_state *st;
@@ -154,7 +195,7 @@ static __always_inline void on_enter(long nr)
 		return;
 #ifdef KPERF_COMPAT
 	__u32 tid = (__u32)id;
-	struct kp_task_state init = { .start_ns = bpf_ktime_get_ns(), .nr = nr };
+	struct kp_task_state init = { .start_ns = bpf_ktime_get_ns(), .nr = nr, .fd = arg0 };
 
 	if (bpf_map_update_elem(&task_state, &tid, &init, BPF_ANY))
 		count(KP_CNT_STATE_FULL);
@@ -167,6 +208,8 @@ static __always_inline void on_enter(long nr)
 		return;
 	}
 	st->nr = nr;
+	st->fd = arg0;
+	classify_fd(st, nr, arg0);
 	st->start_ns = bpf_ktime_get_ns();
 #endif
 }
@@ -204,7 +247,8 @@ static __always_inline void update_summary(__u32 tgid, __u32 nr, __u64 dur, long
 	s->hist[KP_BOUND(slot, KP_HIST_BPF_SLOTS - 1)]++;
 }
 
-static __always_inline void emit_record(__u64 id, __u32 nr, __u64 start, __u64 dur, long ret)
+static __always_inline void emit_record(__u64 id, const struct kp_task_state *st, __u64 start,
+					__u64 dur, long ret)
 {
 	struct kp_sys_event *e;
 	__u64 flags = BPF_RB_NO_WAKEUP;
@@ -222,7 +266,10 @@ static __always_inline void emit_record(__u64 id, __u32 nr, __u64 start, __u64 d
 	e->tgid = id >> 32;
 	e->tid = (__u32)id;
 	e->cpu = bpf_get_smp_processor_id();
-	e->nr = nr;
+	e->nr = st->nr;
+	e->fd = st->fd;
+	e->fd_kind = st->fd_kind;
+	e->fd_ino = st->fd_ino;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	/* wake the reader only when enough is waiting: one wake-up per call would cost
 	 * more than the tracing itself; the reader also polls on a timer */
@@ -234,8 +281,7 @@ static __always_inline void emit_record(__u64 id, __u32 nr, __u64 start, __u64 d
 static __always_inline void on_exit(long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid(), now, start, dur;
-	struct kp_task_state *st;
-	__u32 nr;
+	struct kp_task_state *st, copy;
 
 #ifdef KPERF_COMPAT
 	__u32 tid = (__u32)id;
@@ -247,13 +293,13 @@ static __always_inline void on_exit(long ret)
 	if (!st || !st->start_ns)
 		return;
 	now = bpf_ktime_get_ns();
-	start = st->start_ns;
-	nr = st->nr;
+	copy = *st;
 	st->start_ns = 0;
+	start = copy.start_ns;
 	dur = now - start;
-	update_summary(id >> 32, nr, dur, ret);
+	update_summary(id >> 32, copy.nr, dur, ret);
 	if (cfg.record_events)
-		emit_record(id, nr, start, dur, ret);
+		emit_record(id, &copy, start, dur, ret);
 }
 
 /* ---- process tree: follow forks, arm on exec, forget on exit ---- */
@@ -298,7 +344,7 @@ struct kp_raw_sys_exit {
 SEC("tracepoint/raw_syscalls/sys_enter")
 int kp_sys_enter(struct kp_raw_sys_enter *ctx)
 {
-	on_enter(ctx->id);
+	on_enter(ctx->id, ctx->args[0]);
 	return 0;
 }
 
@@ -342,7 +388,9 @@ int kp_proc_exit(void *ctx)
 SEC("tp_btf/sys_enter")
 int BPF_PROG(kp_sys_enter, struct pt_regs *regs, long id)
 {
-	on_enter(id);
+	/* the first argument costs a read of the registers: only when a descriptor is looked at
+	 * (cfg is read-only data, so the verifier drops the read when it is not) */
+	on_enter(id, cfg.classify_fd ? PT_REGS_PARM1_CORE_SYSCALL(regs) : -1);
 	return 0;
 }
 

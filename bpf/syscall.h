@@ -43,10 +43,21 @@ struct kp_sys_stat {
 	char comm[KP_COMM_LEN];
 };
 
+/* what the file behind a call's first argument is (cfg.fd_mask syscalls only) */
+enum kp_fd_kind {
+	KP_FD_NONE = 0, /* not asked for, or not known (the raw_syscalls fallback) */
+	KP_FD_SOCKET = 1,
+	KP_FD_PIPE = 2, /* a pipe or a FIFO */
+	KP_FD_OTHER = 3, /* a file, a device, ... or no such descriptor */
+};
+
 /* the in-flight call of a thread (task storage, or LRU hash keyed by tid) */
 struct kp_task_state {
 	__u64 start_ns;
 	__u32 nr;
+	__s32 fd; /* the first argument, as an int */
+	__u64 fd_ino; /* inode number of that descriptor's file (fd_mask syscalls) */
+	__u32 fd_kind; /* enum kp_fd_kind */
 	__u32 pad;
 };
 
@@ -60,12 +71,18 @@ struct kp_sys_event {
 	__u32 cpu;
 	__u32 nr;
 	char comm[KP_COMM_LEN];
+	__s32 fd; /* the first argument, as an int */
+	__u32 fd_kind; /* enum kp_fd_kind of that descriptor (fd_mask syscalls) */
+	__u64 fd_ino; /* its inode number (fd_mask syscalls, KP_FD_SOCKET/PIPE) */
 };
 
 /* load-time configuration: one const volatile global, so both object variants share it */
 struct kp_sys_config {
 	__u64 syscall_mask[KP_SYSCALL_WORDS];
 	__u64 cpu_mask[KP_CPU_WORDS];
+	/* syscalls whose first argument is a descriptor to look at when entered: the kind of
+	 * its file and its inode go into the per-call record (kernel BTF only) */
+	__u64 fd_mask[KP_SYSCALL_WORDS];
 	__u64 min_duration_ns;
 	__u64 wakeup_bytes; /* force a reader wake-up once this much data is waiting */
 	__u32 self_tgid; /* the tracer itself: never traced */
@@ -75,7 +92,8 @@ struct kp_sys_config {
 	__u8 filter_syscall;
 	__u8 filter_cgroup;
 	__u8 record_events;
-	__u8 pad[3];
+	__u8 classify_fd; /* fd_mask is not empty */
+	__u8 pad[2];
 };
 
 #endif

@@ -185,6 +185,9 @@ extern "C" {
 #define KPERF_WARN_SUMMARY_FULL 2102 /* the in-kernel summary map ran out of entries */
 #define KPERF_WARN_PROC_EXITED 2103 /* a traced process exited */
 #define KPERF_WARN_SYM_INCOMPLETE 2104 /* a mapped file could not be read: [unknown] */
+#define KPERF_WARN_NO_PROBES \
+	2110 /* no file of the collected processes holds kperf's USDT
+				   * marker probes (mstx.h): no markers will come */
 
 /* the code of the last failed call of this thread, SUCCESS when the last call succeeded */
 int Perrorno(void);

@@ -13,6 +13,9 @@ in this distribution) runs unchanged:
         print(rec.funcs, rec.elapsedTime, rec.pid, rec.tid, rec.cpu, rec.comm)
     kperf.trace_close(pd)
 
+kperf-bpf's modules: kperf.mstx (mstx markers), kperf.mspti (msPTI's activity monitors),
+kperf.activity, kperf.timeline (one Chrome trace of syscalls, samples and markers).
+
 kperf-bpf's additions: kperf.Trace / kperf.Pmu (context managers that raise KperfError),
 trace_read_summary() and trace_stats() (the in-kernel syscall summary), kperf-bpf's options as
 keyword-only arguments (PmuAttr(aggregate=...), PmuTraceAttr(summaryOnly=...)), and results
@@ -30,6 +33,8 @@ if sys.version_info < (3, 7):
 from . import _lib  # noqa: E402
 from . import attrs, cpufreq, enums, handles, perfdata, perror, pmu, results  # noqa: E402
 from . import symbols, trace_pointer, utrace  # noqa: E402
+# kperf-bpf's own modules, beside libkperf's names: markers, msPTI's monitors, the timeline
+from . import activity, mspti, mstx, timeline  # noqa: E402
 from .attrs import *  # noqa: F401,F403,E402
 from .cpufreq import *  # noqa: F401,F403,E402
 from .enums import *  # noqa: F401,F403,E402

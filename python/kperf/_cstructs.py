@@ -14,6 +14,7 @@ from ctypes import (
     c_double,
     c_int,
     c_int64,
+    c_size_t,
     c_uint,
     c_uint8,
     c_uint64,
@@ -106,7 +107,20 @@ class PmuAttr(ctypes.Structure):
 
 
 class KperfPmuOpts(ctypes.Structure):
-    _fields_ = [("sz", ctypes.c_size_t), ("aggregate", c_uint), ("ringBufferKb", c_uint)]
+    _fields_ = [
+        ("sz", ctypes.c_size_t),
+        ("aggregate", c_uint),
+        ("ringBufferKb", c_uint),
+        ("inlineFrames", c_uint),
+    ]
+
+
+class KperfSymOpts(ctypes.Structure):
+    _fields_ = [("sz", ctypes.c_size_t), ("dwarf", c_uint), ("inlineFrames", c_uint)]
+
+
+class KperfSymbolInfo(ctypes.Structure):
+    _fields_ = [("sz", ctypes.c_size_t), ("inlined", c_uint), ("baseNameLen", c_uint)]
 
 
 class PmuTraceAttr(ctypes.Structure):
@@ -365,6 +379,84 @@ class KperfUTraceStats(ctypes.Structure):
     ]
 
 
+class KperfActivityOpts(ctypes.Structure):
+    _fields_ = [
+        ("sz", c_size_t),
+        ("pidList", POINTER(c_int)),
+        ("numPid", c_uint),
+        ("noChildren", c_uint),
+        ("fromExec", c_uint),
+        ("bufferKb", c_uint),
+        ("probeFiles", POINTER(c_char_p)),
+        ("numProbeFiles", c_uint),
+        ("excludeReader", c_uint),
+        ("command", c_char_p),
+    ]
+
+
+class KperfActivityRecord(ctypes.Structure):
+    _fields_ = [
+        ("kind", c_enum),
+        ("flag", c_uint),
+        ("start", c_uint64),
+        ("end", c_uint64),
+        ("id", c_uint64),
+        ("pid", c_int),
+        ("tid", c_int),
+        ("cpu", c_int),
+        ("nr", c_int),
+        ("ret", c_int64),
+        ("bytes", c_int64),
+        ("name", c_char_p),
+        ("domain", c_char_p),
+        ("comm", c_char_p),
+        ("channel", c_char_p),
+    ]
+
+
+class KperfActivityStats(ctypes.Structure):
+    _fields_ = [
+        ("records", c_uint64),
+        ("dropped", c_uint64),
+        ("filtered", c_uint64),
+        ("probes", c_uint),
+        ("probeFiles", c_uint),
+        ("bufferKb", c_uint),
+        ("fallback", c_uint),
+    ]
+
+
+class KperfTimelineOpts(ctypes.Structure):
+    _fields_ = [
+        ("sz", c_size_t),
+        ("pidList", POINTER(c_int)),
+        ("numPid", c_uint),
+        ("fromExec", c_uint),
+        ("command", c_char_p),
+        ("freq", c_uint),
+        ("noSyscalls", c_uint),
+        ("noSamples", c_uint),
+        ("noMarkers", c_uint),
+        ("offCpu", c_uint),
+        ("bufferKb", c_uint),
+        ("maxEvents", c_uint),
+        ("probeFiles", POINTER(c_char_p)),
+        ("numProbeFiles", c_uint),
+    ]
+
+
+class KperfTimelineStats(ctypes.Structure):
+    _fields_ = [
+        ("syscalls", c_uint64),
+        ("samples", c_uint64),
+        ("marks", c_uint64),
+        ("ranges", c_uint64),
+        ("openRanges", c_uint64),
+        ("dropped", c_uint64),
+        ("notKept", c_uint64),
+    ]
+
+
 # every mirrored struct, by its C name (the layout test walks this)
 ALL = {
     "Symbol": Symbol,
@@ -372,6 +464,8 @@ ALL = {
     "EvtAttr": EvtAttr,
     "PmuAttr": PmuAttr,
     "KperfPmuOpts": KperfPmuOpts,
+    "KperfSymOpts": KperfSymOpts,
+    "KperfSymbolInfo": KperfSymbolInfo,
     "PmuTraceAttr": PmuTraceAttr,
     "KperfTraceOpts": KperfTraceOpts,
     "KperfTraceDataExt": KperfTraceDataExt,
@@ -395,6 +489,11 @@ ALL = {
     "UTraceData": UTraceData,
     "KperfUTraceOpts": KperfUTraceOpts,
     "KperfUTraceStats": KperfUTraceStats,
+    "KperfActivityOpts": KperfActivityOpts,
+    "KperfActivityRecord": KperfActivityRecord,
+    "KperfActivityStats": KperfActivityStats,
+    "KperfTimelineOpts": KperfTimelineOpts,
+    "KperfTimelineStats": KperfTimelineStats,
 }
 
 # proc_data_types.h (ProcDataRead): generated mirrors, same checks

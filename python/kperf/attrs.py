@@ -138,7 +138,8 @@ class PmuAttr(_CAttr):
     cgroupNameList: cgroups to count or sample. enableHwMetric (attribute only, as libkperf's).
     kperf-bpf options (KperfPmuOpts), keyword-only: aggregate (SAMPLING: one record per
     distinct stack, counted in the kernel, instead of one per sample), ringBufferKb (ring
-    buffer size, 0: default).
+    buffer size, 0: default), inlineFrames (with a DWARF symbolMode: each inlined call a
+    frame of its own in the stacks, its Symbol.inlined True).
     """
 
     _c_type = cs.PmuAttr
@@ -170,6 +171,7 @@ class PmuAttr(_CAttr):
         "perThread",
         "aggregate",
         "ringBufferKb",
+        "inlineFrames",
     )
 
     def __init__(
@@ -200,6 +202,7 @@ class PmuAttr(_CAttr):
         *,
         aggregate=False,
         ringBufferKb=0,
+        inlineFrames=False,
     ):
         self._init(_values(locals()))
 
@@ -234,6 +237,7 @@ class PmuAttr(_CAttr):
     perThread = _Scalar(flag, bool)
     aggregate = _Scalar(flag, bool, opts=True)
     ringBufferKb = _Scalar(unsigned(32), opts=True)
+    inlineFrames = _Scalar(flag, bool, opts=True)
 
     @property
     def evtAttr(self):

@@ -177,6 +177,7 @@ class Error:
     KPERF_WARN_SUMMARY_FULL = 2102
     KPERF_WARN_PROC_EXITED = 2103
     KPERF_WARN_SYM_INCOMPLETE = 2104
+    KPERF_WARN_NO_PROBES = 2110
 
 class KperfError(RuntimeError):
     """A kperf-bpf failure, with the library's code (Error.*) and message."""

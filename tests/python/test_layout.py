@@ -38,6 +38,8 @@ ENUMS = {
     "HIP_DATA_SOURCE": kperf.HipDataSource,
     "SpeLdStOpType": kperf.SpeLdStOpType,
     "PmuHwMetric": kperf.PmuHwMetric,
+    "KperfActivityKind": __import__("kperf.activity", fromlist=["x"]).KperfActivityKind,
+    "KperfActivityFlag": __import__("kperf.activity", fromlist=["x"]).KperfActivityFlag,
     **__import__("kperf._procstructs", fromlist=["ENUMS"]).ENUMS,
 }
 

@@ -2,7 +2,7 @@
  * cmd_record.c - `kperf-bpf record`: a CPU profile, aggregated by stack in the kernel.
  *
  *   kperf-bpf record [-e EVENT] [-F HZ | -c PERIOD] [-g] [-p PID,... | -a | -C CPUS]
- *                    [-d SECONDS] [--dwarf | --no-symbols] [--top N] [-o FILE]
+ *                    [-d SECONDS] [--dwarf [--no-inline] | --no-symbols] [--top N] [-o FILE]
  *                    [--format folded|pprof|json|dump] [-- COMMAND ARGS...]
  * It prints the hottest functions with their share when it ends, and writes the profile
  * in the chosen format (to FILE, or to stdout, the summary then going to stderr). As perf
@@ -37,6 +37,7 @@ struct record_opts {
 	bool all;
 	long duration_ms;
 	enum SymbolMode symbols;
+	bool no_inline;
 	int top;
 	const char *output;
 	enum out_format format;
@@ -60,7 +61,9 @@ static void usage(FILE *f)
 	      "                          with a command: while it runs)\n"
 	      "  -C, --cpu CPUS          only these cpus\n"
 	      "  -d, --duration SECONDS  stop after this long\n"
-	      "      --dwarf             source file and line of each frame (DWARF)\n"
+	      "      --dwarf             source file and line of each frame (DWARF), and a\n"
+	      "                          frame of its own for each inlined call\n"
+	      "      --no-inline         with --dwarf: no frames for inlined calls\n"
 	      "      --no-symbols        no symbol resolution (addresses only in pprof/json)\n"
 	      "      --top N             functions in the summary (default 20)\n"
 	      "  -o, --output FILE       write the profile to FILE\n"
@@ -100,7 +103,7 @@ static void default_rate(struct record_opts *o)
 
 static int parse(int argc, char **argv, struct record_opts *o)
 {
-	enum { OPT_DWARF = 256, OPT_NOSYM, OPT_TOP, OPT_FORMAT };
+	enum { OPT_DWARF = 256, OPT_NOSYM, OPT_TOP, OPT_FORMAT, OPT_NOINLINE };
 	static const struct option longopts[] = {
 		{ "event", required_argument, NULL, 'e' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -111,6 +114,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		{ "cpu", required_argument, NULL, 'C' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "dwarf", no_argument, NULL, OPT_DWARF },
+		{ "no-inline", no_argument, NULL, OPT_NOINLINE },
 		{ "no-symbols", no_argument, NULL, OPT_NOSYM },
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "output", required_argument, NULL, 'o' },
@@ -173,6 +177,9 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		case OPT_NOSYM:
 			o->symbols = NO_SYMBOL_RESOLVE;
 			break;
+		case OPT_NOINLINE:
+			o->no_inline = true;
+			break;
 		case OPT_TOP:
 			o->top = atoi(optarg);
 			if (o->top <= 0) {
@@ -203,6 +210,11 @@ static int parse(int argc, char **argv, struct record_opts *o)
 	}
 	if (kp_cli_command("record", argc, argv, &o->command))
 		return -1;
+	if (o->no_inline && o->symbols != RESOLVE_ELF_DWARF) {
+		fprintf(stderr, "kperf-bpf record: --no-inline goes with --dwarf (inlined calls "
+				"are known from DWARF only)\n");
+		return -1;
+	}
 	/* -a or -C with a command: sample those CPUs for as long as the command runs (perf) */
 	if ((o->npids > 0) + o->all > 1 || (o->npids && o->command)) {
 		fprintf(stderr, "kperf-bpf record: -p does not combine with -a or a command\n");
@@ -308,8 +320,11 @@ int cmd_record(int argc, char **argv)
 		attr.pidList = o.pids;
 		attr.numPid = (unsigned)o.npids;
 	}
-	/* samples counted per distinct stack in the kernel: a read costs the number of stacks */
-	pd = KperfOpen(SAMPLING, &attr, &KPERF_OPTS(KperfPmuOpts, .aggregate = 1));
+	/* samples counted per distinct stack in the kernel: a read costs the number of stacks;
+	 * inlined calls are frames of their own when lines are read (perf report --inline) */
+	pd = KperfOpen(SAMPLING, &attr,
+		       &KPERF_OPTS(KperfPmuOpts, .aggregate = 1,
+				   .inlineFrames = o.symbols == RESOLVE_ELF_DWARF && !o.no_inline));
 	if (pd < 0) {
 		fprintf(stderr, "kperf-bpf record: %s\n", Perror());
 		goto done;

@@ -26,6 +26,8 @@ static const struct command commands[] = {
 	{ "trace", cmd_trace, "syscall counts, errors and latency per process" },
 	{ "stat", cmd_stat, "count events (perf stat)" },
 	{ "record", cmd_record, "sample stacks and print the hottest functions (perf record)" },
+	{ "timeline", cmd_timeline,
+	  "one Chrome trace of syscalls, CPU samples and mstx markers (perfetto, speedscope)" },
 	{ "list", cmd_list, "events, tracepoints and syscalls of this machine" },
 	{ "features", cmd_features, "the kernel's BPF features and the programs that load here" },
 };

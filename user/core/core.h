@@ -52,7 +52,9 @@ enum kp_handle_kind {
 	KP_HANDLE_PMU = 1, /* PmuOpen */
 	KP_HANDLE_TRACE = 2, /* PmuTraceOpen */
 	KP_HANDLE_DEVICE = 3, /* PmuDeviceOpen (stored as PMU) */
-	KP_HANDLE_UTRACE = 4 /* UTraceOpen */
+	KP_HANDLE_UTRACE = 4, /* UTraceOpen */
+	KP_HANDLE_ACTIVITY = 5, /* KperfActivityOpen */
+	KP_HANDLE_TIMELINE = 6 /* KperfTimelineOpen */
 };
 
 struct kp_handle_ops {

@@ -223,12 +223,14 @@ static inline bool kp_sampling_delayed(const struct kp_pmu *p)
 	return p->attr.symbolMode == RESOLVE_DELAY_ELF || p->attr.symbolMode == RESOLVE_DELAY_DWARF;
 }
 
-/* the resolver's flags for the task's symbol mode */
+/* the resolver's flags for the task's symbol mode (and its inline frames, KperfPmuOpts) */
 static inline unsigned kp_sampling_sym_flags(const struct kp_pmu *p)
 {
 	enum SymbolMode m = p->attr.symbolMode;
 
-	return m == RESOLVE_ELF_DWARF || m == RESOLVE_DELAY_DWARF ? KP_SYM_DWARF : 0;
+	if (m != RESOLVE_ELF_DWARF && m != RESOLVE_DELAY_DWARF)
+		return 0;
+	return KP_SYM_DWARF | (p->opts.inlineFrames ? KP_SYM_INLINE : 0);
 }
 
 /* Move what the kernel collected into the task, with s->lock held. */

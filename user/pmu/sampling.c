@@ -213,6 +213,13 @@ static int load(struct kp_pmu *p)
 		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
 			       "ringBufferKb %u is too large (at most %u)", p->opts.ringBufferKb,
 			       MAX_RINGBUF_KB);
+	if (p->opts.inlineFrames > 1)
+		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL, "inlineFrames is 0 or 1, not %u",
+			       p->opts.inlineFrames);
+	if (p->opts.inlineFrames && !(kp_sampling_sym_flags(p) & KP_SYM_DWARF))
+		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
+			       "inlineFrames needs symbolMode RESOLVE_ELF_DWARF or "
+			       "RESOLVE_DELAY_DWARF: inline frames come from DWARF");
 	if (p->nevents > KP_MAX_EVENTS)
 		return kp_fail(LIBPERF_ERR_INVALID_EVTLIST, -E2BIG,
 			       "%d events: a sampling task holds at most %d", p->nevents,

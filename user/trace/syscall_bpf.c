@@ -84,6 +84,15 @@ static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
 				       o->nrs[i]);
 		set_bit(cfg->syscall_mask, (unsigned)o->nrs[i]);
 	}
+	for (i = 0; i < o->nfd_nrs; i++) {
+		if (o->fd_nrs[i] < 0 || o->fd_nrs[i] >= KP_SYSCALL_WORDS * 64)
+			return kp_fail(LIBPERF_ERR_INVALID_SYSCALL_FUN, -EINVAL,
+				       "syscall number %d is beyond what the filter holds",
+				       o->fd_nrs[i]);
+		set_bit(cfg->fd_mask, (unsigned)o->fd_nrs[i]);
+	}
+	/* reading task->files needs CO-RE: the fallback has none */
+	cfg->classify_fd = o->nfd_nrs > 0 && !b->compat;
 	for (i = 0; i < o->ncpus; i++) {
 		if (o->cpus[i] < 0 || o->cpus[i] >= KP_CPU_WORDS * 64)
 			return kp_fail(LIBPERF_ERR_INVALID_CPULIST, -EINVAL,

@@ -42,6 +42,10 @@ struct kp_sys_bpf_opts {
 	unsigned ncpus;
 	const int *nrs; /* syscall numbers, NULL: all */
 	unsigned nnrs;
+	/* syscalls whose first argument is a descriptor: each record of theirs says what file
+	 * it is (kp_sys_event.fd_kind, fd_ino); the raw_syscalls fallback leaves KP_FD_NONE */
+	const int *fd_nrs;
+	unsigned nfd_nrs;
 	int cgroup_fd; /* -1: no cgroup filter */
 	bool record_events;
 	bool follow_fork;

@@ -1,0 +1,82 @@
+/*
+ * timeline.h - one timeline of what processes do, written as a Chrome trace-event JSON file
+ * (opens in ui.perfetto.dev, chrome://tracing and speedscope): per process and thread, the
+ * syscalls as complete events with their return value, CPU samples with their stacks, mstx
+ * marks and ranges (activity.h) with their domain as category, and the process and thread
+ * names. Everything is on one clock (CLOCK_MONOTONIC), written in µs with ns precision.
+ * `kperf-bpf timeline` is this API on the command line; kperf.timeline in Python.
+ *
+ *	struct KperfTimelineOpts o = KPERF_OPTS(KperfTimelineOpts, .pidList = &pid, .numPid = 1);
+ *	int td = KperfTimelineOpen(&o);
+ *	KperfTimelineEnable(td);
+ *	...
+ *	KperfTimelineDisable(td);
+ *	KperfTimelineWrite(td, "trace.json");
+ *	KperfTimelineClose(td);
+ *
+ * The calls follow pmu.h's conventions (-1 on failure with Perrorno()/Perror() set).
+ */
+#ifndef KPERF_TIMELINE_H
+#define KPERF_TIMELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+#pragma GCC visibility push(default)
+
+struct KperfTimelineOpts {
+	size_t sz; /* sizeof(struct KperfTimelineOpts) */
+	/* the processes (a thread id means its process), with the children they fork later;
+	 * at least one */
+	const int *pidList;
+	unsigned numPid;
+	/* 1: the pids are processes started stopped (a launcher): collected from their next
+	 * exec on */
+	unsigned fromExec;
+	/* with fromExec: the program about to be started (where to look for its markers) */
+	const char *command;
+	/* CPU samples per second and thread (cpu-clock), 0: 999 */
+	unsigned freq;
+	unsigned noSyscalls; /* 1: no syscall events */
+	unsigned noSamples; /* 1: no CPU samples */
+	unsigned noMarkers; /* 1: no mstx marks and ranges */
+	/* 1: off-CPU slices; refused (KPERF_ERR_NOT_SUPPORTED): not available yet */
+	unsigned offCpu;
+	/* ring buffer of each source in KiB (a power of two is used), 0: 8192 */
+	unsigned bufferKb;
+	/* events kept in memory until written, 0: 2 Mi (about 100 MiB); the next ones are
+	 * counted (KperfTimelineStats.notKept) and left out */
+	unsigned maxEvents;
+	/* files holding kperf's USDT probes beyond those found (activity.h) */
+	const char *const *probeFiles;
+	unsigned numProbeFiles;
+};
+
+struct KperfTimelineStats {
+	uint64_t syscalls; /* syscall events kept */
+	uint64_t samples; /* CPU samples kept */
+	uint64_t marks; /* mstx marks kept */
+	uint64_t ranges; /* mstx ranges kept (complete ones) */
+	uint64_t openRanges; /* ranges not ended when written (written up to the last event of
+			      * their process, with "unfinished": true) */
+	uint64_t dropped; /* records the kernel lost (ring buffers full), all sources */
+	uint64_t notKept; /* events beyond maxEvents */
+};
+
+int KperfTimelineOpen(const struct KperfTimelineOpts *opts);
+int KperfTimelineEnable(int td);
+int KperfTimelineDisable(int td);
+/* Write everything collected so far to <path> (NULL: standard output), atomically (a
+ * temporary file renamed into place). The collection goes on if enabled. */
+int KperfTimelineWrite(int td, const char *path);
+int KperfTimelineGetStats(int td, struct KperfTimelineStats *stats);
+void KperfTimelineClose(int td);
+
+#pragma GCC visibility pop
+#ifdef __cplusplus
+}
+#endif
+#endif

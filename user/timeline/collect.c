@@ -1,0 +1,378 @@
+/*
+ * collect.c - KperfTimeline* (include/kperf/timeline.h): the sources of one timeline and the
+ * thread that drains them into the store.
+ *
+ * Markers and syscalls come from the activity module (one collection, both kinds); CPU
+ * samples from a sampling task of pmu.h (cpu-clock, per-sample records with timestamps and
+ * stacks), through its public interface, so that the stacks are whatever the sampling path
+ * unwinds. The thread reads both every 50 ms (at once again after a large read) while the
+ * timeline is enabled; a write drains them first.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "export/export.h"
+#include "timeline.h"
+
+#define TICK_MS 50
+#define DEFAULT_FREQ 999
+#define DEFAULT_MAX_EVENTS (2U << 20)
+
+struct kp_timeline {
+	pthread_mutex_t lock; /* the store and the sources */
+	struct kp_tl_store store;
+	struct kp_activity *act; /* markers and syscalls, NULL when neither */
+	int pmu_pd; /* CPU samples, -1 when none */
+	char *command;
+	pthread_t thread;
+	bool thread_on;
+	atomic_bool stop;
+	bool enabled;
+	size_t busy_records; /* a read this large means the sources are busy: read again */
+	int err; /* the first failure of the thread (-ENOMEM), reported by the next call */
+};
+
+/* with t->lock held: move what the sources have into the store; the number of activity
+ * records taken */
+static int drain_locked(struct kp_timeline *t)
+{
+	struct kp_act_rec *recs = NULL;
+	struct PmuData *d = NULL;
+	int n = 0, i, k, err = 0;
+
+	if (t->act) {
+		n = kp_act_read(t->act, 0, &recs);
+		for (i = 0; i < n && !err; i++) {
+			struct KperfActivityRecord r = recs[i].r;
+
+			r.name = recs[i].name;
+			r.domain = recs[i].domain;
+			r.comm = recs[i].comm;
+			r.channel = recs[i].channel;
+			err = kp_tl_add_activity(&t->store, &r);
+		}
+		free(recs);
+	}
+	if (t->pmu_pd >= 0 && !err) {
+		k = PmuRead(t->pmu_pd, &d);
+		for (i = 0; i < k && !err; i++)
+			err = kp_tl_add_sample(&t->store, &d[i]);
+		PmuDataFree(d);
+	}
+	if (err && !t->err)
+		t->err = err;
+	return n < 0 ? 0 : n;
+}
+
+static void *drain_main(void *arg)
+{
+	struct kp_timeline *t = arg;
+	int n;
+
+	while (!atomic_load(&t->stop)) {
+		pthread_mutex_lock(&t->lock);
+		n = drain_locked(t);
+		pthread_mutex_unlock(&t->lock);
+		/* A ring buffer is readable as soon as it holds one record, so waiting for it
+		 * would wake this thread for every few records and have it compete for the CPU
+		 * with what it traces. It sleeps a tick instead, unless the last read was large
+		 * (a quarter of a ring buffer or more): then it keeps up. */
+		if ((size_t)n < t->busy_records)
+			usleep(TICK_MS * 1000);
+	}
+	return NULL;
+}
+
+static void destroy(void *obj)
+{
+	struct kp_timeline *t = obj;
+
+	if (t->thread_on) {
+		atomic_store(&t->stop, true);
+		pthread_join(t->thread, NULL);
+	}
+	kp_act_close(t->act);
+	if (t->pmu_pd >= 0)
+		PmuClose(t->pmu_pd);
+	kp_tl_store_free(&t->store);
+	free(t->command);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+static const struct kp_handle_ops timeline_ops = { .destroy = destroy };
+
+static int check_opts(const struct KperfTimelineOpts *o)
+{
+	if (o->offCpu)
+		return kp_fail(KPERF_ERR_NOT_SUPPORTED, -ENOTSUP,
+			       "off-CPU slices are not available in this version of kperf-bpf: "
+			       "leave offCpu at 0 (--off-cpu)");
+	if (!o->numPid || !o->pidList)
+		return kp_fail(LIBPERF_ERR_INVALID_PIDLIST, -EINVAL,
+			       "a timeline needs the processes to follow: pidList is %s and numPid "
+			       "%u",
+			       o->pidList ? "set" : "NULL", o->numPid);
+	if (o->noSyscalls && o->noSamples && o->noMarkers)
+		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
+			       "noSyscalls, noSamples and noMarkers leave nothing to put on the "
+			       "timeline");
+	if (o->freq > 100000)
+		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
+			       "freq %u is more than 100000 samples a second", o->freq);
+	return 0;
+}
+
+static int open_samples(struct kp_timeline *t, const int *tgids, int n,
+			const struct KperfTimelineOpts *o)
+{
+	char *evts[] = { "cpu-clock" };
+	struct PmuAttr attr = { 0 };
+
+	attr.evtList = evts;
+	attr.numEvt = 1;
+	attr.useFreq = 1;
+	attr.freq = o->freq ? o->freq : DEFAULT_FREQ;
+	attr.callStack = 1;
+	attr.symbolMode = RESOLVE_ELF;
+	attr.pidList = (int *)tgids;
+	attr.numPid = (unsigned)n;
+	attr.enableOnExec = o->fromExec;
+	t->pmu_pd =
+		KperfOpen(SAMPLING, &attr, &KPERF_OPTS(KperfPmuOpts, .ringBufferKb = o->bufferKb));
+	return t->pmu_pd < 0 ? -EINVAL : 0;
+}
+
+static int timeline_open(const struct KperfTimelineOpts *o, struct kp_timeline **out)
+{
+	struct kp_timeline *t;
+	enum KperfActivityKind kinds[2];
+	unsigned nkinds = 0;
+	int *tgids = NULL, n, err;
+
+	*out = NULL;
+	err = check_opts(o);
+	if (err)
+		return err;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	pthread_mutex_init(&t->lock, NULL);
+	t->pmu_pd = -1;
+	kp_tl_store_init(&t->store, o->maxEvents ? o->maxEvents : DEFAULT_MAX_EVENTS);
+	if (o->command && !(t->command = strdup(o->command))) {
+		err = kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	n = kp_act_targets(o->pidList, o->numPid, &tgids);
+	if (n < 0) {
+		err = n;
+		goto fail;
+	}
+	if (!o->noMarkers)
+		kinds[nkinds++] = KPERF_ACTIVITY_KIND_MARKER;
+	if (!o->noSyscalls)
+		kinds[nkinds++] = KPERF_ACTIVITY_KIND_KERNEL;
+	/* a quarter of a ring buffer of the smallest records (syscalls) */
+	t->busy_records = ((size_t)(o->bufferKb ? o->bufferKb : 8192) << 10) / 4 / 72;
+	if (nkinds) {
+		struct KperfActivityOpts ao = {
+			.sz = sizeof(ao),
+			.pidList = tgids,
+			.numPid = (unsigned)n,
+			.fromExec = o->fromExec,
+			.command = o->command,
+			.bufferKb = o->bufferKb,
+			.probeFiles = o->probeFiles,
+			.numProbeFiles = o->numProbeFiles,
+		};
+
+		err = kp_act_open(kinds, nkinds, &ao, &t->act);
+		if (err)
+			goto fail;
+	}
+	if (!o->noSamples) {
+		err = open_samples(t, tgids, n, o);
+		if (err)
+			goto fail; /* PmuOpen said why */
+	}
+	free(tgids);
+	*out = t;
+	return 0;
+fail:
+	free(tgids);
+	destroy(t);
+	return err;
+}
+
+int KperfTimelineOpen(const struct KperfTimelineOpts *opts)
+{
+	struct KperfTimelineOpts o;
+	struct kp_timeline *t;
+	int err, td, warn = 0;
+	char warn_msg[512] = "";
+
+	kp_clear();
+	err = kp_opts_copy(&o, sizeof(o), opts, opts ? opts->sz : 0, "KperfTimelineOpts");
+	if (!err)
+		err = timeline_open(&o, &t);
+	if (err)
+		return kp_public_fail(err);
+	/* PmuOpen (called after the markers) clears warnings: keep the markers' */
+	if (GetWarn()) {
+		warn = GetWarn();
+		snprintf(warn_msg, sizeof(warn_msg), "%s", GetWarnMsg());
+	}
+	td = kp_handle_add(KP_HANDLE_TIMELINE, t, &timeline_ops);
+	if (td < 0) {
+		destroy(t);
+		return kp_public_fail(td);
+	}
+	if (warn)
+		kp_warn(warn, "%s", warn_msg);
+	return td;
+}
+
+static int set_enabled(struct kp_timeline *t, bool on)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&t->lock);
+	if (on == t->enabled)
+		goto out;
+	if (on && t->pmu_pd >= 0 && PmuEnable(t->pmu_pd)) {
+		err = -EINVAL; /* PmuEnable said why */
+		goto out;
+	}
+	if (t->act)
+		err = kp_act_enable(t->act, on);
+	if (err) {
+		if (on && t->pmu_pd >= 0)
+			PmuDisable(t->pmu_pd);
+		goto out;
+	}
+	if (!on && t->pmu_pd >= 0)
+		PmuDisable(t->pmu_pd);
+	t->enabled = on;
+	if (on && !t->thread_on) {
+		if (pthread_create(&t->thread, NULL, drain_main, t)) {
+			err = kp_fail(UNKNOWN_ERROR, -EAGAIN, "cannot start the timeline's thread");
+			goto out;
+		}
+		t->thread_on = true;
+	}
+out:
+	pthread_mutex_unlock(&t->lock);
+	return err;
+}
+
+static int enable(int td, bool on)
+{
+	struct kp_timeline *t;
+	int err;
+
+	kp_clear();
+	t = kp_handle_get(td, KP_HANDLE_TIMELINE);
+	if (!t)
+		return -1;
+	err = set_enabled(t, on);
+	kp_handle_put(t);
+	return err ? kp_public_fail(err) : SUCCESS;
+}
+
+int KperfTimelineEnable(int td)
+{
+	return enable(td, true);
+}
+
+int KperfTimelineDisable(int td)
+{
+	return enable(td, false);
+}
+
+static void fill_stats(struct kp_timeline *t, struct KperfTimelineStats *st)
+{
+	struct KperfActivityStats as = { 0 };
+	size_t i;
+
+	memset(st, 0, sizeof(*st));
+	if (t->act)
+		kp_act_stats(t->act, &as);
+	st->syscalls = t->store.n_sys;
+	st->samples = t->store.n_samples;
+	st->marks = t->store.n_marks;
+	st->ranges = t->store.n_ranges;
+	for (i = 0; i < t->store.open.cap; i++)
+		st->openRanges += t->store.open.slots[i].key && t->store.open.slots[i].val;
+	st->dropped = as.dropped;
+	st->notKept = t->store.not_kept;
+}
+
+int KperfTimelineWrite(int td, const char *path)
+{
+	struct KperfTimelineStats st;
+	struct kp_timeline *t;
+	struct kp_out *out = NULL;
+	struct kp_tl_meta m = { 0 };
+	int err;
+
+	kp_clear();
+	t = kp_handle_get(td, KP_HANDLE_TIMELINE);
+	if (!t)
+		return -1;
+	err = kp_out_open(path, &out);
+	if (err)
+		goto done;
+	pthread_mutex_lock(&t->lock);
+	drain_locked(t);
+	err = t->err;
+	if (err) {
+		err = kp_fail(COMMON_ERR_NOMEM, err, "the timeline ran out of memory");
+	} else {
+		fill_stats(t, &st);
+		m.dropped = st.dropped;
+		m.command = t->command;
+		err = kp_tl_write_chrome(kp_out_file(out), &t->store, &m);
+		if (err == -ENOMEM)
+			err = kp_fail(COMMON_ERR_NOMEM, err, "out of memory");
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (err) {
+		kp_out_discard(out);
+		goto done;
+	}
+	err = kp_out_commit(out); /* a failed write is found here, with its errno */
+done:
+	kp_handle_put(t);
+	return err ? kp_public_fail(err) : SUCCESS;
+}
+
+int KperfTimelineGetStats(int td, struct KperfTimelineStats *stats)
+{
+	struct kp_timeline *t;
+
+	kp_clear();
+	if (!stats)
+		return kp_public_fail(kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL,
+					      "KperfTimelineGetStats: stats is NULL"));
+	t = kp_handle_get(td, KP_HANDLE_TIMELINE);
+	if (!t)
+		return -1;
+	pthread_mutex_lock(&t->lock);
+	drain_locked(t); /* the counts of what the kernel has recorded so far */
+	fill_stats(t, stats);
+	pthread_mutex_unlock(&t->lock);
+	kp_handle_put(t);
+	return SUCCESS;
+}
+
+void KperfTimelineClose(int td)
+{
+	kp_clear();
+	kp_handle_close(td, KP_HANDLE_TIMELINE);
+}
