@@ -12,7 +12,8 @@
  * runs for all its hits, whatever perf event it came through: so it filters processes and
  * cpus itself) and copies the raw record (fixed part and __data_loc payloads) into the
  * ring buffer. Records that cannot be reserved and samples that cannot be counted are
- * counted themselves. kp_tp_fork / kp_tp_exit keep the process filter up to date.
+ * counted themselves. kp_tp_fork / kp_tp_exit keep the process filter up to date. Like a
+ * perf event, it records one hit in <period> (tp_paced), unless the period is 1.
  *
  * Processes and threads are named as the caller sees them (pidns.bpf.h): in the keys, the
  * records (their common_pid included) and the tracepoint filter.
@@ -94,6 +95,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct scratch);
 } scratch_buf SEC(".maps");
+
+/* tracepoints with a period: hits per (event, cgroup), index evt * max(ncgroups, 1) + cgroup */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1); /* resized by userspace */
+	__type(key, __u32);
+	__type(value, struct kp_tp_pace);
+} tp_pace SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -281,13 +290,39 @@ static __always_inline bool in_any_cgroup(void)
 	return false;
 }
 
+/* Is this hit of event <e> (slot <slot> of tp_pace) recorded, as a perf event with its
+ * sample period would sample it? 0: no; else the number of hits the record stands for. A
+ * perf event counts its hits per CPU, so does tp_pace. */
+static __always_inline __u64 tp_paced(const volatile struct kp_evt_cfg *e, __u32 slot)
+{
+	struct kp_tp_pace *p;
+	__u64 n, now;
+
+	if (e->period <= 1 && !e->gap_ns)
+		return 1;
+	p = bpf_map_lookup_elem(&tp_pace, &slot);
+	if (!p)
+		return 0;
+	n = ++p->hits;
+	if (e->gap_ns) {
+		now = bpf_ktime_get_ns();
+		if (p->last_ns && now - p->last_ns < e->gap_ns)
+			return 0;
+		p->last_ns = now;
+	} else if (n < e->period) {
+		return 0;
+	}
+	p->hits = 0;
+	return n;
+}
+
 static __always_inline int tp_record(void *ctx, __u32 evt)
 {
 	__u32 zero = 0, i;
 	__u64 size; /* 64-bit: a 32-bit bound is checked on a copy the verifier does not link */
 	const volatile struct kp_evt_cfg *e;
 	struct scratch *s;
-	__u64 id;
+	__u64 id, period = 1;
 
 	id = kp_pidns_current();
 	if (!tp_wanted(id))
@@ -298,13 +333,19 @@ static __always_inline int tp_record(void *ctx, __u32 evt)
 		return 0;
 	evt = KP_BOUND(evt, KP_MAX_EVENTS - 1);
 	e = &cfg.evt[evt];
+	/* with cgroups, each cgroup's event has its own period: see the loop below */
+	if (!cfg.ncgroups) {
+		period = tp_paced(e, evt);
+		if (!period)
+			return 0;
+	}
 	s = bpf_map_lookup_elem(&scratch_buf, &zero);
 	if (!s)
 		return 0;
 	size = raw_size(ctx, e);
 	fill_common(ctx, &s->hdr.cpu, &s->hdr.kstack, &s->hdr.ustack);
 	s->hdr.ts = bpf_ktime_get_ns();
-	s->hdr.period = 1;
+	s->hdr.period = period;
 	s->hdr.ip = 0;
 	s->hdr.tgid = id >> 32;
 	s->hdr.tid = (__u32)id;
@@ -336,7 +377,11 @@ static __always_inline int tp_record(void *ctx, __u32 evt)
 			break;
 		if (!in_cgroup(i))
 			continue;
+		period = tp_paced(e, evt * cfg.ncgroups + i);
+		if (!period)
+			continue;
 		s->hdr.evt = evt | (i << KP_EVT_CGROUP_SHIFT);
+		s->hdr.period = period;
 		if (bpf_ringbuf_output(&records, s, sizeof(s->hdr) + size, wakeup_flags()))
 			count(KP_SCNT_RB_DROPPED);
 	}

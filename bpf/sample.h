@@ -67,6 +67,17 @@ struct kp_evt_cfg {
 	__u32 nloc; /* __data_loc fields to follow */
 	__u16 loc_off[KP_MAX_DATA_LOC]; /* their offsets */
 	__u8 loc_rel[KP_MAX_DATA_LOC]; /* 1: __rel_loc (offset relative to the field end) */
+	/* tracepoints: perf's sample period, counted per (event, cgroup, CPU) in tp_pace: a
+	 * record every <period> hits (0 and 1: every hit), or with gap_ns (useFreq) at most one
+	 * per gap_ns; a record's period is the number of hits it stands for */
+	__u32 period;
+	__u64 gap_ns;
+};
+
+/* a tracepoint's hits on one CPU since its last record (tp_pace) */
+struct kp_tp_pace {
+	__u64 hits;
+	__u64 last_ns; /* when the last record was taken (useFreq) */
 };
 
 #define KP_SAMPLE_CPU_WORDS 128 /* tracepoint cpu filter: cpus 0..8191 */

@@ -5,6 +5,7 @@
  * sample id on side-band records.
  */
 #include <criterion/criterion.h>
+#include <limits.h>
 
 #include "kperf/kperf.h"
 #include "testutil.h"
@@ -176,6 +177,59 @@ Test(perfdata_live, delayed_resolution_before_and_after_resolving, .timeout = 12
 		cr_assert(strstr(out, "[.] hot_loop\n"), "round %d, hottest: %s", round, out);
 		free(out);
 	}
+	unlink(path);
+	PmuDataFree(d);
+	cr_assert_eq(tu_bpf_fds(), 0, "BPF objects left open");
+}
+
+/* a tracepoint sampled at period N: each sample written stands for N hits, as perf's would */
+Test(perfdata_live, tracepoint_samples_carry_their_period, .timeout = 60)
+{
+	char *evts[] = { "syscalls:sys_enter_getppid" };
+	struct PmuAttr a = {
+		.evtList = evts, .numEvt = 1, .period = 250, .symbolMode = NO_SYMBOL_RESOLVE
+	};
+	char wl[PATH_MAX], out_buf[64], path[64] = "/tmp/kperf-tp-XXXXXX", *out;
+	char *argv[] = { wl, "--getppid", "1100", "--writes", "0", "--fails", "0", NULL };
+	struct PmuData *d = NULL;
+	struct tu_child c;
+	int pids[1], pd, n, i, fd;
+	PmuFile f;
+
+	cr_assert_not_null(realpath(tu_path("workloads/syscalls"), wl));
+	c = tu_exec_later(argv, 0); /* one CPU: perf counts a tracepoint's hits per CPU */
+	pids[0] = c.pid;
+	a.pidList = pids;
+	a.numPid = 1;
+	pd = PmuOpen(SAMPLING, &a);
+	cr_assert_gt(pd, 0, "%s", Perror());
+	cr_assert_eq(PmuEnable(pd), 0);
+	cr_assert_eq(tu_exec_finish(&c, out_buf, sizeof(out_buf)), 0);
+	PmuDisable(pd);
+	n = PmuRead(pd, &d);
+	PmuClose(pd);
+	cr_assert_eq(n, 4, "floor(1100 / 250) samples: %d", n);
+	for (i = 0; i < n; i++)
+		cr_assert_eq(d[i].period, 250);
+	fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	f = PmuBeginWrite(path, &a, 0);
+	cr_assert_not_null(f, "%s", Perror());
+	cr_assert_eq(PmuWriteData(f, d, n), SUCCESS, "%s", Perror());
+	PmuEndWrite(f);
+	/* perf needs the tracepoint's format (HEADER_TRACING_DATA) to open the file at all */
+	out = run("perf script -i %s -F event,period 2>&1 | awk '{print $1, $2}'", path);
+	cr_assert_str_eq(out, "250 syscalls:sys_enter_getppid:\n250 syscalls:sys_enter_getppid:\n"
+			      "250 syscalls:sys_enter_getppid:\n250 syscalls:sys_enter_getppid:\n");
+	free(out);
+	out = run("perf report -i %s --header-only 2>&1 | grep '^# event'", path);
+	cr_assert(strstr(out,
+			 "# event : name = syscalls:sys_enter_getppid, , id = { 1 }, type = 2, "
+			 "size = 128, config = "),
+		  "%s", out);
+	cr_assert(strstr(out, "{ sample_period, sample_freq } = 250, "), "%s", out);
+	free(out);
 	unlink(path);
 	PmuDataFree(d);
 	cr_assert_eq(tu_bpf_fds(), 0, "BPF objects left open");

@@ -377,7 +377,8 @@ Test(per_thread, tracepoints_of_the_threads_of_the_open_only)
 	char *argv[] = { "syscalls", "--getppid",  "500", "--writes", "0", "--fails",
 			 "0",	     "--children", "1",	  "--wait",   NULL };
 	char *evts[] = { "syscalls:sys_enter_getppid" };
-	struct PmuAttr a = { .evtList = evts, .numEvt = 1, .perThread = 1 };
+	/* every hit: libkperf's default period is 4000 for a tracepoint too */
+	struct PmuAttr a = { .evtList = evts, .numEvt = 1, .period = 1, .perThread = 1 };
 	int tids[16], ntids, i;
 	struct run r;
 

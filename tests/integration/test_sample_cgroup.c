@@ -5,6 +5,7 @@
  * list the task is in. Workloads run inside a cgroup made for the test and outside it.
  */
 #include <criterion/criterion.h>
+#include <sched.h>
 #include <sys/stat.h>
 
 #include "kperf/kperf.h"
@@ -103,11 +104,15 @@ Test(sample_cgroup, a_tracepoint_is_recorded_once_per_cgroup_the_task_is_in)
 {
 	struct cg c;
 	char *evts[] = { "syscalls:sys_enter_getppid", "cpu-clock" }, *cgs[2];
+	/* every hit of the tracepoint, a cpu-clock sample a ms: periods of their own */
+	struct EvtAttr ea[] = { { .groupId = -1, .period = 1 },
+				{ .groupId = -1, .period = 1000000 } };
 	struct PmuAttr a = { .evtList = evts,
 			     .numEvt = 2,
+			     .evtAttr = ea,
+			     .numEvtAttr = 2,
 			     .cgroupNameList = cgs,
 			     .numCgroup = 2,
-			     .period = 1000000,
 			     .symbolMode = NO_SYMBOL_RESOLVE };
 	struct tu_proc inside, outside;
 	struct PmuData *d;
@@ -148,6 +153,68 @@ Test(sample_cgroup, a_tracepoint_is_recorded_once_per_cgroup_the_task_is_in)
 	}
 	cr_assert_eq(top, 1000);
 	cr_assert_eq(sub, 1000);
+	PmuDataFree(d);
+	PmuClose(pd);
+	cr_assert_eq(tu_bpf_fds(), 0, "BPF objects left open");
+	remove_cgroups(&c);
+}
+
+/* one perf event per cgroup counts the hits of that cgroup only: so does the program */
+Test(sample_cgroup, a_tracepoint_has_its_period_in_each_cgroup)
+{
+	struct cg c;
+	char *evts[] = { "syscalls:sys_enter_getppid" }, *cgs[2];
+	struct PmuAttr a = { .evtList = evts,
+			     .numEvt = 1,
+			     .cgroupNameList = cgs,
+			     .numCgroup = 2,
+			     .period = 100,
+			     .symbolMode = NO_SYMBOL_RESOLVE };
+	struct tu_proc inside, top_only;
+	struct PmuData *d;
+	int pd, n, i, top = 0, sub = 0;
+	pid_t in_pid;
+	cpu_set_t one;
+
+	make_cgroups(&c, "tpcgperiod");
+	cgs[0] = c.topname;
+	cgs[1] = c.subname;
+	inside = tu_spawn("syscalls", "--getppid", "1050", "--writes", "0", "--fails", "0",
+			  "--wait", NULL);
+	top_only = tu_spawn("syscalls", "--getppid", "730", "--writes", "0", "--fails", "0",
+			    "--wait", NULL);
+	in_pid = inside.pid; /* tu_wait forgets it */
+	join(c.sub, in_pid);
+	join(c.top, top_only.pid);
+	/* one CPU: a perf event counts its hits per CPU */
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	cr_assert_eq(sched_setaffinity(inside.pid, sizeof(one), &one), 0);
+	cr_assert_eq(sched_setaffinity(top_only.pid, sizeof(one), &one), 0);
+	pd = PmuOpen(SAMPLING, &a);
+	cr_assert_gt(pd, 0, "%s", Perror());
+	cr_assert_eq(PmuEnable(pd), 0, "%s", Perror());
+	tu_go(&inside);
+	cr_assert_eq(tu_wait(&inside), 0);
+	tu_go(&top_only);
+	cr_assert_eq(tu_wait(&top_only), 0);
+	PmuDisable(pd);
+	n = PmuRead(pd, &d);
+	cr_assert_geq(n, 0, "%s", Perror());
+	for (i = 0; i < n; i++) {
+		cr_assert_eq(d[i].period, 100, "record %d: period %lu", i,
+			     (unsigned long)d[i].period);
+		cr_assert_eq(d[i].cpu, 0);
+		if (!strcmp(d[i].cgroupName, c.topname)) {
+			top++;
+		} else {
+			cr_assert_str_eq(d[i].cgroupName, c.subname);
+			cr_assert_eq(d[i].pid, in_pid, "only the inside process is in sub");
+			sub++;
+		}
+	}
+	cr_assert_eq(sub, 10, "floor(1050 / 100) in sub: %d", sub);
+	cr_assert_eq(top, 17, "floor((1050 + 730) / 100) in top: %d", top);
 	PmuDataFree(d);
 	PmuClose(pd);
 	cr_assert_eq(tu_bpf_fds(), 0, "BPF objects left open");

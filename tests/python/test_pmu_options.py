@@ -56,7 +56,8 @@ def test_sampling_a_cgroup_records_its_processes_only(workload, cgroup, no_bpf_l
     outside = workload("syscalls", "--wait", "--getppid", 200, *QUIET)
     with open(os.path.join(path, "cgroup.procs"), "w") as f:
         f.write(f"{inside.pid}\n")
-    attr = kperf.PmuAttr(evtList=[GETPPID], cgroupNameList=[name])
+    # sampleRate=1: every hit (libkperf samples a tracepoint every 4000 hits by default)
+    attr = kperf.PmuAttr(evtList=[GETPPID], cgroupNameList=[name], sampleRate=1)
     data = collect(SAMPLING, attr, inside, outside)
     assert data.len == 300
     assert {(d.pid, d.evt, d.cgroupName) for d in data} == {(inside.pid, GETPPID, name)}
@@ -67,7 +68,8 @@ def test_per_thread_leaves_out_what_starts_after_the_open(workload, no_bpf_leak)
     # 400 getppid in the main thread, 400 more in a child forked after the open
     def run(per_thread):
         w = workload("syscalls", "--wait", "--getppid", 400, "--children", 1, *QUIET)
-        attr = kperf.PmuAttr(evtList=[GETPPID], pidList=[w.pid], perThread=per_thread)
+        attr = kperf.PmuAttr(evtList=[GETPPID], pidList=[w.pid], perThread=per_thread,
+                             sampleRate=1)
         data = collect(SAMPLING, attr, w)
         n, tids = data.len, {d.tid for d in data}
         data.free()
@@ -77,6 +79,21 @@ def test_per_thread_leaves_out_what_starts_after_the_open(workload, no_bpf_leak)
     assert (n, tids) == (400, {pid})
     n, tids, pid = run(False)
     assert n == 800 and pid in tids and len(tids) == 2
+
+
+def test_tracepoint_sample_rate_is_its_period(workload, no_bpf_leak):
+    # one CPU: a tracepoint's hits are counted per CPU, as by its perf event
+    def run(**kw):
+        w = workload("syscalls", "--wait", "--getppid", 1234, *QUIET)
+        os.sched_setaffinity(w.pid, {0})
+        data = collect(SAMPLING, kperf.PmuAttr(evtList=[GETPPID], pidList=[w.pid], **kw), w)
+        got = [(d.evt, d.period, d.count, d.cpu) for d in data]
+        data.free()
+        return got
+
+    assert run(sampleRate=100) == [(GETPPID, 100, 1, 0)] * 12
+    assert run(evtAttr=[kperf.EvtAttr(-1, 600)]) == [(GETPPID, 600, 1, 0)] * 2
+    assert run() == []  # 1234 hits: not one record at libkperf's default of 4000
 
 
 def test_bpf_mode_counts_the_process(workload, no_bpf_leak):

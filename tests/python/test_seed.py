@@ -73,7 +73,8 @@ def test_open_hardware_events_fail_cleanly_without_pmu():
 def test_get_field_and_get_field_exp_sched_switch():
     # kperf.get_field example
     evtList = ["sched:sched_switch"]
-    pmu_attr = kperf.PmuAttr(evtList=evtList)
+    # every switch: libkperf's default rate (4000) may give no record in a quiet 0.2 s
+    pmu_attr = kperf.PmuAttr(evtList=evtList, sampleRate=1)
     pd = kperf.open(kperf.PmuTaskType.SAMPLING, pmu_attr)
     assert pd > 0, kperf.error()
     kperf.enable(pd)

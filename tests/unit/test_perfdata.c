@@ -630,6 +630,40 @@ Test(perfdata, frames_without_a_file_use_the_maps_of_a_live_process)
 	PmuDataFree(d);
 }
 
+/* tracepoints of two systems beside a software event: perf finds each tracepoint's format in
+ * the file (HEADER_TRACING_DATA) by its id, or refuses the whole file */
+Test(perfdata, tracepoints_are_described_to_perf)
+{
+	char *evts[] = { "sched:sched_switch", "cpu-clock", "syscalls:sys_enter_getppid",
+			 "sched:sched_process_exec" };
+	struct PmuAttr a = attr_of(evts, 4);
+	struct rec r[4];
+	struct PmuData *d;
+	PmuFile f;
+	char *out;
+
+	a.callStack = 0;
+	r[0] = (struct rec){ "sched:sched_switch", 10, 10, 0, 100, 7, "x", NULL };
+	r[1] = (struct rec){ "cpu-clock", 10, 10, 0, 200, 1000, "x", NULL };
+	r[2] = (struct rec){ "syscalls:sys_enter_getppid", 10, 11, 1, 300, 4000, "x", NULL };
+	r[3] = (struct rec){ "sched:sched_process_exec", 10, 10, 1, 400, 1, "x", NULL };
+	d = build(r, 4);
+	f = PmuBeginWrite(path, &a, 0);
+	cr_assert_not_null(f, "%s", Perror());
+	cr_assert_eq(PmuWriteData(f, d, 4), SUCCESS, "%s", Perror());
+	PmuEndWrite(f);
+	cr_assert_eq(Perrorno(), SUCCESS, "%s", Perror());
+	out = run("perf script -i %s -F event,period 2>&1 | awk '{print $1, $2}'", path);
+	cr_assert_str_eq(out, "7 sched:sched_switch:\n1000 cpu-clock:\n"
+			      "4000 syscalls:sys_enter_getppid:\n1 sched:sched_process_exec:\n");
+	free(out);
+	out = run("perf report -i %s --header-only 2>&1 | grep -c '^# event : name = [a-z]*:'",
+		  path);
+	cr_assert_str_eq(out, "3\n");
+	free(out);
+	PmuDataFree(d);
+}
+
 Test(perfdata, a_callchain_resolved_later_is_written_with_its_mappings)
 {
 	char *evts[] = { "cpu-clock" };

@@ -5,7 +5,8 @@
  *                    [-d SECONDS] [--dwarf [--no-inline] | --no-symbols] [--top N] [-o FILE]
  *                    [--format folded|pprof|json|dump] [-- COMMAND ARGS...]
  * It prints the hottest functions with their share when it ends, and writes the profile
- * in the chosen format (to FILE, or to stdout, the summary then going to stderr).
+ * in the chosen format (to FILE, or to stdout, the summary then going to stderr). As perf
+ * record, it records every hit of a tracepoint unless -F or -c says otherwise.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +19,7 @@
 
 #include "cli.h"
 #include "core/core.h"
+#include "events/events.h"
 #include "export/export.h"
 #include "kperf/kperf.h"
 
@@ -26,6 +28,7 @@ enum out_format { OUT_NONE, OUT_FOLDED, OUT_PPROF, OUT_JSON, OUT_DUMP };
 struct record_opts {
 	char *event;
 	unsigned freq, period;
+	bool rate_given; /* -F or -c */
 	bool callstack;
 	int *pids;
 	int npids;
@@ -49,7 +52,8 @@ static void usage(FILE *f)
 	      "functions; samples are counted per distinct stack in the kernel.\n"
 	      "\n"
 	      "  -e, --event EVENT       sampled event (default cpu-clock)\n"
-	      "  -F, --freq HZ           samples per second (default 999)\n"
+	      "  -F, --freq HZ           samples per second (default 999; a tracepoint:\n"
+	      "                          every hit, as -c 1)\n"
 	      "  -c, --count PERIOD      a sample every PERIOD events instead of -F\n"
 	      "  -g, --call-graph        whole kernel and user stacks (default: top frame only)\n"
 	      "  -p, --pid PID,...       these processes (all threads, and their children)\n"
@@ -80,6 +84,21 @@ static enum out_format parse_format(const char *s)
 	if (!strcmp(s, "dump"))
 		return OUT_DUMP;
 	return OUT_NONE;
+}
+
+/* perf record samples a tracepoint at every hit unless given a rate (-F, -c): its period
+ * is 1 then, where libkperf (and a task of the library) takes one hit in 4000 */
+static void default_rate(struct record_opts *o)
+{
+	struct kp_event ev;
+
+	if (o->rate_given || kp_event_parse(o->event, false, &ev))
+		return; /* an unknown event is PmuOpen's to report */
+	if (ev.kind == KP_EV_TRACEPOINT) {
+		o->freq = 0;
+		o->period = 1;
+	}
+	kp_event_free(&ev);
 }
 
 static int parse(int argc, char **argv, struct record_opts *o)
@@ -125,6 +144,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
 					c);
 				return -1;
 			}
+			o->rate_given = true;
 			if (c == 'F') {
 				o->freq = (unsigned)v;
 				o->period = 0;
@@ -214,6 +234,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		fprintf(stderr, "kperf-bpf record: dump writes a file: give -o FILE\n");
 		return -1;
 	}
+	default_rate(o);
 	return 0;
 }
 

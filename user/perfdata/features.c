@@ -2,10 +2,11 @@
  * features.c - the feature sections that follow the data of a perf.data file: a table of
  * (offset, size), one per feature bit set in the header, in bit order, then each feature.
  *
- * BUILD_ID is the one perf needs to find the right files (it checks each file it opens
- * against it, and looks in its build-id cache by it); EVENT_DESC names the events as the
- * PmuAttr did; the host description (HOSTNAME, OSRELEASE, ARCH, NRCPUS) and SAMPLE_TIME are
- * what perf report --header shows.
+ * TRACING_DATA describes the tracepoint events (tracing.c). BUILD_ID is the one perf needs
+ * to find the right files (it checks each file it opens against it, and looks in its
+ * build-id cache by it); EVENT_DESC names the events as the PmuAttr did; the host
+ * description (HOSTNAME, OSRELEASE, ARCH, NRCPUS) and SAMPLE_TIME are what perf report
+ * --header shows.
  */
 #include <errno.h>
 #include <string.h>
@@ -16,7 +17,7 @@
 
 #define NAME_ALIGN 64 /* perf pads strings and build-id file names to this */
 #define BUILD_ID_SIZE_MISC (1U << 15) /* PERF_RECORD_MISC_BUILD_ID_SIZE: size in the record */
-#define NFEAT 7
+#define NFEAT 8
 
 /* a perf_header_string: a u32 length, then the string padded with NULs */
 static void put_string(struct kp_pf_buf *b, const char *s)
@@ -83,10 +84,10 @@ int kp_pf_write_features(struct kp_pf *f, uint64_t features[4])
 	struct {
 		uint64_t offset, size;
 	} table[NFEAT];
-	static const int bits[NFEAT] = { KP_PF_FEAT_BUILD_ID,	KP_PF_FEAT_HOSTNAME,
-					 KP_PF_FEAT_OSRELEASE,	KP_PF_FEAT_ARCH,
-					 KP_PF_FEAT_NRCPUS,	KP_PF_FEAT_EVENT_DESC,
-					 KP_PF_FEAT_SAMPLE_TIME };
+	static const int bits[NFEAT] = { KP_PF_FEAT_TRACING_DATA, KP_PF_FEAT_BUILD_ID,
+					 KP_PF_FEAT_HOSTNAME,	  KP_PF_FEAT_OSRELEASE,
+					 KP_PF_FEAT_ARCH,	  KP_PF_FEAT_NRCPUS,
+					 KP_PF_FEAT_EVENT_DESC,	  KP_PF_FEAT_SAMPLE_TIME };
 	uint64_t at = f->data_off + f->data_size, start;
 	struct kp_pf_buf b = { 0 };
 	struct utsname u;
@@ -100,6 +101,11 @@ int kp_pf_write_features(struct kp_pf *f, uint64_t features[4])
 	for (i = 0; i < NFEAT; i++) {
 		start = b.len;
 		switch (bits[i]) {
+		case KP_PF_FEAT_TRACING_DATA:
+			if (!f->tracing.len)
+				continue; /* no tracepoint events */
+			kp_pf_buf_put(&b, f->tracing.p, f->tracing.len);
+			break;
 		case KP_PF_FEAT_BUILD_ID:
 			kp_pf_side_each(&f->side, put_build_id, &b);
 			break;

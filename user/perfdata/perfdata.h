@@ -30,6 +30,7 @@
 
 /* feature bits of the header (perf's HEADER_* numbers) */
 enum {
+	KP_PF_FEAT_TRACING_DATA = 1,
 	KP_PF_FEAT_BUILD_ID = 2,
 	KP_PF_FEAT_HOSTNAME = 3,
 	KP_PF_FEAT_OSRELEASE = 4,
@@ -101,6 +102,7 @@ struct kp_pf {
 	uint64_t first_ts, last_ts; /* of the samples written, for HEADER_SAMPLE_TIME */
 	uint64_t nsamples;
 	struct kp_pf_side side;
+	struct kp_pf_buf tracing; /* HEADER_TRACING_DATA (tracing.c), empty without tracepoints */
 };
 
 /* ---- writer.c ---- */
@@ -126,6 +128,12 @@ void kp_pf_side_each(struct kp_pf_side *s, void (*fn)(const struct kp_pf_module 
 		     void *ctx);
 /* Is <addr> a kernel address (its frame goes after PERF_CONTEXT_KERNEL)? */
 bool kp_pf_kernel_addr(uint64_t addr);
+
+/* ---- tracing.c ---- */
+
+/* Build f->tracing from tracefs when the file has tracepoint events; 0 or a negative errno
+ * (a format file that cannot be read: LIBPERF_ERR_PATH_INACCESSIBLE). */
+int kp_pf_tracing_build(struct kp_pf *f);
 
 /* ---- features.c ---- */
 

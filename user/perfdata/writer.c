@@ -110,6 +110,7 @@ static void pf_free(struct kp_pf *f)
 		free(f->evts[i].name);
 	free(f->evts);
 	free(f->path);
+	kp_pf_buf_free(&f->tracing);
 	kp_pf_side_free(&f->side);
 	pthread_mutex_destroy(&f->lock);
 	free(f);
@@ -262,9 +263,8 @@ static int make_evt(struct kp_pf_evt *e, const struct PmuAttr *a, unsigned i)
 	e->attr.exclude_host |= a->excludeHost;
 	e->attr.sample_period = 0;
 	e->attr.freq = 0;
-	if (e->attr.type == PERF_TYPE_TRACEPOINT) {
-		e->attr.sample_period = 1;
-	} else if (ea && ea->period) {
+	/* a tracepoint too: its records come one per <period> hits, as any event's */
+	if (ea && ea->period) {
 		e->attr.sample_period = ea->period;
 	} else if (a->useFreq) {
 		e->attr.freq = 1;
@@ -345,6 +345,8 @@ KP_EXPORT PmuFile PmuBeginWrite(const char *path, const struct PmuAttr *pattr, c
 		f->evts[i].attr.sample_id_all = f->id_all;
 		f->nevts += !err;
 	}
+	if (!err)
+		err = kp_pf_tracing_build(f);
 	if (err)
 		goto fail;
 	f->created = stat(path, &st) != 0;

@@ -55,6 +55,11 @@ struct kp_pmu {
 /* libkperf's sample period of an event with none: its PmuAttr and EvtAttr give 0 */
 #define KP_DEFAULT_PERIOD 4000
 
+/* libkperf's sampling rate of an event, tracepoints included: PmuAttr's period (or freq: the
+ * same field) before the event's own <ea> period (NULL: none), KP_DEFAULT_PERIOD when both
+ * are 0; a frequency in Hz with a->useFreq, else a period in events */
+unsigned kp_pmu_sample_rate(const struct PmuAttr *a, const struct EvtAttr *ea);
+
 /* ---- task.c, for collect.c ---- */
 
 /* Borrow and lock the task <pd> (NULL: LIBPERF_ERR_INVALID_PD recorded); kp_pmu_put undoes. */

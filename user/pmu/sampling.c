@@ -69,6 +69,25 @@ void kp_sampling_note_process(struct kp_pmu *p, int tgid)
 
 /* ---- open ---- */
 
+unsigned kp_pmu_sample_rate(const struct PmuAttr *a, const struct EvtAttr *ea)
+{
+	unsigned v = a->period ? a->period : ea ? ea->period : 0;
+
+	return v ? v : KP_DEFAULT_PERIOD;
+}
+
+/* A tracepoint's program sees every hit: it records them at the event's rate itself, as a
+ * perf event with that period would (tp_paced in sample.bpf.c) */
+static void tracepoint_rate(struct kp_evt_cfg *c, const struct kp_pmu *p, int evt)
+{
+	unsigned v = kp_pmu_sample_rate(&p->attr, &p->evt_attrs[evt]);
+
+	if (p->attr.useFreq)
+		c->gap_ns = 1000000000ULL / v; /* 0 above 1 GHz: every hit */
+	else
+		c->period = v;
+}
+
 static int configure_tracepoint(struct kp_evt_cfg *c, const struct kp_event *ev)
 {
 	struct kp_tp_format *fmt;
@@ -242,6 +261,7 @@ static int load(struct kp_pmu *p)
 						   &p->events[i]);
 			if (err)
 				return err;
+			tracepoint_rate((struct kp_evt_cfg *)&skel->rodata->cfg.evt[i], p, i);
 		} else {
 			s->has_sample = true;
 		}
@@ -253,6 +273,8 @@ static int load(struct kp_pmu *p)
 	skel->rodata->cfg.ncgroups = s->has_tp ? (__u32)p->ncgroups : 0;
 	bpf_map__set_max_entries(skel->maps.cgroups,
 				 s->has_tp && p->ncgroups ? (__u32)p->ncgroups : 1);
+	bpf_map__set_max_entries(skel->maps.tp_pace,
+				 (__u32)p->nevents * (s->has_tp && p->ncgroups ? p->ncgroups : 1));
 	if (s->has_tp || !p->opts.aggregate)
 		rb = ringbuf_bytes(p->opts.ringBufferKb);
 	skel->rodata->cfg.wakeup_bytes = rb / 4;
@@ -340,14 +362,12 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu, int cgroup, i
 	if (p->attr.enableHwMetric)
 		attr.config2 |= 1; /* the HiSilicon driver's metric sampling */
 	if (p->events[evt].kind == KP_EV_TRACEPOINT) {
+		/* only the program's way in: it runs on every hit whatever the period, and
+		 * samples itself (tracepoint_rate) */
 		attr.sample_period = 1;
 	} else {
-		/* libkperf's rule: PmuAttr's period (or freq: the same field) before the
-		 * event's own, 4000 when both are 0; useFreq makes either a frequency */
-		unsigned v = p->attr.period ? p->attr.period : p->evt_attrs[evt].period;
-
 		attr.freq = p->attr.useFreq;
-		attr.sample_period = v ? v : KP_DEFAULT_PERIOD;
+		attr.sample_period = kp_pmu_sample_rate(&p->attr, &p->evt_attrs[evt]);
 	}
 	if (cgroup >= 0) { /* the cgroup's tasks on that cpu, as libkperf opens them */
 		target = p->cgroup_fds[cgroup];
