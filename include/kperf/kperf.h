@@ -41,6 +41,14 @@ struct KperfPmuOpts {
 	unsigned aggregate;
 	/* SAMPLING: ring buffer for per-sample and tracepoint records, KiB (0: 16 MiB) */
 	unsigned ringBufferKb;
+	/* SAMPLING with blockedSample: 1 = the time blocked only ("context-switches" records of
+	 * the waits threads went into, not of their preemptions), no on-CPU samples: an
+	 * off-CPU profile (kperf-bpf record --off-cpu) */
+	unsigned offCpuOnly;
+	/* SAMPLING with blockedSample and callStack: 1 = the "context-switches" records keep
+	 * their kernel frames (the way into the wait) above the user frames, which is all
+	 * libkperf keeps */
+	unsigned blockedKernelStack;
 };
 
 /* PmuOpen with kperf-bpf's options; opts may be NULL (PmuOpen(t, a) is KperfOpen(t, a, NULL)). */

@@ -20,6 +20,7 @@
 
 struct kp_counting;
 struct kp_sampling;
+struct kp_blocked;
 
 struct kp_pmu {
 	pthread_mutex_t lock; /* serialises API calls on this task */
@@ -40,6 +41,7 @@ struct kp_pmu {
 	atomic_bool exited; /* PmuExit: no more symbol resolution for this task */
 	struct kp_counting *counting;
 	struct kp_sampling *sampling;
+	struct kp_blocked *blocked; /* SAMPLING with blockedSample (blocked.c) */
 };
 
 /* ---- task.c, for collect.c ---- */
@@ -75,6 +77,22 @@ int kp_sampling_read(struct kp_pmu *p, struct PmuData **out);
 /* PmuExit (p->exited set, task locked): give back what the resolver keeps for the task. */
 void kp_sampling_exit(struct kp_pmu *p);
 void kp_sampling_close(struct kp_pmu *p);
+/* Record the modules of process <tgid> for the symbols of its records, the first time. */
+void kp_sampling_note_process(struct kp_pmu *p, int tgid);
+
+/* ---- blocked.c: blockedSample, the time off the CPU beside the samples ---- */
+
+struct kp_data_builder;
+
+/* Each does nothing for a task without blockedSample. Called by sampling.c: drain and read
+ * with the sampling lock held, disable once the drain thread is stopped. */
+int kp_blocked_open(struct kp_pmu *p);
+int kp_blocked_enable(struct kp_pmu *p);
+int kp_blocked_disable(struct kp_pmu *p);
+int kp_blocked_drain(struct kp_pmu *p);
+/* Add the "context-switches" records gathered since the last read to <b>. */
+int kp_blocked_read(struct kp_pmu *p, struct kp_data_builder *b);
+void kp_blocked_close(struct kp_pmu *p);
 
 /* ---- sideband.c: mmaps, execs and forks for the symbol resolver ---- */
 

@@ -123,7 +123,7 @@ static unsigned sym_flags(const struct kp_pmu *p)
  * resolver is shared by every task of the library: the task holds the process's symbols until
  * it closes (delayed.c; the stacks of its PmuData are copies, nothing returned points into the
  * resolver). */
-static void note_process(struct kp_pmu *p, int tgid)
+void kp_sampling_note_process(struct kp_pmu *p, int tgid)
 {
 	struct kp_sampling *s = p->sampling;
 	size_t i;
@@ -456,7 +456,7 @@ static int open_process(struct kp_pmu *p, pid_t pid)
 	if (!err && !opened)
 		return kp_fail(LIBPERF_ERR_FAIL_GET_PROC, -ESRCH,
 			       "process %d exited before it could be sampled", (int)pid);
-	note_process(p, pid);
+	kp_sampling_note_process(p, pid);
 	return err;
 }
 
@@ -499,6 +499,9 @@ int kp_sampling_open(struct kp_pmu *p)
 		if (err)
 			return err;
 	}
+	err = kp_blocked_open(p);
+	if (err || !p->nevents)
+		return err; /* blockedSample with offCpuOnly: no on-CPU event */
 	/* a tracepoint's program sees every hit: one perf event to attach it through */
 	for (evt = 0; evt < p->nevents && !err; evt++)
 		if (p->events[evt].kind == KP_EV_TRACEPOINT)
@@ -584,6 +587,11 @@ int kp_sampling_enable(struct kp_pmu *p)
 				       p->events[s->ev[i].evt].name, strerror(-err));
 		}
 	}
+	err = kp_blocked_enable(p);
+	if (err) {
+		detach_tracepoints(s);
+		return err;
+	}
 	/* with enableOnExec the kernel enables the sampling events at the exec */
 	err = p->attr.enableOnExec && p->npids ? 0 : ioctl_all(p, PERF_EVENT_IOC_ENABLE);
 	if (err) {
@@ -601,11 +609,16 @@ int kp_sampling_enable(struct kp_pmu *p)
 
 int kp_sampling_disable(struct kp_pmu *p)
 {
-	int err = ioctl_all(p, PERF_EVENT_IOC_DISABLE);
+	int err = ioctl_all(p, PERF_EVENT_IOC_DISABLE), berr;
 
 	detach_tracepoints(p->sampling);
 	stop_drainer(p->sampling);
+	pthread_mutex_lock(&p->sampling->lock);
+	berr = kp_blocked_disable(p);
+	pthread_mutex_unlock(&p->sampling->lock);
 	kp_sideband_enable(p->sampling->sideband, false);
+	if (berr)
+		return berr;
 	if (err)
 		return kp_fail(LIBPERF_ERR_FAILED_PMU_DISABLE, err, "cannot disable sampling: %s",
 			       strerror(-err));
@@ -682,7 +695,7 @@ static int take(struct kp_pmu *p, const struct kp_sample_key *key, const struct 
 	int added = agg_add(p->sampling, key, val);
 
 	if (added > 0)
-		note_process(p, (int)key->tgid);
+		kp_sampling_note_process(p, (int)key->tgid);
 	return added < 0 ? added : 0;
 }
 
@@ -776,12 +789,14 @@ static int drain_locked(struct kp_pmu *p)
 		nanosleep(&grace, NULL);
 		err = drain_map(p, s->counts_fd[old & 1]);
 	}
+	if (!err)
+		err = kp_blocked_drain(p);
 	if (!err && s->rb) {
 		size_t first = s->nrecs;
 
 		ring_buffer__consume(s->rb);
 		for (i = first; i < s->nrecs; i++)
-			note_process(p, (int)s->recs[i]->tgid);
+			kp_sampling_note_process(p, (int)s->recs[i]->tgid);
 	}
 	return err;
 }
@@ -995,6 +1010,8 @@ int kp_sampling_read(struct kp_pmu *p, struct PmuData **out)
 		memcpy(v.comm, r->comm, sizeof(v.comm));
 		err = add_record(p, b, &k, &v, (int64_t)r->ts, r + 1, r->raw_size);
 	}
+	if (!err)
+		err = kp_blocked_read(p, b);
 	if (err) {
 		pthread_mutex_unlock(&s->lock);
 		kp_data_builder_free(b);
@@ -1029,6 +1046,7 @@ void kp_sampling_close(struct kp_pmu *p)
 	if (!s)
 		return;
 	stop_drainer(s);
+	kp_blocked_close(p);
 	kp_sideband_close(s->sideband);
 	for (i = 0; i < s->nev; i++) {
 		bpf_link__destroy(s->ev[i].link);
