@@ -106,7 +106,13 @@ class PmuAttr(ctypes.Structure):
 
 
 class KperfPmuOpts(ctypes.Structure):
-    _fields_ = [("sz", ctypes.c_size_t), ("aggregate", c_uint), ("ringBufferKb", c_uint)]
+    _fields_ = [
+        ("sz", ctypes.c_size_t),
+        ("aggregate", c_uint),
+        ("ringBufferKb", c_uint),
+        ("offCpuOnly", c_uint),
+        ("blockedKernelStack", c_uint),
+    ]
 
 
 class PmuTraceAttr(ctypes.Structure):

@@ -138,7 +138,9 @@ class PmuAttr(_CAttr):
     cgroupNameList: cgroups to count. enableHwMetric (attribute only, as libkperf's).
     kperf-bpf options (KperfPmuOpts), keyword-only: aggregate (SAMPLING: one record per
     distinct stack, counted in the kernel, instead of one per sample), ringBufferKb (ring
-    buffer size, 0: default).
+    buffer size, 0: default), offCpuOnly (with blockedSample: the time blocked only, no
+    on-CPU samples), blockedKernelStack (with blockedSample: blocked records keep their
+    kernel frames).
     """
 
     _c_type = cs.PmuAttr
@@ -170,6 +172,8 @@ class PmuAttr(_CAttr):
         "perThread",
         "aggregate",
         "ringBufferKb",
+        "offCpuOnly",
+        "blockedKernelStack",
     )
 
     def __init__(
@@ -200,6 +204,8 @@ class PmuAttr(_CAttr):
         *,
         aggregate=False,
         ringBufferKb=0,
+        offCpuOnly=False,
+        blockedKernelStack=False,
     ):
         self._init(_values(locals()))
 
@@ -234,6 +240,8 @@ class PmuAttr(_CAttr):
     perThread = _Scalar(flag, bool)
     aggregate = _Scalar(flag, bool, opts=True)
     ringBufferKb = _Scalar(unsigned(32), opts=True)
+    offCpuOnly = _Scalar(flag, bool, opts=True)
+    blockedKernelStack = _Scalar(flag, bool, opts=True)
 
     @property
     def evtAttr(self):
