@@ -72,7 +72,8 @@ struct kp_sample_config {
 	__u8 timeline; /* samples go to the ring buffer instead of the hash */
 	__u8 filter_pid; /* tracepoints: only the processes of `targets` */
 	__u8 filter_cpu; /* tracepoints: only the cpus of cpu_mask */
-	__u8 pad[3];
+	__u8 filter_sample; /* per-cpu sampling events: only the processes of `targets` */
+	__u8 pad[2];
 	__u32 tp_slot_evt[KP_TP_SLOTS]; /* kernels without attach cookies: see KP_TP_SLOTS */
 	__u64 wakeup_bytes;
 	__u64 cpu_mask[KP_SAMPLE_CPU_WORDS];

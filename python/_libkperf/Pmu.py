@@ -303,6 +303,8 @@ class PmuAttr(attrs.PmuAttr):
         *,
         aggregate=False,
         ringBufferKb=0,
+        offCpuOnly=False,
+        blockedKernelStack=False,
     ):
         self._init(attrs._values(locals()))
 

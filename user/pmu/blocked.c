@@ -4,7 +4,8 @@
  * unit, so that a function that waits shows up with its share of the wall time next to the
  * ones that compute.
  *
- * As in libkperf the task samples one on-CPU event and adds "context-switches" records whose
+ * As in libkperf the task samples one on-CPU event (per cpu here, keeping the samples of its
+ * processes: sampling.c says why) and adds "context-switches" records whose
  * period is the time off the CPU in that event's unit. libkperf samples cycles and converts
  * the blocked time with each thread's cycle rate; kperf-bpf samples cpu-clock, whose period
  * is already nanoseconds, so the two kinds of records add up without a conversion (and work
@@ -124,8 +125,8 @@ int kp_blocked_open(struct kp_pmu *p)
 	p->blocked = calloc(1, sizeof(*p->blocked));
 	if (!p->blocked)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-	/* the on-CPU events note the processes they open; without any, note them here */
-	for (i = 0; i < p->npids && !p->nevents; i++)
+	/* the on-CPU events are per cpu (sampling.c): the processes are noted here */
+	for (i = 0; i < p->npids; i++)
 		kp_sampling_note_process(p, p->pids[i]);
 	return kp_offcpu_open(&o, &p->blocked->off);
 }

@@ -142,6 +142,14 @@ void kp_sampling_note_process(struct kp_pmu *p, int tgid)
 
 /* ---- open ---- */
 
+/* Blocked sampling samples its processes with per-cpu events whose program keeps only their
+ * samples: a cpu-clock event per thread restarts its timer at every context switch, which
+ * costs a switch-heavy process more than everything else blocked sampling does. */
+static bool percpu_filtered(const struct kp_pmu *p)
+{
+	return p->attr.blockedSample && p->npids;
+}
+
 static int configure_tracepoint(struct kp_evt_cfg *c, const struct kp_event *ev)
 {
 	struct kp_tp_format *fmt;
@@ -275,6 +283,7 @@ static int load(struct kp_pmu *p)
 	skel->rodata->cfg.timeline = !p->opts.aggregate;
 	skel->rodata->cfg.filter_pid = p->npids > 0;
 	skel->rodata->cfg.filter_cpu = p->attr.numCpu > 0;
+	skel->rodata->cfg.filter_sample = percpu_filtered(p);
 	for (i = 0; i < p->ncpus && p->attr.numCpu; i++) {
 		if (p->cpus[i] >= KP_SAMPLE_CPU_WORDS * 64)
 			return kp_fail(LIBPERF_ERR_INVALID_CPULIST, -EINVAL,
@@ -314,8 +323,10 @@ static int load(struct kp_pmu *p)
 			bpf_program__set_autoload(tp_program(s, s->tp_slot[i]), true);
 	if (!s->cookie) /* one per (event, thread) opened: preallocated, so not too many */
 		bpf_map__set_max_entries(skel->maps.event_ids, EVENT_IDS);
-	bpf_program__set_autoload(skel->progs.kp_tp_fork, s->has_tp && p->npids);
-	bpf_program__set_autoload(skel->progs.kp_tp_exit, s->has_tp && p->npids);
+	bpf_program__set_autoload(skel->progs.kp_tp_fork,
+				  (s->has_tp || percpu_filtered(p)) && p->npids);
+	bpf_program__set_autoload(skel->progs.kp_tp_exit,
+				  (s->has_tp || percpu_filtered(p)) && p->npids);
 	bpf_map__set_max_entries(skel->maps.targets, p->npids > 0 ? 65536 : 1);
 	err = sample_bpf__load(skel);
 	if (err)
@@ -331,7 +342,7 @@ static int load(struct kp_pmu *p)
 			return kp_fail(LIBPERF_ERR_FAIL_MMAP, -errno,
 				       "cannot map the sampling ring buffer: %s", strerror(errno));
 	}
-	if (s->has_tp && p->npids) {
+	if ((s->has_tp || percpu_filtered(p)) && p->npids) {
 		__u8 one = 1;
 
 		for (i = 0; i < p->npids; i++) {
@@ -506,7 +517,7 @@ int kp_sampling_open(struct kp_pmu *p)
 	for (evt = 0; evt < p->nevents && !err; evt++)
 		if (p->events[evt].kind == KP_EV_TRACEPOINT)
 			err = open_one(p, evt, -1, p->cpus[0]);
-	if (p->npids) {
+	if (p->npids && !percpu_filtered(p)) {
 		for (i = 0; i < p->npids && !err; i++)
 			err = open_process(p, p->pids[i]);
 		return err;
@@ -592,8 +603,10 @@ int kp_sampling_enable(struct kp_pmu *p)
 		detach_tracepoints(s);
 		return err;
 	}
-	/* with enableOnExec the kernel enables the sampling events at the exec */
-	err = p->attr.enableOnExec && p->npids ? 0 : ioctl_all(p, PERF_EVENT_IOC_ENABLE);
+	/* with enableOnExec the kernel enables the sampling events of a task at its exec */
+	err = p->attr.enableOnExec && p->npids && !percpu_filtered(p) ?
+		      0 :
+		      ioctl_all(p, PERF_EVENT_IOC_ENABLE);
 	if (err) {
 		detach_tracepoints(s);
 		return kp_fail(LIBPERF_ERR_FAILED_PMU_ENABLE, err, "cannot enable sampling: %s",
