@@ -129,10 +129,33 @@ static __always_inline struct kp_off_thread *follow(__u64 task, __u64 id, __u32 
 	return bpf_map_lookup_elem(&threads, &task);
 }
 
-static __always_inline void account(struct kp_off_thread *t, __u64 delta)
+/* <task>, coming onto the cpu and not followed yet: its entry if it is a thread of a followed
+ * process, read from the task where userspace says its fields are */
+static __always_inline struct kp_off_thread *follow_next(__u64 task)
+{
+	struct kp_off_thread init = {};
+	__u32 tgid = 0;
+
+	if (!cfg.tgid_off ||
+	    bpf_probe_read_kernel(&tgid, sizeof(tgid), (const void *)(task + cfg.tgid_off)) ||
+	    !tgid || target_state(tgid, task) != KP_OFF_ACTIVE)
+		return NULL;
+	init.tgid = tgid;
+	if (bpf_probe_read_kernel(&init.tid, sizeof(init.tid),
+				  (const void *)(task + cfg.pid_off)) ||
+	    bpf_probe_read_kernel(init.comm, sizeof(init.comm),
+				  (const void *)(task + cfg.comm_off)))
+		return NULL;
+	if (bpf_map_update_elem(&threads, &task, &init, BPF_NOEXIST))
+		return NULL; /* full: counted when it leaves the cpu */
+	return bpf_map_lookup_elem(&threads, &task);
+}
+
+/* add <delta> to the entry of (t's thread, kstack, ustack) of the current generation */
+static __always_inline void add(struct kp_off_thread *t, __u64 kstack, __u64 ustack, __u64 delta)
 {
 	struct kp_off_key key = {
-		.tgid = t->tgid, .tid = t->tid, .kstack = t->kstack, .ustack = t->ustack
+		.tgid = t->tgid, .tid = t->tid, .kstack = kstack, .ustack = ustack
 	};
 	struct kp_off_val *v, init = { .count = 1, .total_ns = delta };
 	void *map = (gen & 1) ? (void *)&counts1 : (void *)&counts0;
@@ -172,6 +195,10 @@ static __always_inline int on_switch(void *ctx, __u64 preempt, __u64 prev, __u64
 	struct kp_off_thread *t;
 
 	t = follow(prev, bpf_get_current_pid_tgid(), 0);
+	if (t && t->on_since) {
+		add(t, KP_OFF_ON_CPU, 0, now - t->on_since);
+		t->on_since = 0;
+	}
 	if (t && !t->exited && !(cfg.blocked_only && runnable(preempt, prev))) {
 		t->kstack = cfg.kernel_stack ?
 				    kp_capture_stack(ctx, false, &stacks, &counters, KP_OFFC_CAP) :
@@ -182,11 +209,16 @@ static __always_inline int on_switch(void *ctx, __u64 preempt, __u64 prev, __u64
 		t->start_ns = now;
 	}
 	t = bpf_map_lookup_elem(&threads, &next);
-	if (!t || !t->start_ns)
+	if (!t && !cfg.blocked_only) /* the time on the cpu is asked for */
+		t = follow_next(next);
+	if (!t)
+		return 0;
+	t->on_since = now;
+	if (!t->start_ns)
 		return 0;
 	start = t->start_ns;
 	t->start_ns = 0;
-	account(t, now > start ? now - start : 0);
+	add(t, t->kstack, t->ustack, now > start ? now - start : 0);
 	return 0;
 }
 

@@ -33,8 +33,13 @@ struct kp_off_thread {
 	__u32 tid;
 	__u32 exited; /* it is exiting: its last switch is not a block */
 	__u32 pad;
+	__u64 on_since; /* when it came onto the cpu, 0: not known to be on it */
 	char comm[KP_OFF_COMM];
 };
+
+/* the kstack of an aggregation key that holds a thread's time on the cpu (measured at its
+ * switches), not a block: even, so no stack id (a hash | 1) is ever equal to it */
+#define KP_OFF_ON_CPU 2ULL
 
 /* aggregation key: one (process, thread, stacks) */
 struct kp_off_key {
@@ -61,6 +66,13 @@ struct kp_off_config {
 	 * BTF), only the scheduler's preempt flag tells */
 	__u32 state_off;
 	__u32 state_size;
+	/* where it keeps tgid, pid and comm (0: not known): a thread of a followed process that
+	 * comes onto the cpu before it ever left it is followed from then on (its time on the
+	 * cpu is measured from its first slice) */
+	__u32 tgid_off;
+	__u32 pid_off;
+	__u32 comm_off;
+	__u32 pad2;
 };
 
 #endif

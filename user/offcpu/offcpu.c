@@ -79,35 +79,54 @@ static int attach(struct kp_offcpu *c, int which)
 	return 0;
 }
 
-/* Where task_struct keeps the task's state, from the kernel's BTF: __state (u32, 5.14+) or
- * state (long). 0 with *size 0 when there is no BTF to say. */
-static void task_state_field(unsigned *off, unsigned *size)
+/* The offset and size of the first of <names> that task_struct has, from the kernel's BTF
+ * <btf>: 0 with *size 0 when none (a bit field does not count). */
+static unsigned task_field(struct btf *btf, const char *const *names, unsigned *size)
 {
-	const char *path = kp_btf_path();
 	const struct btf_member *m;
 	const struct btf_type *t;
-	struct btf *btf;
-	int id, i;
+	int id, i, k;
 
-	*off = *size = 0;
-	btf = path ? btf__parse(path, NULL) : NULL;
+	*size = 0;
+	id = btf ? btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT) : -1;
+	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	for (k = 0; t && names[k]; k++) {
+		for (i = 0, m = btf_members(t); i < btf_vlen(t); i++, m++) {
+			__s64 sz;
+
+			if (strcmp(btf__name_by_offset(btf, m->name_off), names[k]) ||
+			    btf_member_bitfield_size(t, i))
+				continue;
+			sz = btf__resolve_size(btf, m->type);
+			if (sz <= 0)
+				return 0;
+			*size = (unsigned)sz;
+			return btf_member_bit_offset(t, i) / 8;
+		}
+	}
+	return 0;
+}
+
+/* Where task_struct keeps what the programs read of a task they have no CO-RE for: its state
+ * (__state, or state before 5.14), tgid, pid and comm. Left 0 without BTF. */
+static void task_fields(struct kp_off_config *cfg)
+{
+	static const char *const state[] = { "__state", "state", NULL };
+	static const char *const tgid[] = { "tgid", NULL }, *const pid[] = { "pid", NULL };
+	static const char *const comm[] = { "comm", NULL };
+	const char *path = kp_btf_path();
+	struct btf *btf = path ? btf__parse(path, NULL) : NULL;
+	unsigned size;
+
 	if (!btf)
 		return;
-	id = btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT);
-	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
-	for (i = 0, m = t ? btf_members(t) : NULL; m && i < btf_vlen(t); i++, m++) {
-		const char *name = btf__name_by_offset(btf, m->name_off);
-		__s64 sz;
-
-		if (strcmp(name, "__state") && strcmp(name, "state"))
-			continue;
-		sz = btf__resolve_size(btf, m->type);
-		if ((sz == 4 || sz == 8) && btf_member_bitfield_size(t, i) == 0) {
-			*off = btf_member_bit_offset(t, i) / 8;
-			*size = (unsigned)sz;
-		}
-		break;
-	}
+	cfg->state_off = task_field(btf, state, &size);
+	cfg->state_size = size == 4 || size == 8 ? size : 0;
+	cfg->tgid_off = task_field(btf, tgid, &size);
+	cfg->pid_off = size == 4 ? task_field(btf, pid, &size) : 0;
+	cfg->comm_off = size == 4 ? task_field(btf, comm, &size) : 0;
+	if (size != KP_OFF_COMM)
+		cfg->tgid_off = cfg->pid_off = cfg->comm_off = 0;
 	btf__free(btf);
 }
 
@@ -131,8 +150,7 @@ static int load(struct kp_offcpu *c, const struct kp_offcpu_opts *o)
 	s->rodata->cfg.kernel_stack = o->kernel_stack;
 	s->rodata->cfg.user_stack = o->user_stack;
 	s->rodata->cfg.blocked_only = o->blocked_only;
-	if (o->blocked_only)
-		task_state_field(&s->rodata->cfg.state_off, &s->rodata->cfg.state_size);
+	task_fields((struct kp_off_config *)&s->rodata->cfg);
 	s->rodata->cfg.self_tgid = (__u32)getpid();
 	for (i = 0; i < NPROGS; i++) {
 		bpf_program__set_autoload(prog(c, true, i), c->raw);
@@ -211,8 +229,21 @@ static void to_block(struct kp_offcpu_block *b, const struct kp_off_key *k,
 	b->ustack = k->ustack;
 	b->count = v->count;
 	b->total_ns = v->total_ns;
+	b->on_cpu = k->kstack == KP_OFF_ON_CPU;
 	memcpy(b->comm, v->comm, KP_OFFCPU_COMM);
 	b->comm[KP_OFFCPU_COMM] = '\0';
+}
+
+static int report(kp_offcpu_fn fn, void *ctx, const struct kp_off_thread *t, __u64 kstack,
+		  __u64 ustack, uint64_t ns)
+{
+	struct kp_off_key k = { t->tgid, t->tid, kstack, ustack };
+	struct kp_off_val v = { .count = 1, .total_ns = ns };
+	struct kp_offcpu_block b;
+
+	memcpy(v.comm, t->comm, sizeof(v.comm));
+	to_block(&b, &k, &v);
+	return fn(ctx, &b);
 }
 
 /* every block open now ends now: it goes to <fn>, and the thread is marked on the cpu */
@@ -226,17 +257,14 @@ static int close_open(struct kp_offcpu *c, kp_offcpu_fn fn, void *ctx)
 	while (bpf_map_get_next_key(c->threads_fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(c->threads_fd, &key, &t) || !t.start_ns || t.exited)
+		if (bpf_map_lookup_elem(c->threads_fd, &key, &t))
 			continue;
-		if (fn && !err && now > t.start_ns) {
-			struct kp_off_key k = { t.tgid, t.tid, t.kstack, t.ustack };
-			struct kp_off_val v = { .count = 1, .total_ns = now - t.start_ns };
-			struct kp_offcpu_block b;
-
-			memcpy(v.comm, t.comm, sizeof(v.comm));
-			to_block(&b, &k, &v);
-			err = fn(ctx, &b);
-		}
+		/* on the cpu now: its slice ends with the collection */
+		if (fn && !err && t.on_since && now > t.on_since)
+			err = report(fn, ctx, &t, KP_OFF_ON_CPU, 0, now - t.on_since);
+		t.on_since = 0;
+		if (fn && !err && t.start_ns && !t.exited && now > t.start_ns)
+			err = report(fn, ctx, &t, t.kstack, t.ustack, now - t.start_ns);
 		t.start_ns = 0;
 		bpf_map_update_elem(c->threads_fd, &key, &t, BPF_EXIST);
 	}

@@ -35,8 +35,9 @@ struct kp_offcpu_opts {
 struct kp_offcpu_block {
 	uint32_t tgid, tid;
 	uint64_t kstack, ustack; /* stack ids (kp_offcpu_stack), 0 when none */
-	uint64_t count; /* blocks that ended */
+	uint64_t count; /* blocks that ended (on_cpu: slices) */
 	uint64_t total_ns;
+	bool on_cpu; /* not a block: the thread's time on the cpu (unless blocked_only) */
 	char comm[KP_OFFCPU_COMM + 1];
 };
 
@@ -55,7 +56,8 @@ struct kp_offcpu_stats {
 /* Load and start following the forks of the processes. */
 int kp_offcpu_open(const struct kp_offcpu_opts *o, struct kp_offcpu **out);
 int kp_offcpu_enable(struct kp_offcpu *c);
-/* Detach; the blocks still open end now and go to <fn> (may be NULL: forgotten). */
+/* Detach; the blocks (and slices on the cpu) still open end now and go to <fn> (may be NULL:
+ * forgotten). */
 int kp_offcpu_disable(struct kp_offcpu *c, kp_offcpu_fn fn, void *ctx);
 /* The blocks that ended since the last drain go to <fn>, and are forgotten here. */
 int kp_offcpu_drain(struct kp_offcpu *c, kp_offcpu_fn fn, void *ctx);

@@ -37,8 +37,16 @@ struct blk_ent {
 	struct kp_offcpu_block b; /* summed since the last read */
 };
 
+/* a thread's time on the cpu: what the switches measured, what its samples say */
+struct on_cpu {
+	uint64_t drained; /* measured, drained since the last read (under the sampling lock) */
+	uint64_t measured; /* what the read being made measured */
+	uint64_t sampled; /* the periods of its samples in that read */
+};
+
 struct kp_blocked {
 	struct kp_offcpu *off;
+	struct kp_map threads; /* tid -> struct on_cpu */
 	struct blk_ent *ent;
 	size_t n, cap;
 	size_t *index; /* open addressing over ent: index + 1, 0 = empty */
@@ -84,13 +92,30 @@ static int reindex(struct kp_blocked *k, size_t slots)
 	return 0;
 }
 
+static struct on_cpu *on_cpu_of(struct kp_blocked *k, uint32_t tid)
+{
+	struct kp_map_slot *slot = kp_map_slot(&k->threads, (void *)(uintptr_t)tid, NULL);
+
+	if (slot && !slot->val)
+		slot->val = calloc(1, sizeof(struct on_cpu));
+	return slot ? slot->val : NULL;
+}
+
 /* kp_offcpu_fn: add a drained (thread, stack) to what the next read returns */
 static int take(void *ctx, const struct kp_offcpu_block *b)
 {
 	struct kp_pmu *p = ctx;
 	struct kp_blocked *k = p->blocked;
+	struct on_cpu *t;
 	size_t *slot;
 
+	if (b->on_cpu) {
+		t = on_cpu_of(k, b->tid);
+		if (!t)
+			return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+		t->drained += b->total_ns;
+		return 0;
+	}
 	if ((k->n + 1) * 2 > k->slots && reindex(k, k->slots ? k->slots * 2 : 256))
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 	slot = slot_of(k, b);
@@ -125,6 +150,7 @@ int kp_blocked_open(struct kp_pmu *p)
 	p->blocked = calloc(1, sizeof(*p->blocked));
 	if (!p->blocked)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	kp_map_init(&p->blocked->threads, false);
 	/* the on-CPU events are per cpu (sampling.c): the processes are noted here */
 	for (i = 0; i < p->npids; i++)
 		kp_sampling_note_process(p, p->pids[i]);
@@ -236,6 +262,16 @@ int kp_blocked_read(struct kp_pmu *p, struct kp_data_builder *b)
 		return 0;
 	for (i = 0; i < k->n && !err; i++)
 		err = add(p, b, &k->ent[i].b, now);
+	/* what the switches measured of each thread's time on the cpu, for kp_blocked_scale */
+	for (i = 0; !err && i < k->threads.cap; i++) {
+		struct on_cpu *t = k->threads.slots[i].key ? k->threads.slots[i].val : NULL;
+
+		if (t) {
+			t->measured = t->drained;
+			t->drained = 0;
+			t->sampled = 0;
+		}
+	}
 	if (err)
 		return err;
 	k->n = 0;
@@ -245,12 +281,48 @@ int kp_blocked_read(struct kp_pmu *p, struct kp_data_builder *b)
 	return 0;
 }
 
+/*
+ * The samples of a thread stand for its time on the cpu, one period each; the switches
+ * measure that time exactly. Where a timer fires late or is missed (a busy or emulated
+ * machine), the samples say less than the thread ran: each thread's sample periods are
+ * scaled to add up to its measured time, so on- and off-CPU shares are each thread's real
+ * ones while the samples still tell where on the cpu the time went.
+ */
+void kp_blocked_scale(struct kp_pmu *p, struct PmuData *data, int n)
+{
+	struct kp_blocked *k = p->blocked;
+	struct on_cpu *t;
+	int r;
+
+	if (!k || p->opts.offCpuOnly)
+		return;
+	for (r = 0; r < n; r++) {
+		if (!strcmp(data[r].evt, BLOCKED_EVT))
+			continue;
+		t = kp_map_get(&k->threads, (void *)(uintptr_t)data[r].tid);
+		if (t)
+			t->sampled += data[r].period;
+	}
+	for (r = 0; r < n; r++) {
+		if (!strcmp(data[r].evt, BLOCKED_EVT))
+			continue;
+		t = kp_map_get(&k->threads, (void *)(uintptr_t)data[r].tid);
+		if (t && t->measured && t->sampled)
+			data[r].period = (uint64_t)((unsigned __int128)data[r].period *
+						    t->measured / t->sampled);
+	}
+}
+
 void kp_blocked_close(struct kp_pmu *p)
 {
 	struct kp_blocked *k = p->blocked;
+	size_t i;
 
 	if (!k)
 		return;
+	for (i = 0; i < k->threads.cap; i++)
+		free(k->threads.slots[i].val);
+	kp_map_free(&k->threads);
 	kp_offcpu_close(k->off);
 	free(k->ent);
 	free(k->index);

@@ -92,6 +92,9 @@ int kp_blocked_disable(struct kp_pmu *p);
 int kp_blocked_drain(struct kp_pmu *p);
 /* Add the "context-switches" records gathered since the last read to <b>. */
 int kp_blocked_read(struct kp_pmu *p, struct kp_data_builder *b);
+/* Scale the periods of the on-CPU samples of <data> (the <n> records PmuRead returns) so that
+ * each thread's add up to its time on the CPU measured at its context switches. */
+void kp_blocked_scale(struct kp_pmu *p, struct PmuData *data, int n);
 void kp_blocked_close(struct kp_pmu *p);
 
 /* ---- sideband.c: mmaps, execs and forks for the symbol resolver ---- */

@@ -1033,7 +1033,10 @@ int kp_sampling_read(struct kp_pmu *p, struct PmuData **out)
 	forget_pending(s);
 	warn_losses(p);
 	pthread_mutex_unlock(&s->lock);
-	return kp_data_builder_finish(b, out);
+	err = kp_data_builder_finish(b, out);
+	if (err > 0)
+		kp_blocked_scale(p, *out, err);
+	return err;
 }
 
 void kp_sampling_exit(struct kp_pmu *p)
