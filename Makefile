@@ -48,9 +48,9 @@ PYTHON     ?= /usr/bin/python3
 SANITIZE   ?=
 
 # libraries every userspace object may use; why each one is there: README.md "Dependencies"
-PKGS       := libbpf libelf libdw zlib libcjson libprotobuf-c capstone
+PKGS       := libbpf libelf libdw zlib libdeflate libcjson libprotobuf-c capstone
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz -lcjson -lprotobuf-c -lcapstone)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz -ldeflate -lcjson -lprotobuf-c -lcapstone)
 
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
@@ -120,14 +120,14 @@ help:
 
 # ---- dependencies ----
 
-DEB_PKGS := make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev \
+DEB_PKGS := make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libdeflate-dev \
 	    libcjson-dev libprotobuf-c-dev protobuf-c-compiler libcriterion-dev python3 python3-pytest pkg-config \
 	    linux-libc-dev systemtap-sdt-dev elfutils binutils golang-go clang-format \
-	    libcapstone-dev binutils-aarch64-linux-gnu linux-perf
+	    libcapstone-dev binutils-aarch64-linux-gnu linux-perf libc6-dbg
 
 # the cross toolchain and the arm64 libraries to link against (criterion: see CROSS_ROOT)
 DEB_PKGS_CROSS := gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross \
-	    libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64 libcjson-dev:arm64 \
+	    libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64 libdeflate-dev:arm64 libcjson-dev:arm64 \
 	    libprotobuf-c-dev:arm64 libcapstone-dev:arm64 mmdebstrap
 # the kernel matrix: emulators, and what tests/kernels/fetch.sh uses to make an initramfs
 DEB_PKGS_KERNELS := qemu-system-x86 qemu-system-arm kmod cpio xz-utils zstd
@@ -232,6 +232,11 @@ $(BUILD)/workloads/%: tests/workloads/%.c $(WORKLOAD_LIBS)
 $(BUILD)/workloads/%: tests/workloads/%.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(WL_CFLAGS) -o $@ $<
+
+# the inline frame tests need real inlining: -O2, not the workloads' -fno-inline
+$(BUILD)/workloads/inline_cxx: tests/workloads/inline_cxx.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) -g -O2 -fno-omit-frame-pointer $(WL_ARCH_CFLAGS) -Wall -o $@ $<
 
 # a Go workload (UTrace's fetchG), built only where Go is installed; its test skips otherwise
 GO         := $(shell command -v go 2>/dev/null)

@@ -6,7 +6,8 @@ package is given (--libkperf <its python/modules directory>), by libkperf's own 
 the very same C array (libkperf's package is loaded on libkperf-bpf.so, which has libkperf's
 struct layouts). Two passes are timed: iterating only, and iterating while reading what a
 profile report reads (evt, ts, pid, tid, cpu, period, and every frame's symbol name and
-module). Prints medians, per-record costs and the ratio.
+module). Prints medians, per-record costs and the ratio; both packages must count the same
+records and frames.
 
 Usage: sudo python3 bench/python_read.py [--seconds 10] [--freq 999] [--rounds 5]
                                          [--libkperf /path/to/libkperf/python/modules]
@@ -128,15 +129,23 @@ def main():
         if lk:
             sides.append(("libkperf", theirs, theirs_done))
         results = {(s, p): [] for s, _, _ in sides for p in ("iterate", "report")}
+        counts = {}
         for _ in range(args.rounds):
             for name, make, done in sides:
                 for pname, fn in (("iterate", iterate_pass), ("report", report_pass)):
                     view = make()
                     records = view.iter
                     t0 = time.perf_counter()
-                    fn(records)
+                    got = fn(records)
                     results[(name, pname)].append(time.perf_counter() - t0)
+                    counts.setdefault((name, pname), set()).add(got)
                     done(view)
+        # both packages must have walked the same records and frames, or the ratio means nothing
+        for pname, want in (("iterate", n), ("report", frames)):
+            for name, _, _ in sides:
+                if counts[(name, pname)] != {want}:
+                    sys.exit(f"{name} {pname}: counted {sorted(counts[(name, pname)])}, "
+                             f"expected {want}")
         # this package again over one PmuData: strings and stacks decoded on the first pass
         warm = data
         report_pass(warm)

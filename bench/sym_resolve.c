@@ -8,7 +8,19 @@
  * binutils' addr2line and elfutils' eu-addr2line on a sample: addresses per second for each,
  * the ratio, and how often the function names and lines agree.
  *
+ * Then inline frames (sym_inline.c): the same addresses of libc (with its debug file) and of
+ * the -O2 C++ workload resolved with every inlined call, by kperf-bpf, `addr2line -f -i -C`
+ * and `llvm-symbolizer --inlining`, each cold in a new process (this program runs itself with
+ * --resolve, as a symbolizer would be run) and warm (ours: the same addresses again in the
+ * process; theirs: a second run, files in the page cache); and the fixed cost of opening
+ * libc's debug file, with libdeflate and with zlib.
+ *
+ * What runs in this process is timed in CPU time, the commands by the CPU time of the child
+ * (user + system), and the new processes of the inline comparison also by their median wall
+ * time: on a shared machine the wall clock counts the time others had the CPU too.
+ *
  *   sym_resolve [N] [SAMPLE]       ($KPERF_BUILD locates the workload, default ./build)
+ *   sym_resolve --resolve MODULE   file addresses on stdin, their frames on stdout
  */
 #include <errno.h>
 #include <poll.h>
@@ -16,10 +28,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "kperf/kperf.h"
 #include "kperf/pcerrc.h"
 #include "kperf/symbol.h"
 #include "sym/sym.h"
@@ -35,6 +49,25 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The work done in this process is timed in CPU time: the machine a benchmark runs on is
+ * often shared, and a wall clock then also counts the time others had the CPU. */
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double children_cpu_s(void)
+{
+	struct rusage r;
+
+	getrusage(RUSAGE_CHILDREN, &r);
+	return (double)r.ru_utime.tv_sec + (double)r.ru_stime.tv_sec +
+	       ((double)r.ru_utime.tv_usec + (double)r.ru_stime.tv_usec) / 1e6;
 }
 
 static uint64_t rng_state = 12345;
@@ -191,7 +224,7 @@ static size_t distinct(const unsigned long *v, size_t n)
 static double resolve_all(pid_t pid, const unsigned long *addrs, size_t n, bool dwarf,
 			  size_t *unknown)
 {
-	double t0 = now_s();
+	double t0 = cpu_s();
 	size_t i;
 
 	*unknown = 0;
@@ -209,17 +242,18 @@ static double resolve_all(pid_t pid, const unsigned long *addrs, size_t n, bool 
 		}
 		*unknown += !strcmp(s->symbolName, "[unknown]");
 	}
-	return now_s() - t0;
+	return cpu_s() - t0;
 }
 
+/* the CPU time of a command (user + system); -1 when it failed */
 static double run_cmd_timed(const char *cmd)
 {
-	double t0 = now_s();
+	double t0 = children_cpu_s();
 	int st = system(cmd);
 
 	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st))
 		return -1;
-	return now_s() - t0;
+	return children_cpu_s() - t0;
 }
 
 /* the function name addr2line printed, without " (discriminator N)" or "??" */
@@ -315,6 +349,188 @@ static void compare_tool(const char *tool, const char *module, const unsigned lo
 	free(res);
 }
 
+/* ---- inline frames against addr2line -i and llvm-symbolizer --inlining ---- */
+
+static const struct KperfSymOpts inline_opts = { sizeof(struct KperfSymOpts), 1, 1 };
+
+/* --resolve: a symbolizer's loop, frames in llvm-symbolizer's shape */
+static int resolve_stdin(const char *module)
+{
+	char line[256];
+
+	while (fgets(line, sizeof(line), stdin)) {
+		const struct Stack *st =
+			KperfMapCodeFrames(module, strtoul(line, NULL, 0), &inline_opts);
+
+		for (; st; st = st->next)
+			printf("%s\n%s:%u\n", st->symbol->symbolName, st->symbol->fileName,
+			       st->symbol->lineNum);
+		printf("\n");
+	}
+	return 0;
+}
+
+/* A command with addresses on its stdin, run <runs> times: the median wall time and the
+ * least CPU time (user + system, of the child: this machine is shared, wall time is noisy)
+ * in seconds; -1 when it failed. */
+static void run_symbolizer(const char *cmd, const char *in, int runs, double *wall, double *cpu)
+{
+	double w[8];
+	char full[16384];
+	int i, j;
+
+	snprintf(full, sizeof(full), "%s < '%s' > /dev/null 2>&1", cmd, in);
+	*wall = *cpu = -1;
+	for (i = 0; i < runs && i < 8; i++) {
+		double c, t0 = now_s();
+
+		c = run_cmd_timed(full);
+		w[i] = now_s() - t0;
+		if (c < 0)
+			return;
+		if (*cpu < 0 || c < *cpu)
+			*cpu = c;
+	}
+	for (i = 1; i < runs; i++) /* sort the few walls for their median */
+		for (j = i; j > 0 && w[j] < w[j - 1]; j--) {
+			double t = w[j];
+
+			w[j] = w[j - 1];
+			w[j - 1] = t;
+		}
+	*wall = w[runs / 2];
+}
+
+/* <n> addresses inside the functions of <module> (nm -S of its .dynsym, or its .symtab) */
+static size_t function_addrs(const char *module, unsigned long *out, size_t n, bool dynamic)
+{
+	unsigned long(*fn)[2] = malloc(65536 * sizeof(*fn)), a, sz;
+	char cmd[4200], line[1024], type;
+	size_t k = 0, i;
+	FILE *f;
+
+	if (!fn)
+		return 0;
+	snprintf(cmd, sizeof(cmd), "nm -S --defined-only %s '%s' 2>/dev/null", dynamic ? "-D" : "",
+		 module);
+	f = popen(cmd, "r");
+	while (f && k < 65536 && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx %lx %c", &a, &sz, &type) == 3 && sz &&
+		    (type == 'T' || type == 't' || type == 'W')) {
+			fn[k][0] = a;
+			fn[k++][1] = sz;
+		}
+	if (f)
+		pclose(f);
+	for (i = 0; k && i < n; i++) {
+		size_t j = rng() % k;
+
+		out[i] = fn[j][0] + rng() % fn[j][1];
+	}
+	free(fn);
+	return k ? n : 0;
+}
+
+static void compare_inline(const char *self, const char *module, const char *what, size_t n)
+{
+	char in[] = "/tmp/kperf-bench-inl-XXXXXX", cmd[3][4400];
+	const char *names[3] = { "kperf-bpf", "addr2line -f -i -C", "llvm-symbolizer --inlining" };
+	unsigned long *addrs = malloc(n * sizeof(*addrs));
+	double wall[3], cpu[3], t0, warm;
+	size_t i, frames = 0, inl = 0;
+	int fd = mkstemp(in), t;
+	FILE *f;
+
+	if (fd < 0 || !addrs || !function_addrs(module, addrs, n, strstr(module, ".so"))) {
+		printf("  %s: no addresses (nm failed)\n", module);
+		free(addrs);
+		return;
+	}
+	f = fdopen(fd, "w");
+	for (i = 0; i < n; i++)
+		fprintf(f, "%#lx\n", addrs[i]);
+	fclose(f);
+	snprintf(cmd[0], sizeof(cmd[0]), "'%s' --resolve '%s'", self, module);
+	snprintf(cmd[1], sizeof(cmd[1]), "addr2line -f -i -C -e '%s'", module);
+	snprintf(cmd[2], sizeof(cmd[2]), "llvm-symbolizer --inlining --obj='%s'", module);
+	for (t = 0; t < 3; t++)
+		run_symbolizer(cmd[t], in, 5, &wall[t], &cpu[t]);
+	/* warm, ours: the same addresses again in a process that resolved them once (the tools
+	 * have no cache to be warm with: each run is a new process, the files in the page cache) */
+	SymResolverDestroy();
+	for (i = 0; i < n; i++) {
+		const struct Stack *st = KperfMapCodeFrames(module, addrs[i], &inline_opts);
+
+		for (; st; st = st->next, frames++)
+			inl += st->next != NULL;
+	}
+	t0 = cpu_s();
+	for (i = 0; i < n; i++)
+		KperfMapCodeFrames(module, addrs[i], &inline_opts);
+	warm = cpu_s() - t0;
+	printf("  %s (%s): %zu addresses, %zu frames, %zu of them inlined calls\n", what, module, n,
+	       frames, inl);
+	printf("    %-28s %12s %12s %10s\n", "cold, a new process:", "wall (median)", "CPU (least)",
+	       "addr/s");
+	for (t = 0; t < 3; t++) {
+		if (wall[t] < 0) {
+			printf("    %-28s (not run)\n", names[t]);
+			continue;
+		}
+		printf("    %-28s %10.1f ms %10.1f ms %10.0f\n", names[t], wall[t] * 1e3,
+		       cpu[t] * 1e3, n / wall[t]);
+	}
+	printf("    warm, kperf-bpf in the process: %.2f ms, %.0f addr/s\n", warm * 1e3, n / warm);
+	if (wall[0] > 0 && wall[1] > 0 && wall[2] > 0) {
+		double bw = wall[1] < wall[2] ? wall[1] : wall[2];
+		double bc = cpu[1] < cpu[2] ? cpu[1] : cpu[2];
+
+		printf("    kperf-bpf cold vs the faster of the two: %.1fx in wall time, %.1fx in CPU "
+		       "time (addr2line %.1fx/%.1fx, llvm-symbolizer %.1fx/%.1fx)\n",
+		       bw / wall[0], bc / cpu[0], wall[1] / wall[0], cpu[1] / cpu[0],
+		       wall[2] / wall[0], cpu[2] / cpu[0]);
+	}
+	unlink(in);
+	free(addrs);
+}
+
+/* the cost of opening <module>'s DWARF (its debug file): inflating, indexing the units */
+static double dwarf_open_ms(const char *module, bool zlib)
+{
+	struct sym_file_ref ref = { .path = module, .open_path = module };
+	struct sym_file *f = NULL;
+	double t0, t;
+
+	SymResolverDestroy();
+	sym_dwarf_set_slow_inflate(zlib);
+	sym_lock();
+	if (sym_file_get(&ref, KP_SYM_DWARF, &f)) {
+		sym_unlock();
+		return -1;
+	}
+	t0 = cpu_s();
+	t = sym_file_dwarf(f) ? -1 : (cpu_s() - t0) * 1e3;
+	sym_unlock();
+	sym_dwarf_set_slow_inflate(false);
+	return t;
+}
+
+static void inline_section(const char *self, const char *build, const char *libc, size_t n)
+{
+	char wl[4200];
+	double fast = dwarf_open_ms(libc, false), slow = dwarf_open_ms(libc, true);
+
+	printf("inline frames, against addr2line -f -i -C and llvm-symbolizer --inlining (each "
+	       "cold = a new process):\n");
+	compare_inline(self, libc, "libc with its debug file", n);
+	snprintf(wl, sizeof(wl), "%s/workloads/inline_cxx", build);
+	compare_inline(self, wl, "the -O2 C++ workload", n);
+	printf("  fixed cost of libc's debug file (open the DWARF, index its units): %.1f ms "
+	       "(libdeflate), %.1f ms inflated with zlib as libdw does\n",
+	       fast, slow);
+	SymResolverDestroy();
+}
+
 int main(int argc, char **argv)
 {
 	size_t n = argc > 1 ? strtoul(argv[1], NULL, 0) : 1000000;
@@ -329,6 +545,16 @@ int main(int argc, char **argv)
 	int in;
 	pid_t pid;
 
+	if (argc == 3 && !strcmp(argv[1], "--resolve"))
+		return resolve_stdin(argv[2]);
+	if (argc == 2 && !strcmp(argv[1], "--inline")) {
+		/* only the inline comparison (KPERF_SYM_BENCH_N addresses, default 2000) */
+		const char *nv = getenv("KPERF_SYM_BENCH_N");
+
+		inline_section(argv[0], build, "/lib/x86_64-linux-gnu/libc.so.6",
+			       nv ? strtoul(nv, NULL, 0) : 2000);
+		return 0;
+	}
 	if (n < 3 || sample < 2) {
 		fprintf(stderr, "usage: sym_resolve [N >= 3] [SAMPLE >= 2]\n");
 		return 2;
@@ -391,17 +617,17 @@ int main(int argc, char **argv)
 			stacks[k] = addrs[rng() % n];
 		SymResolverDestroy();
 		SymResolverRecordModuleNoDwarf(pid);
-		t0 = now_s();
+		t0 = cpu_s();
 		for (k = 0; k < DISTINCT; k++)
 			if (!StackToHash(pid, stacks + k * DEPTH, DEPTH))
 				return 1;
-		t1 = now_s();
+		t1 = cpu_s();
 		for (k = 0; k < CALLS; k++) {
 			d = (int)(rng() % DISTINCT);
 			if (!StackToHash(pid, stacks + d * DEPTH, DEPTH))
 				return 1;
 		}
-		t2 = now_s();
+		t2 = cpu_s();
 		printf("  StackToHash depth %d: first sight %9.0f stacks/s, seen before %9.0f "
 		       "stacks/s\n",
 		       DEPTH, DISTINCT / (t1 - t0), CALLS / (t2 - t1));
@@ -425,7 +651,7 @@ int main(int argc, char **argv)
 		for (k = 0; k < m; k++)
 			ua[k] = r[i].start + rng() % (r[i].end - r[i].start);
 		SymResolverDestroy();
-		t0 = now_s();
+		t0 = cpu_s();
 		if (SymResolverRecordModule(pid))
 			return 1;
 		for (k = 0; k < m; k++) {
@@ -434,7 +660,7 @@ int main(int argc, char **argv)
 				return 1;
 			fa[k] = ours[k]->codeMapAddr;
 		}
-		ours_s = now_s() - t0;
+		ours_s = cpu_s() - t0;
 		printf("  %s (%zu distinct addresses)\n    kperf-bpf     %10.0f addr/s\n",
 		       r[i].path, distinct(ua, m), m / ours_s);
 		for (t = 0; t < 2; t++) {
@@ -461,5 +687,6 @@ int main(int argc, char **argv)
 	close(in);
 	waitpid(pid, NULL, 0);
 	free(addrs);
+	inline_section(argv[0], build, r[1].path, 2000);
 	return 0;
 }

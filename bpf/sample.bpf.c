@@ -42,13 +42,21 @@ struct counts_map {
 struct counts_map counts0 SEC(".maps");
 struct counts_map counts1 SEC(".maps");
 
-/* tracepoint (and filter_sample) process filter: tgid -> 1 */
+/* tracepoint (and filter_sample) process filter: tgid -> 1 (perThread: tid -> 1) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__type(key, __u32);
 	__type(value, __u8);
 } targets SEC(".maps");
+
+/* tracepoints with cgroupNameList: the cgroups, in the order of the list */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1); /* resized by userspace when used */
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroups SEC(".maps");
 
 /* kernels without attach cookies: perf event id -> index of the event in the task */
 struct {
@@ -240,7 +248,8 @@ static __always_inline __u32 raw_size(void *ctx, const volatile struct kp_evt_cf
 
 static __always_inline bool tp_wanted(void)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 target = cfg.filter_tid ? (__u32)id : (__u32)(id >> 32);
 
 	/* the collector's own hits are kept (as perf and libkperf do): it reads at most a few
 	 * times a second, so it cannot feed back into what it records */
@@ -253,20 +262,43 @@ static __always_inline bool tp_wanted(void)
 		      (1ULL << (cpu & 63))))
 			return false;
 	}
-	if (cfg.filter_pid && !bpf_map_lookup_elem(&targets, &tgid))
+	if (cfg.filter_pid && !bpf_map_lookup_elem(&targets, &target))
 		return false;
 	return true;
 }
 
+/* cgroupNameList: is the current task in cgroup <i> (or below it), as a cgroup perf event
+ * of libkperf's would count it? Nothing the verifier tracks differs between the answers, so
+ * the loops over the cgroups stay linear for it (a mask of the answers would not). */
+static __always_inline bool in_cgroup(__u32 i)
+{
+	return bpf_current_task_under_cgroup(&cgroups, i) == 1;
+}
+
+static __always_inline bool in_any_cgroup(void)
+{
+	__u32 i;
+
+	for (i = 0; i < KP_SAMPLE_TP_CGROUPS; i++) {
+		if (i >= cfg.ncgroups)
+			break;
+		if (in_cgroup(i))
+			return true;
+	}
+	return false;
+}
+
 static __always_inline int tp_record(void *ctx, __u32 evt)
 {
-	__u32 zero = 0;
+	__u32 zero = 0, i;
 	__u64 size; /* 64-bit: a 32-bit bound is checked on a copy the verifier does not link */
 	const volatile struct kp_evt_cfg *e;
 	struct scratch *s;
 	__u64 id;
 
 	if (!tp_wanted())
+		return 0;
+	if (cfg.ncgroups && !in_any_cgroup())
 		return 0;
 	if (evt >= KP_MAX_EVENTS)
 		return 0;
@@ -299,8 +331,21 @@ static __always_inline int tp_record(void *ctx, __u32 evt)
 		*(__s32 *)&s->raw[4] = (__s32)(__u32)id;
 	}
 	s->hdr.raw_size = size;
-	if (bpf_ringbuf_output(&records, s, sizeof(s->hdr) + size, wakeup_flags()))
-		count(KP_SCNT_RB_DROPPED);
+	if (!cfg.ncgroups) {
+		if (bpf_ringbuf_output(&records, s, sizeof(s->hdr) + size, wakeup_flags()))
+			count(KP_SCNT_RB_DROPPED);
+		return 0;
+	}
+	/* one record per cgroup of the list the task is in, as one event per cgroup has */
+	for (i = 0; i < KP_SAMPLE_TP_CGROUPS; i++) {
+		if (i >= cfg.ncgroups)
+			break;
+		if (!in_cgroup(i))
+			continue;
+		s->hdr.evt = evt | (i << KP_EVT_CGROUP_SHIFT);
+		if (bpf_ringbuf_output(&records, s, sizeof(s->hdr) + size, wakeup_flags()))
+			count(KP_SCNT_RB_DROPPED);
+	}
 	return 0;
 }
 

@@ -10,6 +10,14 @@
 #define KP_MAX_DATA_LOC 8 /* __data_loc fields followed when copying a raw record */
 #define KP_MAX_RAW 8192 /* bytes of one raw tracepoint record */
 #define KP_SAMPLE_COMM 16
+/* cgroupNameList: the evt of a key or a record is the event's index | the cgroup's index
+ * (in cgroupNameList) << KP_EVT_CGROUP_SHIFT. Sampling events carry both in their attach
+ * cookie; a tracepoint's program finds the cgroups of the task that hit it itself, among
+ * at most KP_SAMPLE_TP_CGROUPS (one bit each of a mask). */
+#define KP_EVT_CGROUP_SHIFT 16
+#define KP_EVT_INDEX_MASK 0xffff
+#define KP_SAMPLE_MAX_CGROUPS (1 << (32 - KP_EVT_CGROUP_SHIFT))
+#define KP_SAMPLE_TP_CGROUPS 64
 
 enum kp_sample_counter {
 	KP_SCNT_MAP_FULL = 0, /* sample not counted: the aggregation map is full */
@@ -23,7 +31,7 @@ struct kp_sample_key {
 	__u32 tgid;
 	__u32 tid;
 	__u32 cpu;
-	__u32 evt; /* index of the event in the task */
+	__u32 evt; /* index of the event in the task (and cgroup: KP_EVT_CGROUP_SHIFT) */
 	__s32 kstack; /* stack map id, -1 when none */
 	__s32 ustack;
 	__u64 ip; /* the sampled address when no stacks are collected */
@@ -72,9 +80,12 @@ struct kp_sample_config {
 	__u8 timeline; /* samples go to the ring buffer instead of the hash */
 	__u8 filter_pid; /* tracepoints: only the processes of `targets` */
 	__u8 filter_cpu; /* tracepoints: only the cpus of cpu_mask */
+	__u8 filter_tid; /* perThread: `targets` holds threads (the ones of the open), not tgids */
 	__u8 filter_sample; /* per-cpu sampling events: only the processes of `targets` */
-	__u8 pad[2];
+	__u8 pad[1];
 	__u32 tp_slot_evt[KP_TP_SLOTS]; /* kernels without attach cookies: see KP_TP_SLOTS */
+	__u32 ncgroups; /* tracepoints: records only for tasks in cgroups[0..ncgroups) */
+	__u32 pad2;
 	__u64 wakeup_bytes;
 	__u64 cpu_mask[KP_SAMPLE_CPU_WORDS];
 	struct kp_evt_cfg evt[KP_MAX_EVENTS];

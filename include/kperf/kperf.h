@@ -41,6 +41,10 @@ struct KperfPmuOpts {
 	unsigned aggregate;
 	/* SAMPLING: ring buffer for per-sample and tracepoint records, KiB (0: 16 MiB) */
 	unsigned ringBufferKb;
+	/* SAMPLING with symbolMode RESOLVE_ELF_DWARF or RESOLVE_DELAY_DWARF: 1 = each inlined
+	 * call becomes a frame of its own in the stacks (KperfSymOpts.inlineFrames says how;
+	 * KperfSymbolGetInfo tells them apart); 0 = libkperf's stacks, one frame per address */
+	unsigned inlineFrames;
 	/* SAMPLING with blockedSample: 1 = the time blocked only ("context-switches" records of
 	 * the waits threads went into, not of their preemptions), no on-CPU samples: an
 	 * off-CPU profile (kperf-bpf record --off-cpu) */
@@ -168,6 +172,57 @@ void PmuSysCallFuncListFree(void);
 /* Load the symbols (or symbols and lines) of an ELF file that no recorded process maps. */
 int SymResolverRecordElf(const char *fileName);
 int SymResolverRecordDwarf(const char *fileName);
+
+/* ---- symbol resolver: inlined frames, aliases ---- */
+
+struct KperfSymOpts {
+	size_t sz; /* sizeof(struct KperfSymOpts) */
+	/* 1: file and line from DWARF (0: as the pid was recorded, SymResolverRecordModule) */
+	unsigned dwarf;
+	/* 1: each inlined call at an address becomes a frame of its own, innermost first,
+	 * before the function it was inlined into, whose line is then the line of the call (as
+	 * perf report --inline and llvm-symbolizer --inlining show them); implies dwarf. The
+	 * inline frames are Symbols of their own, told apart by KperfSymbolGetInfo. 0: one frame
+	 * per address, as libkperf (its line is the innermost one) */
+	unsigned inlineFrames;
+};
+
+/* StackToHash with options; opts NULL is StackToHash. The list belongs to the resolver. */
+struct Stack *KperfStackToHash(int pid, unsigned long *stack, int nr,
+			       const struct KperfSymOpts *opts);
+
+/* SymResolverMapCodeAddr as a list: the file address <addr> of <moduleName> (as nm and
+ * objdump print them), with inlineFrames its inlined calls first then its function, else the
+ * one Symbol of SymResolverMapCodeAddr. Lines always (opts->dwarf is implied). Belongs to the
+ * resolver. NULL with the codes of SymResolverMapCodeAddr. */
+struct Stack *KperfMapCodeFrames(const char *moduleName, unsigned long addr,
+				 const struct KperfSymOpts *opts);
+
+struct KperfSymbolInfo {
+	size_t sz; /* set it to sizeof(struct KperfSymbolInfo) */
+	/* 1: the frame of an inlined call (KperfSymOpts.inlineFrames, KperfPmuOpts.inlineFrames):
+	 * its code is part of the next frame towards the caller that is not inlined, at the same
+	 * address */
+	unsigned inlined;
+	/* the length of symbolName without the suffixes of compiler clones (".isra.0",
+	 * ".constprop.1", ".part.2", ".cold", " [clone .isra.0]"): the name reports group it
+	 * under; strlen(symbolName) when it has none */
+	unsigned baseNameLen;
+};
+
+/* What kperf-bpf knows of a Symbol the library returned (any Symbol: one it did not make reads
+ * as not inlined). 0, or -1 (LIBPERF_ERR_NULL_POINTER for a NULL argument,
+ * KPERF_ERR_INVALID_ATTR for a wrong info->sz). */
+int KperfSymbolGetInfo(const struct Symbol *sym, struct KperfSymbolInfo *info);
+
+/* The other names of <sym>'s function: the symbols at its start address in its file's symbol
+ * table, as written there (mangled, "name@@VERSION"), ranked as the shown name was chosen (the
+ * name exported under its default version, then fewest leading underscores once a __GI_-style
+ * prefix is dropped, then global over weak), the shown name and repeats left out. *aliases is
+ * one malloc'd block, a NULL-terminated array of strings (free() it); a kernel, JIT, unknown
+ * or inline frame has none. Returns their number, or -1 (LIBPERF_ERR_NULL_POINTER; the codes
+ * of SymResolverMapCodeAddr when the file cannot be read). */
+int KperfSymbolAliases(const struct Symbol *sym, char ***aliases);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

@@ -303,6 +303,7 @@ class PmuAttr(attrs.PmuAttr):
         *,
         aggregate=False,
         ringBufferKb=0,
+        inlineFrames=False,
         offCpuOnly=False,
         blockedKernelStack=False,
     ):

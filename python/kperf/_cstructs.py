@@ -110,9 +110,18 @@ class KperfPmuOpts(ctypes.Structure):
         ("sz", ctypes.c_size_t),
         ("aggregate", c_uint),
         ("ringBufferKb", c_uint),
+        ("inlineFrames", c_uint),
         ("offCpuOnly", c_uint),
         ("blockedKernelStack", c_uint),
     ]
+
+
+class KperfSymOpts(ctypes.Structure):
+    _fields_ = [("sz", ctypes.c_size_t), ("dwarf", c_uint), ("inlineFrames", c_uint)]
+
+
+class KperfSymbolInfo(ctypes.Structure):
+    _fields_ = [("sz", ctypes.c_size_t), ("inlined", c_uint), ("baseNameLen", c_uint)]
 
 
 class PmuTraceAttr(ctypes.Structure):
@@ -378,6 +387,8 @@ ALL = {
     "EvtAttr": EvtAttr,
     "PmuAttr": PmuAttr,
     "KperfPmuOpts": KperfPmuOpts,
+    "KperfSymOpts": KperfSymOpts,
+    "KperfSymbolInfo": KperfSymbolInfo,
     "PmuTraceAttr": PmuTraceAttr,
     "KperfTraceOpts": KperfTraceOpts,
     "KperfTraceDataExt": KperfTraceDataExt,

@@ -158,6 +158,10 @@ PROTOTYPES = {
     "GetAsmCodeByAddr": (c_int, [c_char_p, c_ulong, c_ulong, _P(c_char_p)]),
     "SymResolverRecordElf": (c_int, [c_char_p]),
     "SymResolverRecordDwarf": (c_int, [c_char_p]),
+    "KperfStackToHash": (_P(cs.Stack), [c_int, _P(c_ulong), c_int, _P(cs.KperfSymOpts)]),
+    "KperfMapCodeFrames": (_P(cs.Stack), [c_char_p, c_ulong, _P(cs.KperfSymOpts)]),
+    "KperfSymbolGetInfo": (c_int, [c_void_p, _P(cs.KperfSymbolInfo)]),
+    "KperfSymbolAliases": (c_int, [c_void_p, _P(_P(c_char_p))]),
 }
 
 _bound = {}

@@ -135,12 +135,13 @@ class PmuAttr(_CAttr):
     includeNewFork, enableUserAccess, enableBpf, enableOnExec, perThread: flags.
     symbolMode: SymbolMode. dataFilter: SpeFilter. evFilter: SpeEventFilter.
     minLatency: SPE minimum latency. branchSampleFilter: BranchSampleFilter flags.
-    cgroupNameList: cgroups to count. enableHwMetric (attribute only, as libkperf's).
+    cgroupNameList: cgroups to count or sample. enableHwMetric (attribute only, as libkperf's).
     kperf-bpf options (KperfPmuOpts), keyword-only: aggregate (SAMPLING: one record per
     distinct stack, counted in the kernel, instead of one per sample), ringBufferKb (ring
-    buffer size, 0: default), offCpuOnly (with blockedSample: the time blocked only, no
-    on-CPU samples), blockedKernelStack (with blockedSample: blocked records keep their
-    kernel frames).
+    buffer size, 0: default), inlineFrames (with a DWARF symbolMode: each inlined call a
+    frame of its own in the stacks, its Symbol.inlined True), offCpuOnly (with
+    blockedSample: the time blocked only, no on-CPU samples), blockedKernelStack (with
+    blockedSample: blocked records keep their kernel frames).
     """
 
     _c_type = cs.PmuAttr
@@ -172,6 +173,7 @@ class PmuAttr(_CAttr):
         "perThread",
         "aggregate",
         "ringBufferKb",
+        "inlineFrames",
         "offCpuOnly",
         "blockedKernelStack",
     )
@@ -204,6 +206,7 @@ class PmuAttr(_CAttr):
         *,
         aggregate=False,
         ringBufferKb=0,
+        inlineFrames=False,
         offCpuOnly=False,
         blockedKernelStack=False,
     ):
@@ -240,6 +243,7 @@ class PmuAttr(_CAttr):
     perThread = _Scalar(flag, bool)
     aggregate = _Scalar(flag, bool, opts=True)
     ringBufferKb = _Scalar(unsigned(32), opts=True)
+    inlineFrames = _Scalar(flag, bool, opts=True)
     offCpuOnly = _Scalar(flag, bool, opts=True)
     blockedKernelStack = _Scalar(flag, bool, opts=True)
 

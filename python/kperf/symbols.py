@@ -11,6 +11,7 @@ import ctypes
 import weakref
 
 from . import _cstructs as cs
+from . import _lib
 from ._convert import text, to_bytes
 from .perror import DataFreedError
 
@@ -31,9 +32,13 @@ _SYMBOL_TEXT = ("module", "symbolName", "mangleName", "fileName", "mntPoint")
 
 
 class Symbol:
-    """A resolved address (struct Symbol): module, symbolName, fileName, lineNum, ..."""
+    """A resolved address (struct Symbol): module, symbolName, fileName, lineNum, ...
 
-    __slots__ = _SYMBOL_FIELDS
+    kperf-bpf adds `inlined`: True for the frame of an inlined call (stacks read with
+    PmuAttr(inlineFrames=True)), whose code is part of the next frame towards the caller that
+    is not inlined."""
+
+    __slots__ = _SYMBOL_FIELDS + ("inlined",)
 
     def __init__(
         self,
@@ -60,6 +65,7 @@ class Symbol:
         self.codeMapAddr = codeMapAddr
         self.firstLine = firstLine
         self.mntPoint = mntPoint
+        self.inlined = False
 
     def _values(self):
         return tuple(getattr(self, f) for f in _SYMBOL_FIELDS)
@@ -99,7 +105,17 @@ class Symbol:
         for f in _SYMBOL_FIELDS:
             v = getattr(c_sym, f)
             setattr(s, f, text(v) if f in _SYMBOL_TEXT else v)
+        s.inlined = _is_inline(ctypes.addressof(c_sym))
         return s
+
+
+def _is_inline(addr):
+    """Is the C Symbol at <addr> an inline frame (KperfSymbolGetInfo)? False for a library
+    without inline frames."""
+    if not _lib.has("KperfSymbolGetInfo"):
+        return False
+    info = cs.KperfSymbolInfo(ctypes.sizeof(cs.KperfSymbolInfo))
+    return _lib.fn("KperfSymbolGetInfo")(addr, ctypes.byref(info)) == 0 and bool(info.inlined)
 
 
 class Stack:

@@ -10,7 +10,7 @@ cache=${KPERF_KERNEL_CACHE:-/var/cache/kperf-kernels}
 root=$cache/rootfs-$arch
 # the shared libraries of libkperf-bpf and the tests (ldd build/arm64/tests/integration),
 # a shell and the tools guest.sh and the tests use (objcopy), Python for the package's tests
-pkgs="libc6 libgcc-s1 libstdc++6 libbpf1 libelf1 libdw1 zlib1g libzstd1 liblzma5 libbz2-1.0
+pkgs="libc6 libgcc-s1 libstdc++6 libbpf1 libelf1 libdw1 zlib1g libdeflate0 libzstd1 liblzma5 libbz2-1.0
       libcjson1 libprotobuf-c1 libcapstone4 libcriterion3 dash coreutils procps util-linux grep sed
       gawk findutils python3 python3-pytest busybox-static binutils"
 key=$(echo "$pkgs" | tr -s ' \n' ' ' | cksum)

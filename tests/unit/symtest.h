@@ -6,6 +6,7 @@
 #ifndef KPERF_SYMTEST_H
 #define KPERF_SYMTEST_H
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kperf/symbol.h"
 #include "testutil.h"
 
 struct sym_wl {
@@ -126,6 +128,36 @@ static inline unsigned long nm_addr(const char *bin, const char *sym)
 	}
 	free(out);
 	return v;
+}
+
+/* the path of the libc this process runs with (its file, as dladdr names it) */
+static inline const char *own_libc_path(void)
+{
+	static char path[PATH_MAX];
+	void *h = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	Dl_info info;
+
+	if (!path[0] && h && dladdr(dlsym(h, "fork"), &info) && info.dli_fname)
+		snprintf(path, sizeof(path), "%s", info.dli_fname);
+	if (h)
+		dlclose(h);
+	return path;
+}
+
+/* Is <module>'s separate debug file installed under /usr/lib/debug (by build-id)? */
+static inline bool has_debug_file(const char *module)
+{
+	char *id = NULL, path[PATH_MAX];
+	bool found;
+
+	if (SymGetBuildId(module, &id) || !id || strlen(id) < 3) {
+		free(id);
+		return false;
+	}
+	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+	free(id);
+	found = access(path, R_OK) == 0;
+	return found;
 }
 
 /* absolute path of a build artefact or source file */

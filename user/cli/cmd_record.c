@@ -4,8 +4,9 @@
  * blocked sampling).
  *
  *   kperf-bpf record [-e EVENT] [-F HZ | -c PERIOD] [-g] [-p PID,... | -a | -C CPUS]
- *                    [--off-cpu | --wall] [-d SECONDS] [--dwarf | --no-symbols] [--top N]
- *                    [-o FILE] [--format folded|pprof|json|dump|svg] [-- COMMAND ARGS...]
+ *                    [--off-cpu | --wall] [-d SECONDS] [--dwarf [--no-inline] |
+ *                    --no-symbols] [--top N] [-o FILE] [--format folded|pprof|json|dump|svg]
+ *                    [-- COMMAND ARGS...]
  * It prints the hottest functions with their share when it ends, and writes the profile
  * in the chosen format (to FILE, or to stdout, the summary then going to stderr).
  */
@@ -40,6 +41,7 @@ struct record_opts {
 	bool all;
 	long duration_ms;
 	enum SymbolMode symbols;
+	bool no_inline;
 	int top;
 	const char *output;
 	enum out_format format;
@@ -66,7 +68,9 @@ static void usage(FILE *f)
 	      "                          command\n"
 	      "      --wall              on-CPU samples and blocked time in one profile (ns)\n"
 	      "  -d, --duration SECONDS  stop after this long\n"
-	      "      --dwarf             source file and line of each frame (DWARF)\n"
+	      "      --dwarf             source file and line of each frame (DWARF), and a\n"
+	      "                          frame of its own for each inlined call\n"
+	      "      --no-inline         with --dwarf: no frames for inlined calls\n"
 	      "      --no-symbols        no symbol resolution (addresses only in pprof/json)\n"
 	      "      --top N             functions in the summary (default 20)\n"
 	      "  -o, --output FILE       write the profile to FILE\n"
@@ -124,7 +128,15 @@ static int check_time_mode(struct record_opts *o)
 
 static int parse(int argc, char **argv, struct record_opts *o)
 {
-	enum { OPT_DWARF = 256, OPT_NOSYM, OPT_TOP, OPT_FORMAT, OPT_OFFCPU, OPT_WALL };
+	enum {
+		OPT_DWARF = 256,
+		OPT_NOSYM,
+		OPT_TOP,
+		OPT_FORMAT,
+		OPT_NOINLINE,
+		OPT_OFFCPU,
+		OPT_WALL
+	};
 	static const struct option longopts[] = {
 		{ "event", required_argument, NULL, 'e' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -135,6 +147,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		{ "cpu", required_argument, NULL, 'C' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "dwarf", no_argument, NULL, OPT_DWARF },
+		{ "no-inline", no_argument, NULL, OPT_NOINLINE },
 		{ "no-symbols", no_argument, NULL, OPT_NOSYM },
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "output", required_argument, NULL, 'o' },
@@ -209,6 +222,9 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		case OPT_NOSYM:
 			o->symbols = NO_SYMBOL_RESOLVE;
 			break;
+		case OPT_NOINLINE:
+			o->no_inline = true;
+			break;
 		case OPT_TOP:
 			o->top = atoi(optarg);
 			if (o->top <= 0) {
@@ -239,6 +255,11 @@ static int parse(int argc, char **argv, struct record_opts *o)
 	}
 	if (kp_cli_command("record", argc, argv, &o->command))
 		return -1;
+	if (o->no_inline && o->symbols != RESOLVE_ELF_DWARF) {
+		fprintf(stderr, "kperf-bpf record: --no-inline goes with --dwarf (inlined calls "
+				"are known from DWARF only)\n");
+		return -1;
+	}
 	/* -a or -C with a command: sample those CPUs for as long as the command runs (perf) */
 	if ((o->npids > 0) + o->all > 1 || (o->npids && o->command)) {
 		fprintf(stderr, "kperf-bpf record: -p does not combine with -a or a command\n");
@@ -357,7 +378,9 @@ int cmd_record(int argc, char **argv)
 		attr.pidList = o.pids;
 		attr.numPid = (unsigned)o.npids;
 	}
-	/* samples counted per distinct stack in the kernel: a read costs the number of stacks */
+	/* samples counted per distinct stack in the kernel: a read costs the number of stacks;
+	 * inlined calls are frames of their own when lines are read (perf report --inline) */
+	popts.inlineFrames = o.symbols == RESOLVE_ELF_DWARF && !o.no_inline;
 	pd = KperfOpen(SAMPLING, &attr, &popts);
 	if (pd < 0) {
 		fprintf(stderr, "kperf-bpf record: %s\n", Perror());

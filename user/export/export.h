@@ -158,7 +158,8 @@ int kp_export_profile_json(FILE *f, const struct PmuData *d, int n,
 /* The hottest functions: self samples (leaf frame) and total samples (anywhere on the
  * stack, once per sample even when recursive), like `perf report --children`. */
 struct kp_hot_fn {
-	const char *name; /* the symbol, or module+offset (owned by the list) */
+	const char *name; /* the base name ("name (inlined)" for an inline frame), or
+			   * module+offset (owned by the list) */
 	const char *module; /* points into the PmuData */
 	const char *file; /* source file of its hottest self address, "" when unknown */
 	unsigned line;
@@ -170,7 +171,7 @@ struct kp_hot_list {
 	size_t n;
 	uint64_t samples; /* all samples of the profile (its time in ns: KP_WEIGHT_TIME) */
 	enum kp_weight weight;
-	char **labels; /* names built for unknown symbols */
+	char **labels; /* the names and map keys built (freed with the list) */
 	size_t nlabels;
 };
 

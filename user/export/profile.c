@@ -4,11 +4,19 @@
  *
  * pprof: sample types are [samples/count, <event>/<unit>] where the second value sums the
  * sample periods (nanoseconds for cpu-clock and task-clock, event counts otherwise).
- * Locations are de-duplicated by (address, function, line), functions by (name, file),
+ * Locations are de-duplicated by (address, functions, lines), functions by (name, file),
  * mappings by module; each sample carries pid, tid and comm labels, so `-tagfocus` works.
+ *
+ * Inline frames (stacks resolved with inlineFrames): in folded stacks a frame of its own
+ * marked "_[i]" (as flamegraph.pl colours them), in pprof one more Line of the Location of
+ * the address (the innermost first, as profile.proto orders them: `go tool pprof -lines`
+ * shows each), in JSON "inlined": true, in the summary "name (inlined)". Compiler clones
+ * (foo.isra.0, foo.cold) are reported under their base name, as perf groups them; JSON keeps
+ * the raw name.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -18,6 +26,7 @@
 #include "export.h"
 #include "kperf/pcerrc.h"
 #include "gen/profile.pb-c.h"
+#include "sym/sym.h"
 
 #define KERNEL_MIN 0xffff800000000000UL
 
@@ -36,7 +45,9 @@ void kp_frame_label(const struct Symbol *s, char *buf, size_t size)
 	const char *mod, *base;
 
 	if (known(s->symbolName)) {
-		snprintf(buf, size, "%s", s->symbolName);
+		size_t len = kp_sym_base_len(s->symbolName);
+
+		snprintf(buf, size, "%.*s", len > INT_MAX ? INT_MAX : (int)len, s->symbolName);
 		return;
 	}
 	mod = s->module && *s->module ? s->module : NULL;
@@ -81,7 +92,10 @@ int kp_export_folded_by(FILE *f, const struct PmuData *d, int n, const struct kp
 			for (p = label; *p; p++) /* ';' separates frames, ' ' ends the stack */
 				if (*p == ';' || *p == ' ' || *p == '\n')
 					*p = '_';
-			fprintf(f, ";%s%s", label, is_kernel(s) ? "_[k]" : "");
+			fprintf(f, ";%s%s", label,
+				is_kernel(s)	    ? "_[k]" :
+				kp_sym_is_inline(s) ? "_[i]" :
+						      "");
 		}
 		if (m && m->mark_blocked && d[i].evt && !strcmp(d[i].evt, KP_BLOCKED_EVT))
 			fputs(";[off-cpu]", f);
@@ -219,47 +233,56 @@ static uint64_t function_id(struct pprof *p, const struct Symbol *s, const char 
 	return id;
 }
 
-static uint64_t location_id(struct pprof *p, const struct Symbol *s)
+/* The Location of an address: <n> frames, inlined calls first (innermost), the function
+ * last, each one Line. */
+static uint64_t location_id(struct pprof *p, const struct Symbol *const *fr, size_t n)
 {
 	Perftools__Profiles__Location *loc;
-	Perftools__Profiles__Line *line;
-	char label[512], key[1200];
+	char label[512], key[4096];
+	size_t i, klen;
 	bool created;
-	uint64_t id, fid;
+	uint64_t id;
 
-	kp_frame_label(s, label, sizeof(label));
-	snprintf(key, sizeof(key), "%lx\1%s\1%u", s->addr, label, s->lineNum);
+	klen = (size_t)snprintf(key, sizeof(key), "%lx", fr[n - 1]->addr);
+	for (i = 0; i < n && klen < sizeof(key); i++) {
+		kp_frame_label(fr[i], label, sizeof(label));
+		klen += (size_t)snprintf(key + klen, sizeof(key) - klen, "\1%s\1%u", label,
+					 fr[i]->lineNum);
+	}
 	id = lookup_id(p, &p->locs, key, p->prof.n_location + 1, &created);
 	if (!created)
 		return id;
-	fid = function_id(p, s, label);
 	loc = calloc(1, sizeof(*loc));
-	line = calloc(1, sizeof(*line));
-	if (!loc || !line ||
-	    kp_grow((void **)&p->prof.location, &p->cap_loc, p->prof.n_location + 1,
-		    sizeof(*p->prof.location))) {
+	if (!loc || kp_grow((void **)&p->prof.location, &p->cap_loc, p->prof.n_location + 1,
+			    sizeof(*p->prof.location))) {
 		free(loc);
-		free(line);
 		p->oom = true;
 		return 0;
 	}
 	perftools__profiles__location__init(loc);
-	perftools__profiles__line__init(line);
 	loc->id = id;
-	loc->address = s->addr;
-	loc->mapping_id = mapping_id(p, s->module);
-	line->function_id = fid;
-	line->line = s->lineNum;
-	loc->n_line = 1;
-	loc->line = malloc(sizeof(*loc->line));
+	loc->address = fr[n - 1]->addr;
+	loc->mapping_id = mapping_id(p, fr[n - 1]->module);
+	loc->line = calloc(n, sizeof(*loc->line));
 	if (!loc->line) {
 		free(loc);
-		free(line);
 		p->oom = true;
 		return 0;
 	}
-	loc->line[0] = line;
 	p->prof.location[p->prof.n_location++] = loc;
+	for (i = 0; i < n; i++) {
+		Perftools__Profiles__Line *line = calloc(1, sizeof(*line));
+
+		if (!line) {
+			p->oom = true;
+			return id;
+		}
+		perftools__profiles__line__init(line);
+		kp_frame_label(fr[i], label, sizeof(label));
+		line->function_id = function_id(p, fr[i], label);
+		line->line = fr[i]->lineNum;
+		loc->line[loc->n_line++] = line;
+	}
 	return id;
 }
 
@@ -301,13 +324,22 @@ static void add_sample(struct pprof *p, const struct PmuData *d)
 	perftools__profiles__sample__init(smp);
 	p->prof.sample[p->prof.n_sample++] = smp;
 	for (st = d->stack; st && depth < 1024; st = st->next) {
+		const struct Symbol *fr[64];
+		size_t n = 0;
+
 		if (!st->symbol)
 			continue;
+		/* the inline frames of an address and its function: one Location */
+		while (st->next && st->next->symbol && n + 1 < 64 && kp_sym_is_inline(st->symbol)) {
+			fr[n++] = st->symbol;
+			st = st->next;
+		}
+		fr[n++] = st->symbol;
 		if (kp_grow((void **)&smp->location_id, &cap, depth + 1, sizeof(uint64_t))) {
 			p->oom = true;
 			return;
 		}
-		smp->location_id[depth++] = location_id(p, st->symbol);
+		smp->location_id[depth++] = location_id(p, fr, n);
 	}
 	smp->n_location_id = depth;
 	smp->value = malloc(2 * sizeof(int64_t));
@@ -354,7 +386,8 @@ static void pprof_free(struct pprof *p)
 		free(pr->sample[i]);
 	}
 	for (i = 0; i < pr->n_location; i++) {
-		free(pr->location[i]->line[0]);
+		for (j = 0; j < pr->location[i]->n_line; j++)
+			free(pr->location[i]->line[j]);
 		free(pr->location[i]->line);
 		free(pr->location[i]);
 	}
@@ -520,6 +553,8 @@ int kp_export_profile_json(FILE *f, const struct PmuData *d, int n, const struct
 			cJSON_AddNumberToObject(fr, "offset", (double)s->offset);
 			cJSON_AddStringToObject(fr, "file", s->fileName ? s->fileName : "");
 			cJSON_AddNumberToObject(fr, "line", s->lineNum);
+			if (kp_sym_is_inline(s))
+				cJSON_AddBoolToObject(fr, "inlined", 1);
 			cJSON_AddItemToArray(stack, fr);
 		}
 		cJSON_AddItemToArray(samples, o);
@@ -563,35 +598,39 @@ static struct kp_hot_fn *hot_entry(struct kp_hot_list *l, struct kp_map *idx, si
 				   size_t *capmark)
 {
 	struct kp_map_slot *slot;
-	char label[512], key[1024], *name;
+	char label[512], key[1024], *name, *keycopy;
 	bool created;
 
 	kp_frame_label(s, label, sizeof(label));
+	if (kp_sym_is_inline(s) && strlen(label) + sizeof(" (inlined)") <= sizeof(label))
+		strcat(label, " (inlined)");
 	snprintf(key, sizeof(key), "%s\1%s", label, s->module ? s->module : "");
 	slot = kp_map_slot(idx, key, &created);
 	if (!slot)
 		return NULL;
 	if (!created)
 		return &l->fns[(uintptr_t)slot->val - 1];
-	name = strdup(key); /* the map key; its label part doubles as the name */
-	if (!name || kp_grow((void **)&l->labels, caplab, l->nlabels + 1, sizeof(char *)) ||
+	keycopy = strdup(key);
+	name = strdup(label);
+	if (!keycopy || !name ||
+	    kp_grow((void **)&l->labels, caplab, l->nlabels + 2, sizeof(char *)) ||
 	    kp_grow((void **)&l->fns, cap, l->n + 1, sizeof(*l->fns)) ||
 	    kp_grow((void **)mark, capmark, l->n + 1, sizeof(**mark))) {
+		free(keycopy);
 		free(name);
 		slot->key = "";
 		return NULL;
 	}
+	l->labels[l->nlabels++] = keycopy;
 	l->labels[l->nlabels++] = name;
-	slot->key = name;
+	slot->key = keycopy;
 	slot->val = (void *)(uintptr_t)(l->n + 1);
 	(*mark)[l->n] = -1;
 	l->fns[l->n] = (struct kp_hot_fn){
-		.name = known(s->symbolName) ? s->symbolName : name,
+		.name = name,
 		.module = s->module ? s->module : "",
 		.file = "",
 	};
-	if (!known(s->symbolName))
-		*strchr(name, '\1') = '\0';
 	return &l->fns[l->n++];
 }
 

@@ -392,8 +392,10 @@ static size_t record_ips(const struct PmuData *data, size_t i, uint64_t *ips, si
 	const struct Stack *st;
 	size_t n = 0, k;
 
+	/* an inline frame (inlineFrames) shares its address with the frame after it: perf
+	 * finds inlined calls itself, from the address */
 	for (st = data[i].stack; st && n < cap; st = st->next)
-		if (st->symbol)
+		if (st->symbol && !kp_sym_is_inline(st->symbol))
 			ips[n++] = st->symbol->addr;
 	for (k = 0; !data[i].stack && c && k < c->n && n < cap; k++)
 		if (c->ips[k] && c->ips[k] < KP_SYM_CONTEXT_MAX)

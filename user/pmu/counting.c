@@ -6,6 +6,8 @@
  * (system-wide when both lists are empty), or cgroups (cgroupNameList, per CPU). Counters
  * are read with TOTAL_TIME_ENABLED|RUNNING: when the kernel multiplexed them, the delta is
  * scaled by enabled/running and countPercent says how much of the time it really ran.
+ * Two variants share the entry points: BPF mode (enableBpf: the counters are per CPU and
+ * bpf_count.c charges them to tasks) and user access (enableUserAccess: uaccess.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -38,9 +40,6 @@ struct kp_counter {
 struct kp_counting {
 	struct kp_counter *c;
 	size_t n, cap;
-	int *cgroup_fds;
-	char **cgroup_names;
-	int ncgroups;
 };
 
 /* the fd limit is raised once, to the hard limit, when counters need it */
@@ -73,7 +72,7 @@ static int open_counter(struct kp_pmu *p, int ev, pid_t pid, pid_t tid, int cpu,
 	attr.exclude_guest |= p->attr.excludeGuest;
 	attr.exclude_host |= p->attr.excludeHost;
 	if (cgroup >= 0) {
-		target = k->cgroup_fds[cgroup];
+		target = p->cgroup_fds[cgroup];
 		flags |= PERF_FLAG_PID_CGROUP;
 	}
 	if (kp_grow((void **)&k->c, &k->cap, k->n + 1, sizeof(*k->c)))
@@ -123,14 +122,8 @@ static int open_failed(struct kp_pmu *p, int ev, int err, pid_t tid, int cpu)
 			       "('%s:u')",
 			       name, tid > 0 ? "thread" : "cpu", tid > 0 ? tid : cpu, name);
 	case ENOENT:
-		/* cgroup v2 gives perf_event to a cgroup only once some controller has been
-		 * enabled below the root (systemd does it at boot; a bare mount has none) */
-		if (p->counting->ncgroups > 0)
-			return kp_fail(LIBPERF_ERR_INVALID_CGROUP_LIST, err,
-				       "the kernel has no perf_event controller for the cgroups "
-				       "asked for: on cgroup v2 it appears once a controller is "
-				       "enabled in the root's cgroup.subtree_control (e.g. "
-				       "'+pids', as systemd does)");
+		if (p->ncgroups > 0)
+			return kp_pmu_cgroup_open_failed(err);
 		/* fall through */
 	case EOPNOTSUPP:
 	case ENODEV:
@@ -223,44 +216,32 @@ static int open_process(struct kp_pmu *p, pid_t pid)
 	return err;
 }
 
-static int open_cgroups(struct kp_pmu *p)
-{
-	struct kp_counting *k = p->counting;
-	unsigned i;
-
-	k->ncgroups = (int)p->attr.numCgroup;
-	k->cgroup_fds = calloc(p->attr.numCgroup, sizeof(int));
-	k->cgroup_names = calloc(p->attr.numCgroup, sizeof(char *));
-	if (!k->cgroup_fds || !k->cgroup_names)
-		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-	for (i = 0; i < p->attr.numCgroup; i++)
-		k->cgroup_fds[i] = -1;
-	for (i = 0; i < p->attr.numCgroup; i++) {
-		const char *name = p->attr.cgroupNameList[i];
-
-		k->cgroup_fds[i] = kp_cgroup_open(name);
-		if (k->cgroup_fds[i] < 0)
-			return k->cgroup_fds[i];
-		k->cgroup_names[i] = kp_strdup(name);
-		if (!k->cgroup_names[i])
-			return -ENOMEM;
-	}
-	return 0;
-}
-
 int kp_counting_open(struct kp_pmu *p)
 {
 	int i, j, err = 0;
 
+	if (p->attr.enableUserAccess)
+		return kp_uaccess_open(p);
 	p->counting = calloc(1, sizeof(*p->counting));
 	if (!p->counting)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-	if (p->attr.numCgroup) {
-		if (p->npids)
-			return kp_fail(LIBPERF_ERR_INVALID_CGROUP_LIST, -EINVAL,
-				       "give either pidList or cgroupNameList, not both");
-		err = open_cgroups(p);
-		for (j = 0; j < p->counting->ncgroups && !err; j++)
+	if (p->attr.numCgroup && p->npids)
+		return kp_fail(LIBPERF_ERR_INVALID_CGROUP_LIST, -EINVAL,
+			       "give either pidList or cgroupNameList, not both");
+	if (p->attr.enableBpf) {
+		/* one counter per (event, CPU) whatever the targets: the program charges tasks */
+		for (i = 0; i < p->nevents; i++)
+			if (p->events[i].uncore)
+				return kp_fail(LIBPERF_ERR_INVALID_BPF_PARAM, -EINVAL,
+					       "'%s' is an uncore event: BPF mode charges core "
+					       "events to tasks",
+					       p->events[i].name);
+		for (i = 0; i < p->ncpus && !err; i++)
+			err = open_target(p, -1, -1, p->cpus[i], -1);
+		return err ? err : kp_bpf_count_open(p);
+	}
+	if (p->ncgroups) {
+		for (j = 0; j < p->ncgroups && !err; j++)
 			for (i = 0; i < p->ncpus && !err; i++)
 				err = open_target(p, -1, -1, p->cpus[i], j);
 		return err;
@@ -273,6 +254,20 @@ int kp_counting_open(struct kp_pmu *p)
 	for (i = 0; i < p->ncpus && !err; i++)
 		err = open_target(p, -1, -1, p->cpus[i], -1);
 	return err;
+}
+
+size_t kp_counting_ncounters(const struct kp_pmu *p)
+{
+	return p->counting ? p->counting->n : 0;
+}
+
+void kp_counting_counter(const struct kp_pmu *p, size_t i, int *fd, int *event, int *cpu)
+{
+	const struct kp_counter *c = &p->counting->c[i];
+
+	*fd = c->fd;
+	*event = c->event;
+	*cpu = c->cpu;
 }
 
 static int ioctl_all(struct kp_pmu *p, unsigned long req)
@@ -293,8 +288,11 @@ int kp_counting_enable(struct kp_pmu *p)
 {
 	int err;
 
-	if (p->attr.enableOnExec && p->npids)
-		return 0; /* the kernel enables them at the exec */
+	if (p->uaccess)
+		return kp_uaccess_enable(p);
+	/* the kernel enables per-thread counters at the exec; BPF mode's are per CPU */
+	if (p->attr.enableOnExec && p->npids && !p->bpf_count)
+		return 0;
 	err = ioctl_all(p, PERF_EVENT_IOC_ENABLE);
 
 	if (err)
@@ -305,7 +303,15 @@ int kp_counting_enable(struct kp_pmu *p)
 
 int kp_counting_disable(struct kp_pmu *p)
 {
-	int err = ioctl_all(p, PERF_EVENT_IOC_DISABLE);
+	int err;
+
+	if (p->uaccess)
+		return kp_uaccess_disable(p);
+	/* BPF mode: charge the running tasks before the counters stop, or the next switch
+	 * of each CPU would charge whichever task leaves it then */
+	if (p->bpf_count)
+		kp_bpf_count_flush(p);
+	err = ioctl_all(p, PERF_EVENT_IOC_DISABLE);
 
 	if (err)
 		return kp_fail(LIBPERF_ERR_FAILED_PMU_DISABLE, err,
@@ -332,7 +338,7 @@ uint64_t kp_count_scale(uint64_t dv, uint64_t de, uint64_t dr, double *percent)
 	return dv;
 }
 
-int kp_counting_read(struct kp_pmu *p, struct PmuData **out)
+static int read_counters(struct kp_pmu *p, struct PmuData **out)
 {
 	struct kp_counting *k = p->counting;
 	struct kp_data_builder *b = kp_data_builder_new();
@@ -363,7 +369,7 @@ int kp_counting_read(struct kp_pmu *p, struct PmuData **out)
 		d.cpu = c->cpu;
 		d.groupId = p->group_ids[c->event];
 		d.comm = c->comm;
-		d.cgroupName = c->cgroup >= 0 ? k->cgroup_names[c->cgroup] : NULL;
+		d.cgroupName = c->cgroup >= 0 ? p->cgroup_names[c->cgroup] : NULL;
 		d.count = kp_count_scale(dv, de, dr, &d.countPercent);
 		if (c->cpu >= 0 && kp_topo_cpu(c->cpu, &topo) == 0)
 			d.cpuTopo = &topo;
@@ -376,23 +382,26 @@ int kp_counting_read(struct kp_pmu *p, struct PmuData **out)
 	return kp_data_builder_finish(b, out);
 }
 
+int kp_counting_read(struct kp_pmu *p, struct PmuData **out)
+{
+	if (p->uaccess)
+		return kp_uaccess_read(p, out);
+	if (p->bpf_count)
+		return kp_bpf_count_read(p, out);
+	return read_counters(p, out);
+}
+
 void kp_counting_close(struct kp_pmu *p)
 {
 	struct kp_counting *k = p->counting;
 	size_t i;
-	int j;
 
+	kp_uaccess_close(p);
+	kp_bpf_count_close(p); /* before the counters it reads are closed */
 	if (!k)
 		return;
 	for (i = 0; i < k->n; i++)
 		close(k->c[i].fd);
-	for (j = 0; j < k->ncgroups; j++) {
-		if (k->cgroup_fds[j] >= 0)
-			close(k->cgroup_fds[j]);
-		free(k->cgroup_names[j]);
-	}
-	free(k->cgroup_fds);
-	free(k->cgroup_names);
 	free(k->c);
 	free(k);
 	p->counting = NULL;

@@ -39,8 +39,15 @@ struct chunk {
 	_Alignas(CHUNK_ALIGN) unsigned char data[];
 };
 
+/* an inline frame copied into an arena: marked for KperfSymbolGetInfo until it is freed */
+struct marked {
+	struct marked *next;
+	const struct Symbol *sym;
+};
+
 struct arena {
 	struct chunk *head;
+	struct marked *marked;
 };
 
 /* copies strings, symbols and stacks into an arena, each source object once */
@@ -111,6 +118,11 @@ static void *arena_alloc(struct arena *a, size_t size)
 static void arena_free(struct arena *a)
 {
 	struct chunk *c = a->head, *n;
+	struct marked *m;
+
+	for (m = a->marked; m; m = m->next)
+		kp_sym_unmark(m->sym);
+	a->marked = NULL;
 
 	for (; c; c = n) {
 		n = c->next;
@@ -212,6 +224,15 @@ static struct Symbol *copy_symbol(struct copier *b, const struct Symbol *src)
 	s->mangleName = intern(b, src->mangleName);
 	s->fileName = intern(b, src->fileName);
 	s->mntPoint = intern(b, src->mntPoint);
+	if (kp_sym_is_inline(src)) {
+		struct marked *m = arena_alloc(b->arena, sizeof(*m));
+
+		if (!m || kp_sym_mark_copy(src, s) < 0)
+			return NULL;
+		m->sym = s;
+		m->next = b->arena->marked;
+		b->arena->marked = m;
+	}
 	slot->val = s;
 	return s;
 }
@@ -547,7 +568,8 @@ int kp_data_builder_finish(struct kp_data_builder *b, struct PmuData **out)
 	h->npins = 0;
 	memcpy(h->recs, b->recs, n * sizeof(struct PmuData));
 	h->arena = b->arena;
-	b->arena.head = NULL; /* now the array's, with the raw references */
+	b->arena.head = NULL; /* now the array's, with the raw references and the marks */
+	b->arena.marked = NULL;
 	err = keep_chains(b, h);
 	b->n = 0;
 	kp_data_builder_free(b);

@@ -14,12 +14,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <linux/types.h>
 
 #include "events/events.h"
 #include "kperf/kperf.h"
+#include "sample.h" /* bpf/: struct kp_sample_key, kp_sample_val */
+#include "sym/sym.h"
 
 struct kp_counting;
 struct kp_sampling;
+struct kp_bpf_count;
+struct kp_uaccess;
 struct kp_blocked;
 
 struct kp_pmu {
@@ -35,14 +40,22 @@ struct kp_pmu {
 	int npids;
 	int *cpus; /* cpuList, or every online CPU */
 	int ncpus;
+	int *cgroup_fds; /* cgroupNameList, opened (cgroups.c) */
+	char **cgroup_names; /* copies of its names */
+	int ncgroups;
 	bool system_wide; /* no pidList: count per CPU */
 	bool enabled;
 	atomic_bool stop; /* PmuStop */
 	atomic_bool exited; /* PmuExit: no more symbol resolution for this task */
 	struct kp_counting *counting;
 	struct kp_sampling *sampling;
+	struct kp_bpf_count *bpf_count; /* COUNTING with enableBpf */
+	struct kp_uaccess *uaccess; /* COUNTING with enableUserAccess */
 	struct kp_blocked *blocked; /* SAMPLING with blockedSample (blocked.c) */
 };
+
+/* libkperf's sample period of an event with none: its PmuAttr and EvtAttr give 0 */
+#define KP_DEFAULT_PERIOD 4000
 
 /* ---- task.c, for collect.c ---- */
 
@@ -65,8 +78,169 @@ void kp_counting_close(struct kp_pmu *p);
 /* The count to report for a delta <dv> that ran <dr> ns of <de> ns enabled (scaled when
  * multiplexed), and the running fraction (-1 when it was never enabled). */
 uint64_t kp_count_scale(uint64_t dv, uint64_t de, uint64_t dr, double *percent);
+/* The counters a counting task opened (BPF mode hands them to its program). */
+size_t kp_counting_ncounters(const struct kp_pmu *p);
+void kp_counting_counter(const struct kp_pmu *p, size_t i, int *fd, int *event, int *cpu);
 
-/* ---- sampling.c ---- */
+/* ---- cgroups.c: the cgroups of cgroupNameList ---- */
+
+/* Open the cgroups of <a> into p->cgroup_fds (LIBPERF_ERR_INVALID_CGROUP_LIST or
+ * LIBPERF_ERR_OPEN_INVALID_FILE for a bad one); kp_pmu_cgroups_close closes them. */
+int kp_pmu_cgroups_open(struct kp_pmu *p, const struct PmuAttr *a);
+void kp_pmu_cgroups_close(struct kp_pmu *p);
+/* The failure of a perf event on a cgroup that perf_event_open refused with ENOENT. */
+int kp_pmu_cgroup_open_failed(int err);
+
+/* ---- bpf_count.c: COUNTING in BPF mode (enableBpf), over the per-CPU counters ---- */
+
+int kp_bpf_count_open(struct kp_pmu *p);
+/* Charge the tasks running now with what they counted since their last switch. */
+void kp_bpf_count_flush(struct kp_pmu *p);
+int kp_bpf_count_read(struct kp_pmu *p, struct PmuData **out);
+void kp_bpf_count_close(struct kp_pmu *p);
+
+/* ---- uaccess.c: COUNTING of the calling thread read in user space (enableUserAccess) ---- */
+
+/* libkperf's conditions for enableUserAccess, checked before anything else of the attr. */
+int kp_uaccess_check(enum PmuTaskType type, const struct PmuAttr *a);
+int kp_uaccess_open(struct kp_pmu *p);
+int kp_uaccess_enable(struct kp_pmu *p);
+int kp_uaccess_disable(struct kp_pmu *p);
+int kp_uaccess_read(struct kp_pmu *p, struct PmuData **out);
+void kp_uaccess_close(struct kp_pmu *p);
+
+struct perf_event_mmap_page;
+struct kp_ua_value {
+	uint64_t count, enabled, running;
+};
+
+/* The count behind a perf mmap page, read under its sequence lock the way
+ * <linux/perf_event.h> documents it: <pmc>(idx) reads hardware counter idx, <ts> the time
+ * base of time_mult/shift/offset. 0, -ENODEV (cap_user_rdpmc is 0: not allowed) or -EAGAIN
+ * (index 0: the event is not on a counter). */
+int kp_ua_read_page(const volatile struct perf_event_mmap_page *pc,
+		    uint64_t (*pmc)(unsigned idx, void *ctx), uint64_t (*ts)(void *ctx), void *ctx,
+		    struct kp_ua_value *v);
+/* Is user access allowed: x86 (<sysfs>/bus/event_source/devices/cpu/rdpmc not 0), arm64
+ * (kernel <release> 6.6 or later and <sysctl> (perf_user_access) 1)?
+ * LIBPERF_ERR_CHECK_USER_ACCESS when not. */
+int kp_ua_check_x86(const char *sysfs);
+int kp_ua_check_arm64(const char *sysctl, const char *release);
+
+/* ---- hwmetric.c: PmuOpenWithHWMetric and enableHwMetric ---- */
+
+/* libkperf's conditions for enableHwMetric in PmuOpen (SAMPLING, a kernel built with
+ * CONFIG_HISILICON_HW_METRIC). */
+int kp_hwmetric_check(enum PmuTaskType type, const struct PmuAttr *a);
+/* The events (libkperf's names) and their EvtAttr for <a>, at most <max>; returns their
+ * number (two per metric) or LIBPERF_ERR_INVALID_HWMETRIC_ATTR. */
+int kp_hwmetric_events(const struct PmuHwMetricAttr *a, const char **evts,
+		       struct EvtAttr *evt_attrs, unsigned max);
+/* Does the kernel config file <path> say CONFIG_HISILICON_HW_METRIC=y? */
+bool kp_hwmetric_kconfig(const char *path);
+
+/* ---- sample_table.c: tables keyed by struct kp_sample_key ---- */
+
+struct kp_sample_ent {
+	struct kp_sample_key key;
+	struct kp_sample_val val;
+	struct Stack *stack; /* the resolver's, when the table memoises stacks */
+};
+
+struct kp_sample_table {
+	struct kp_sample_ent *e; /* dense, in the order added */
+	size_t n, cap;
+	size_t *index; /* open addressing: entry number + 1, 0 = empty */
+	size_t slots;
+};
+
+/* The entry of <key>, added zeroed (*created) when absent; NULL when out of memory. A
+ * pointer is valid until the next get. */
+struct kp_sample_ent *kp_sample_table_get(struct kp_sample_table *t,
+					  const struct kp_sample_key *key, bool *created);
+void kp_sample_table_clear(struct kp_sample_table *t);
+void kp_sample_table_free(struct kp_sample_table *t);
+
+/* ---- sampling.c (open, enable, drain) and sample_read.c (drain thread, read) ---- */
+
+struct sample_bpf;
+struct ring_buffer;
+struct bpf_link;
+
+struct kp_sevent {
+	int fd;
+	int evt;
+	int cgroup; /* index in cgroupNameList, -1 when none */
+	bool tp; /* tracepoint: its program runs on every hit, so it is attached only while
+		  * the task is enabled */
+	struct bpf_link *link;
+};
+
+struct kp_sampling {
+	pthread_mutex_t lock; /* everything below: the drain thread and the API calls */
+	struct sample_bpf *skel;
+	struct kp_sevent *ev;
+	size_t nev, capev;
+	struct ring_buffer *rb;
+	struct bpf_link *fork_link, *exit_link;
+	int counts_fd[2], stacks_fd, counters_fd;
+	int ncpus_possible;
+
+	struct kp_sample_table agg; /* drained aggregates, not yet read */
+	struct kp_sample_rec **recs; /* ring buffer records, not yet read */
+	size_t nrecs, caprecs;
+	/* during a read: each distinct (process, kernel stack, user stack) resolved once */
+	struct kp_sample_table memo;
+
+	int *seen; /* processes whose modules were recorded for symbols */
+	size_t nseen, capseen;
+	bool has_tp, has_sample;
+	bool cookie; /* attach cookies tell the programs which event fired (5.15+) */
+	int tp_slot[KP_MAX_EVENTS]; /* without cookies: kp_tp_record_N of each tracepoint */
+	bool enabled_once; /* PmuEnable was called */
+	uint64_t dropped_warned;
+
+	struct kp_sideband *sideband; /* when resolving symbols */
+
+	pthread_t drainer;
+	bool drainer_on;
+	atomic_bool stop;
+	int wake_fd, epoll_fd;
+};
+
+/* does the task resolve symbols? */
+static inline bool kp_sampling_resolving(const struct kp_pmu *p)
+{
+	return p->attr.symbolMode != NO_SYMBOL_RESOLVE && !atomic_load(&p->exited);
+}
+
+/* RESOLVE_DELAY_*: PmuRead keeps the callchains, ResolvePmuDataSymbol resolves them */
+static inline bool kp_sampling_delayed(const struct kp_pmu *p)
+{
+	return p->attr.symbolMode == RESOLVE_DELAY_ELF || p->attr.symbolMode == RESOLVE_DELAY_DWARF;
+}
+
+/* the resolver's flags for the task's symbol mode (and its inline frames, KperfPmuOpts) */
+static inline unsigned kp_sampling_sym_flags(const struct kp_pmu *p)
+{
+	enum SymbolMode m = p->attr.symbolMode;
+
+	if (m != RESOLVE_ELF_DWARF && m != RESOLVE_DELAY_DWARF)
+		return 0;
+	return KP_SYM_DWARF | (p->opts.inlineFrames ? KP_SYM_INLINE : 0);
+}
+
+/* Move what the kernel collected into the task, with s->lock held. */
+int kp_sampling_drain_locked(struct kp_pmu *p);
+/* Move the quiet generation's aggregation map <fd> into `agg`, emptying it (s->lock held). */
+int kp_sampling_drain_map(struct kp_pmu *p, int fd);
+/* Drop the drained samples and records not read yet (s->lock held). */
+void kp_sampling_forget_pending(struct kp_sampling *s);
+/* Record a process's modules for the resolver the first time the task sees it. */
+void kp_sampling_note_process(struct kp_pmu *p, int tgid);
+/* The thread that drains every second (and when the ring buffer is a quarter full). */
+int kp_sampling_start_drainer(struct kp_pmu *p);
+void kp_sampling_stop_drainer(struct kp_sampling *s);
 
 int kp_sampling_open(struct kp_pmu *p);
 int kp_sampling_enable(struct kp_pmu *p);
@@ -77,8 +251,6 @@ int kp_sampling_read(struct kp_pmu *p, struct PmuData **out);
 /* PmuExit (p->exited set, task locked): give back what the resolver keeps for the task. */
 void kp_sampling_exit(struct kp_pmu *p);
 void kp_sampling_close(struct kp_pmu *p);
-/* Record the modules of process <tgid> for the symbols of its records, the first time. */
-void kp_sampling_note_process(struct kp_pmu *p, int tgid);
 
 /* ---- blocked.c: blockedSample, the time off the CPU beside the samples ---- */
 

@@ -1,17 +1,19 @@
 /*
- * sampling.c - SAMPLING tasks: the owner of sample.skel.h.
+ * sampling.c - SAMPLING tasks: the owner of sample.skel.h (sample_read.c has the drain
+ * thread and PmuRead).
  *
  * One sampling perf event per (event, thread) of the target processes, with inherit so
- * threads and children created later are sampled too, or per (event, CPU) system-wide;
- * each runs kp_sample of sample.bpf.c with the event's index as attach cookie (before 5.15,
- * which has no cookies: kp_sample_by_id, with the event's perf id registered). A
- * tracepoint event is one perf event whatever the targets: its program (kp_tp_record)
- * runs on every hit of the tracepoint and filters processes and cpus itself. Samples are aggregated in the kernel; a drain flips the
- * map generation and moves the map no longer written into `agg`, keyed the same way. A
- * read turns `agg` and the ring buffer's records into PmuData, resolving each distinct
- * stack once. While the task is enabled a drain thread runs every second (and whenever a
- * quarter of the ring buffer is full), so a caller that sleeps for minutes between
- * PmuEnable and PmuRead does not overflow the kernel's maps.
+ * threads and children created later are sampled too (perThread: without, the threads of
+ * the open only), per (cgroup, event, CPU) for cgroupNameList (PERF_FLAG_PID_CGROUP), or
+ * per (event, CPU) system-wide; the events of an evtAttr group are one perf group per
+ * target. Each runs kp_sample of sample.bpf.c with the event's index (and its cgroup's, see
+ * sample.h) as attach cookie (before 5.15, which has no cookies: kp_sample_by_id, with the
+ * event's perf id registered). A tracepoint event is one perf event whatever the targets:
+ * its program (kp_tp_record, or its copy kp_tp_record_N without cookies) runs on every hit
+ * of the tracepoint and filters processes (perThread: threads), cgroups and cpus itself.
+ * By default each sample goes to the ring buffer with its timestamp; with `aggregate`
+ * samples are counted in the kernel and a drain flips the map generation and moves the map
+ * no longer written into `agg`, keyed the same way.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,8 +22,6 @@
 #include <string.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,93 +31,19 @@
 #include "core/core.h"
 #include "kperf/pcerrc.h"
 #include "sym/sym.h"
-#include "topo/topo.h"
 #include "tracefs/tracefs.h"
 #include "pmu.h"
 #include "sample.h"
 #include "skel/sample.skel.h"
 
-#define DEFAULT_FREQ 1000
 #define COUNTS_ENTRIES 32768
 #define STACK_ENTRIES 16384
 #define EVENT_IDS 16384 /* kernels without attach cookies: sampling events of a task */
 #define DEFAULT_RINGBUF_KB 8192
 #define MAX_RINGBUF_KB (1U << 20)
 #define FLIP_GRACE_NS 2000000 /* far longer than one run of kp_sample */
-#define DRAIN_MS 1000
-#ifndef ENOTSUPP
-#define ENOTSUPP 524 /* kernel-internal, but bpf() returns it for unsupported batch ops */
-#endif
-
-struct kp_sevent {
-	int fd;
-	int evt;
-	bool tp; /* tracepoint: its program runs on every hit, so it is attached only while
-		  * the task is enabled */
-	struct bpf_link *link;
-};
-
-struct agg_entry {
-	struct kp_sample_key key;
-	struct kp_sample_val val;
-};
-
-struct kp_sampling {
-	pthread_mutex_t lock; /* everything below: the drain thread and the API calls */
-	struct sample_bpf *skel;
-	struct kp_sevent *ev;
-	size_t nev, capev;
-	struct ring_buffer *rb;
-	struct bpf_link *fork_link, *exit_link;
-	int counts_fd[2], stacks_fd, counters_fd;
-	int ncpus_possible;
-
-	struct agg_entry *agg; /* drained aggregates, not yet read */
-	size_t nagg, capagg;
-	size_t *agg_index; /* open addressing over agg: index + 1, 0 = empty */
-	size_t agg_slots;
-	struct kp_sample_rec **recs; /* ring buffer records, not yet read */
-	size_t nrecs, caprecs;
-
-	int *seen; /* processes whose modules were recorded for symbols */
-	size_t nseen, capseen;
-	bool has_tp, has_sample;
-	bool cookie; /* attach cookies tell the programs which event fired (5.15+) */
-	int tp_slot[KP_MAX_EVENTS]; /* without cookies: kp_tp_record_N of each tracepoint */
-	bool enabled_once; /* PmuEnable was called */
-	uint64_t dropped_warned;
-
-	struct kp_sideband *sideband; /* when resolving symbols */
-
-	pthread_t drainer;
-	bool drainer_on;
-	atomic_bool stop;
-	int wake_fd, epoll_fd;
-};
-
-static int start_drainer(struct kp_pmu *p);
-static int drain_locked(struct kp_pmu *p);
-static void stop_drainer(struct kp_sampling *s);
 
 /* ---- symbols ---- */
-
-static bool resolving(const struct kp_pmu *p)
-{
-	return p->attr.symbolMode != NO_SYMBOL_RESOLVE && !atomic_load(&p->exited);
-}
-
-/* RESOLVE_DELAY_*: PmuRead keeps the callchains, ResolvePmuDataSymbol resolves them */
-static bool delayed(const struct kp_pmu *p)
-{
-	return p->attr.symbolMode == RESOLVE_DELAY_ELF || p->attr.symbolMode == RESOLVE_DELAY_DWARF;
-}
-
-static unsigned sym_flags(const struct kp_pmu *p)
-{
-	enum SymbolMode m = p->attr.symbolMode;
-
-	return m == RESOLVE_ELF_DWARF || m == RESOLVE_DELAY_DWARF ? KP_SYM_DWARF : 0;
-}
 
 /* Record a process's modules the first time it is seen, while it is (probably) alive. The
  * resolver is shared by every task of the library: the task holds the process's symbols until
@@ -128,7 +54,7 @@ void kp_sampling_note_process(struct kp_pmu *p, int tgid)
 	struct kp_sampling *s = p->sampling;
 	size_t i;
 
-	if (!resolving(p) || tgid <= 0)
+	if (!kp_sampling_resolving(p) || tgid <= 0)
 		return;
 	for (i = 0; i < s->nseen; i++)
 		if (s->seen[i] == tgid)
@@ -137,18 +63,10 @@ void kp_sampling_note_process(struct kp_pmu *p, int tgid)
 		return;
 	s->seen[s->nseen++] = tgid;
 	kp_pmu_sym_hold(tgid);
-	kp_sym_record_pid(tgid, sym_flags(p));
+	kp_sym_record_pid(tgid, kp_sampling_sym_flags(p));
 }
 
 /* ---- open ---- */
-
-/* Blocked sampling samples its processes with per-cpu events whose program keeps only their
- * samples: a cpu-clock event per thread restarts its timer at every context switch, which
- * costs a switch-heavy process more than everything else blocked sampling does. */
-static bool percpu_filtered(const struct kp_pmu *p)
-{
-	return p->attr.blockedSample && p->npids;
-}
 
 static int configure_tracepoint(struct kp_evt_cfg *c, const struct kp_event *ev)
 {
@@ -235,26 +153,46 @@ static int tp_slot(struct kp_sampling *s, struct kp_pmu *p, int evt)
 	return 0;
 }
 
-/* attach the program of event <evt> to its perf event <fd> */
-static struct bpf_link *attach_event(struct kp_sampling *s, struct kp_pmu *p, int evt, int fd)
+/* the evt the programs see for event <evt> on cgroup <cgroup> (-1: none), see sample.h */
+static __u32 evt_tag(int evt, int cgroup)
 {
-	LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = s->cookie ? (__u64)evt : 0);
+	return (__u32)evt | (cgroup >= 0 ? (__u32)cgroup << KP_EVT_CGROUP_SHIFT : 0);
+}
+
+/* attach the program of event <e> to its perf event */
+static struct bpf_link *attach_event(struct kp_sampling *s, struct kp_pmu *p,
+				     const struct kp_sevent *e)
+{
+	__u32 tag = evt_tag(e->evt, e->cgroup);
+	LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = s->cookie ? (__u64)tag : 0);
 	struct bpf_program *prog;
 	__u64 id;
 
-	if (p->events[evt].kind == KP_EV_TRACEPOINT)
-		prog = s->cookie ? s->skel->progs.kp_tp_record : tp_program(s, s->tp_slot[evt]);
+	if (p->events[e->evt].kind == KP_EV_TRACEPOINT)
+		prog = s->cookie ? s->skel->progs.kp_tp_record : tp_program(s, s->tp_slot[e->evt]);
 	else if (s->cookie)
 		prog = s->skel->progs.kp_sample;
 	else {
-		__u32 idx = (__u32)evt;
-
 		prog = s->skel->progs.kp_sample_by_id;
-		if (ioctl(fd, PERF_EVENT_IOC_ID, &id) ||
-		    bpf_map_update_elem(bpf_map__fd(s->skel->maps.event_ids), &id, &idx, BPF_ANY))
+		if (ioctl(e->fd, PERF_EVENT_IOC_ID, &id) ||
+		    bpf_map_update_elem(bpf_map__fd(s->skel->maps.event_ids), &id, &tag, BPF_ANY))
 			return NULL;
 	}
-	return bpf_program__attach_perf_event_opts(prog, fd, &opts);
+	return bpf_program__attach_perf_event_opts(prog, e->fd, &opts);
+}
+
+/* Blocked sampling samples its processes with per-cpu events whose program keeps only their
+ * samples: a cpu-clock event per thread restarts its timer at every context switch, which
+ * costs a switch-heavy process more than everything else blocked sampling does. */
+static bool percpu_filtered(const struct kp_pmu *p)
+{
+	return p->attr.blockedSample && p->npids;
+}
+
+/* does a program filter processes (tracepoints, per-cpu samples), following their forks? */
+static bool follows_processes(const struct kp_pmu *p)
+{
+	return (p->sampling->has_tp || percpu_filtered(p)) && p->npids && !p->attr.perThread;
 }
 
 static int load(struct kp_pmu *p)
@@ -270,10 +208,21 @@ static int load(struct kp_pmu *p)
 		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
 			       "ringBufferKb %u is too large (at most %u)", p->opts.ringBufferKb,
 			       MAX_RINGBUF_KB);
+	if (p->opts.inlineFrames > 1)
+		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL, "inlineFrames is 0 or 1, not %u",
+			       p->opts.inlineFrames);
+	if (p->opts.inlineFrames && !(kp_sampling_sym_flags(p) & KP_SYM_DWARF))
+		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
+			       "inlineFrames needs symbolMode RESOLVE_ELF_DWARF or "
+			       "RESOLVE_DELAY_DWARF: inline frames come from DWARF");
 	if (p->nevents > KP_MAX_EVENTS)
 		return kp_fail(LIBPERF_ERR_INVALID_EVTLIST, -E2BIG,
 			       "%d events: a sampling task holds at most %d", p->nevents,
 			       KP_MAX_EVENTS);
+	if (p->ncgroups > KP_SAMPLE_MAX_CGROUPS)
+		return kp_fail(LIBPERF_ERR_INVALID_CGROUP_LIST, -E2BIG,
+			       "%d cgroups: a sampling task follows at most %d", p->ncgroups,
+			       KP_SAMPLE_MAX_CGROUPS);
 	skel = s->skel = sample_bpf__open();
 	if (!skel)
 		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
@@ -282,6 +231,7 @@ static int load(struct kp_pmu *p)
 	skel->rodata->cfg.user_stack = p->attr.callStack && !p->attr.excludeUser;
 	skel->rodata->cfg.timeline = !p->opts.aggregate;
 	skel->rodata->cfg.filter_pid = p->npids > 0;
+	skel->rodata->cfg.filter_tid = p->attr.perThread;
 	skel->rodata->cfg.filter_cpu = p->attr.numCpu > 0;
 	skel->rodata->cfg.filter_sample = percpu_filtered(p);
 	for (i = 0; i < p->ncpus && p->attr.numCpu; i++) {
@@ -306,6 +256,13 @@ static int load(struct kp_pmu *p)
 			s->has_sample = true;
 		}
 	}
+	if (s->has_tp && p->ncgroups > KP_SAMPLE_TP_CGROUPS)
+		return kp_fail(LIBPERF_ERR_INVALID_CGROUP_LIST, -E2BIG,
+			       "%d cgroups: tracepoints are sampled for at most %d cgroups at once",
+			       p->ncgroups, KP_SAMPLE_TP_CGROUPS);
+	skel->rodata->cfg.ncgroups = s->has_tp ? (__u32)p->ncgroups : 0;
+	bpf_map__set_max_entries(skel->maps.cgroups,
+				 s->has_tp && p->ncgroups ? (__u32)p->ncgroups : 1);
 	if (s->has_tp || !p->opts.aggregate)
 		rb = ringbuf_bytes(p->opts.ringBufferKb);
 	skel->rodata->cfg.wakeup_bytes = rb / 4;
@@ -323,10 +280,9 @@ static int load(struct kp_pmu *p)
 			bpf_program__set_autoload(tp_program(s, s->tp_slot[i]), true);
 	if (!s->cookie) /* one per (event, thread) opened: preallocated, so not too many */
 		bpf_map__set_max_entries(skel->maps.event_ids, EVENT_IDS);
-	bpf_program__set_autoload(skel->progs.kp_tp_fork,
-				  (s->has_tp || percpu_filtered(p)) && p->npids);
-	bpf_program__set_autoload(skel->progs.kp_tp_exit,
-				  (s->has_tp || percpu_filtered(p)) && p->npids);
+	/* perThread: the threads of the open only (open_process), no process followed */
+	bpf_program__set_autoload(skel->progs.kp_tp_fork, follows_processes(p));
+	bpf_program__set_autoload(skel->progs.kp_tp_exit, follows_processes(p));
 	bpf_map__set_max_entries(skel->maps.targets, p->npids > 0 ? 65536 : 1);
 	err = sample_bpf__load(skel);
 	if (err)
@@ -342,7 +298,16 @@ static int load(struct kp_pmu *p)
 			return kp_fail(LIBPERF_ERR_FAIL_MMAP, -errno,
 				       "cannot map the sampling ring buffer: %s", strerror(errno));
 	}
-	if ((s->has_tp || percpu_filtered(p)) && p->npids) {
+	for (i = 0; i < (int)skel->rodata->cfg.ncgroups; i++) {
+		__u32 k = (__u32)i;
+
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.cgroups), &k, &p->cgroup_fds[i],
+					BPF_ANY))
+			return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
+				       "cannot give cgroup %s to the tracepoint filter: %s",
+				       p->cgroup_names[i], strerror(errno));
+	}
+	if (follows_processes(p)) {
 		__u8 one = 1;
 
 		for (i = 0; i < p->npids; i++) {
@@ -359,36 +324,47 @@ static int load(struct kp_pmu *p)
 	return 0;
 }
 
-static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu)
+/* open event <evt> on (tid or -1, cpu or -1), or on (cgroup <cgroup>, cpu), in the group of
+ * <group_fd> (-1: none) and attach the sampling program to it; returns the fd, or -ESRCH
+ * when the thread is gone */
+static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu, int cgroup, int group_fd)
 {
 	struct kp_sampling *s = p->sampling;
 	struct perf_event_attr attr = p->events[evt].attr;
+	unsigned long flags = PERF_FLAG_FD_CLOEXEC;
+	pid_t target = tid > 0 ? tid : -1;
 	struct kp_sevent *e;
 	int fd, err;
 
-	attr.disabled = 1;
-	attr.inherit = tid > 0;
-	attr.enable_on_exec = tid > 0 && p->attr.enableOnExec;
+	/* a group member follows its leader's enables */
+	attr.disabled = group_fd < 0;
+	/* perThread: these threads only, not the ones they create */
+	attr.inherit = tid > 0 && !p->attr.perThread;
+	attr.enable_on_exec = tid > 0 && p->attr.enableOnExec && group_fd < 0;
 	attr.exclude_user |= p->attr.excludeUser | p->evt_attrs[evt].excludeUser;
 	attr.exclude_kernel |= p->attr.excludeKernel | p->evt_attrs[evt].excludeKernel;
 	attr.exclude_guest |= p->attr.excludeGuest;
 	attr.exclude_host |= p->attr.excludeHost;
+	if (p->attr.enableHwMetric)
+		attr.config2 |= 1; /* the HiSilicon driver's metric sampling */
 	if (p->events[evt].kind == KP_EV_TRACEPOINT) {
 		attr.sample_period = 1;
 	} else {
-		if (p->evt_attrs[evt].period) {
-			attr.sample_period = p->evt_attrs[evt].period;
-		} else if (p->attr.useFreq || !p->attr.period) {
-			attr.freq = 1;
-			attr.sample_freq = p->attr.freq ? p->attr.freq : DEFAULT_FREQ;
-		} else {
-			attr.sample_period = p->attr.period;
-		}
+		/* libkperf's rule: PmuAttr's period (or freq: the same field) before the
+		 * event's own, 4000 when both are 0; useFreq makes either a frequency */
+		unsigned v = p->attr.period ? p->attr.period : p->evt_attrs[evt].period;
+
+		attr.freq = p->attr.useFreq;
+		attr.sample_period = v ? v : KP_DEFAULT_PERIOD;
 	}
-	fd = kp_perf_event_open(&attr, tid > 0 ? tid : -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (cgroup >= 0) { /* the cgroup's tasks on that cpu, as libkperf opens them */
+		target = p->cgroup_fds[cgroup];
+		flags |= PERF_FLAG_PID_CGROUP;
+	}
+	fd = kp_perf_event_open(&attr, target, cpu, group_fd, flags);
 	if (fd < 0 && errno == EINVAL && attr.exclude_hv) {
 		attr.exclude_hv = 0;
-		fd = kp_perf_event_open(&attr, tid > 0 ? tid : -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = kp_perf_event_open(&attr, target, cpu, group_fd, flags);
 	}
 	if (fd < 0) {
 		err = -errno;
@@ -399,6 +375,8 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu)
 				LIBPERF_ERR_TOO_MANY_FD, err,
 				"too many open files for %zu sampling events: raise ulimit -n",
 				s->nev);
+		if (err == -ENOENT && cgroup >= 0)
+			return kp_pmu_cgroup_open_failed(err);
 		if (err == -EINVAL && attr.freq)
 			return kp_fail(LIBPERF_ERR_DEVICE_INVAL, err,
 				       "the kernel refused sampling '%s' at %llu Hz (see "
@@ -415,11 +393,12 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu)
 	e = &s->ev[s->nev++];
 	e->fd = fd;
 	e->evt = evt;
+	e->cgroup = cgroup;
 	e->tp = p->events[evt].kind == KP_EV_TRACEPOINT;
 	e->link = NULL;
 	if (e->tp)
-		return 0;
-	e->link = attach_event(s, p, evt, fd);
+		return fd;
+	e->link = attach_event(s, p, e);
 	if (!e->link) {
 		err = -errno;
 		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, err, "cannot attach to '%s': %s %s",
@@ -428,14 +407,44 @@ static int open_one(struct kp_pmu *p, int evt, pid_t tid, int cpu)
 	/* libbpf enables the event as it attaches the program: sampling starts at PmuEnable (or
 	 * at the exec, with enableOnExec), not here; what came in between is dropped then */
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	return 0;
+	return fd;
+}
+
+/* every sampling event on one target, the members of a group (evtAttr groupId) with their
+ * leader: the first event of the group; returns 0 or a negative errno (-ESRCH: gone) */
+static int open_target(struct kp_pmu *p, pid_t tid, int cpu, int cgroup)
+{
+	int *leader = malloc(sizeof(int) * (size_t)p->nevents);
+	int evt, j, fd = 0;
+
+	if (!leader)
+		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	for (evt = 0; evt < p->nevents; evt++) {
+		int group_fd = -1;
+
+		leader[evt] = -1;
+		if (p->events[evt].kind == KP_EV_TRACEPOINT)
+			continue; /* opened once, see kp_sampling_open */
+		for (j = 0; j < evt && p->group_ids[evt] >= 0; j++) {
+			if (p->group_ids[j] == p->group_ids[evt] && leader[j] >= 0) {
+				group_fd = leader[j];
+				break;
+			}
+		}
+		fd = open_one(p, evt, tid, cpu, cgroup, group_fd);
+		if (fd < 0)
+			break;
+		leader[evt] = group_fd < 0 ? fd : -1;
+	}
+	free(leader);
+	return fd < 0 ? fd : 0;
 }
 
 static int open_process(struct kp_pmu *p, pid_t pid)
 {
 	char path[64];
 	struct dirent *de;
-	int opened = 0, err = 0, evt, i;
+	int opened = 0, err = 0, i;
 	DIR *d;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
@@ -449,17 +458,24 @@ static int open_process(struct kp_pmu *p, pid_t pid)
 
 		if (tid <= 0)
 			continue;
-		for (evt = 0; evt < p->nevents && !terr; evt++) {
-			if (p->events[evt].kind == KP_EV_TRACEPOINT)
-				continue;
-			if (p->attr.numCpu)
-				for (i = 0; i < p->ncpus && !terr; i++)
-					terr = open_one(p, evt, tid, p->cpus[i]);
-			else
-				terr = open_one(p, evt, tid, -1);
-		}
+		if (p->attr.numCpu)
+			for (i = 0; i < p->ncpus && !terr; i++)
+				terr = open_target(p, tid, p->cpus[i], -1);
+		else
+			terr = open_target(p, tid, -1, -1);
 		if (terr == -ESRCH)
 			continue; /* the thread exited meanwhile */
+		if (!terr && p->attr.perThread && p->sampling->has_tp) {
+			__u32 key = (__u32)tid;
+			__u8 one = 1;
+
+			/* the tracepoints' filter: this thread, as a per-thread event would */
+			if (bpf_map_update_elem(bpf_map__fd(p->sampling->skel->maps.targets), &key,
+						&one, BPF_ANY))
+				terr = kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
+					       "cannot add thread %d to the tracepoint filter: %s",
+					       (int)tid, strerror(errno));
+		}
 		err = terr;
 		opened += !terr;
 	}
@@ -473,7 +489,7 @@ static int open_process(struct kp_pmu *p, pid_t pid)
 
 int kp_sampling_open(struct kp_pmu *p)
 {
-	int i, evt, err;
+	int i, j, evt, err;
 
 	p->sampling = calloc(1, sizeof(*p->sampling));
 	if (!p->sampling)
@@ -486,24 +502,12 @@ int kp_sampling_open(struct kp_pmu *p)
 				       "'%s' is an uncore event: uncore PMUs cannot sample, count "
 				       "it (COUNTING) instead",
 				       p->events[evt].name);
-	/* the cgroups are checked as for counting, then refused rather than ignored */
-	for (i = 0; i < (int)p->attr.numCgroup; i++) {
-		int fd = kp_cgroup_open(p->attr.cgroupNameList[i]);
-
-		if (fd < 0)
-			return fd;
-		close(fd);
-	}
-	if (p->attr.numCgroup)
-		return kp_fail(KPERF_ERR_NOT_SUPPORTED, -EOPNOTSUPP,
-			       "cgroupNameList in SAMPLING is not implemented by kperf-bpf yet: "
-			       "sample the processes (pidList), or count the cgroups (COUNTING)");
 	err = kp_check_bpf_load();
 	if (!err)
 		err = load(p);
 	if (err)
 		return err;
-	if (resolving(p)) {
+	if (kp_sampling_resolving(p)) {
 		kp_sym_record_kernel();
 		err = kp_sideband_open(p->cpus, p->ncpus, p->pids, p->npids,
 				       &p->sampling->sideband);
@@ -515,19 +519,19 @@ int kp_sampling_open(struct kp_pmu *p)
 		return err; /* blockedSample with offCpuOnly: no on-CPU event */
 	/* a tracepoint's program sees every hit: one perf event to attach it through */
 	for (evt = 0; evt < p->nevents && !err; evt++)
-		if (p->events[evt].kind == KP_EV_TRACEPOINT)
-			err = open_one(p, evt, -1, p->cpus[0]);
+		if (p->events[evt].kind == KP_EV_TRACEPOINT) {
+			err = open_one(p, evt, -1, p->cpus[0], -1, -1);
+			err = err < 0 ? err : 0;
+		}
 	if (p->npids && !percpu_filtered(p)) {
 		for (i = 0; i < p->npids && !err; i++)
 			err = open_process(p, p->pids[i]);
 		return err;
 	}
-	for (evt = 0; evt < p->nevents && !err; evt++) {
-		if (p->events[evt].kind == KP_EV_TRACEPOINT)
-			continue;
+	/* cgroupNameList: per (cgroup, cpu), as libkperf; else system-wide per cpu */
+	for (j = 0; j < (p->ncgroups ? p->ncgroups : 1); j++)
 		for (i = 0; i < p->ncpus && !err; i++)
-			err = open_one(p, evt, -1, p->cpus[i]);
-	}
+			err = open_target(p, -1, p->cpus[i], p->ncgroups ? j : -1);
 	return err;
 }
 
@@ -555,13 +559,11 @@ static void detach_tracepoints(struct kp_sampling *s)
 }
 
 /* the drained samples and records not read yet (s->lock held) */
-static void forget_pending(struct kp_sampling *s)
+void kp_sampling_forget_pending(struct kp_sampling *s)
 {
 	size_t i;
 
-	s->nagg = 0;
-	if (s->agg_slots)
-		memset(s->agg_index, 0, s->agg_slots * sizeof(*s->agg_index));
+	kp_sample_table_clear(&s->agg);
 	for (i = 0; i < s->nrecs; i++)
 		free(s->recs[i]);
 	s->nrecs = 0;
@@ -577,8 +579,8 @@ int kp_sampling_enable(struct kp_pmu *p)
 		/* samples of the moment between attaching a program (which enables its event)
 		 * and disabling it again at open: not of the collection */
 		pthread_mutex_lock(&s->lock);
-		drain_locked(p);
-		forget_pending(s);
+		kp_sampling_drain_locked(p);
+		kp_sampling_forget_pending(s);
 		pthread_mutex_unlock(&s->lock);
 		s->enabled_once = true;
 	}
@@ -590,7 +592,7 @@ int kp_sampling_enable(struct kp_pmu *p)
 	for (i = 0; i < s->nev; i++) {
 		if (!s->ev[i].tp || s->ev[i].link)
 			continue;
-		s->ev[i].link = attach_event(s, p, s->ev[i].evt, s->ev[i].fd);
+		s->ev[i].link = attach_event(s, p, &s->ev[i]);
 		if (!s->ev[i].link) {
 			err = -errno;
 			detach_tracepoints(s);
@@ -612,7 +614,7 @@ int kp_sampling_enable(struct kp_pmu *p)
 		return kp_fail(LIBPERF_ERR_FAILED_PMU_ENABLE, err, "cannot enable sampling: %s",
 			       strerror(-err));
 	}
-	err = start_drainer(p);
+	err = kp_sampling_start_drainer(p);
 	if (err) {
 		ioctl_all(p, PERF_EVENT_IOC_DISABLE);
 		detach_tracepoints(s);
@@ -625,7 +627,7 @@ int kp_sampling_disable(struct kp_pmu *p)
 	int err = ioctl_all(p, PERF_EVENT_IOC_DISABLE), berr;
 
 	detach_tracepoints(p->sampling);
-	stop_drainer(p->sampling);
+	kp_sampling_stop_drainer(p->sampling);
 	pthread_mutex_lock(&p->sampling->lock);
 	berr = kp_blocked_disable(p);
 	pthread_mutex_unlock(&p->sampling->lock);
@@ -640,150 +642,8 @@ int kp_sampling_disable(struct kp_pmu *p)
 
 /* ---- drain ---- */
 
-static size_t key_hash(const struct kp_sample_key *k)
-{
-	const unsigned char *b = (const unsigned char *)k;
-	uint64_t h = 1469598103934665603ULL;
-	size_t i;
-
-	for (i = 0; i < sizeof(*k); i++)
-		h = (h ^ b[i]) * 1099511628211ULL;
-	return (size_t)h;
-}
-
-/* the index slot for <k>: holds its entry (index + 1) or 0 where it would go */
-static size_t *agg_slot(struct kp_sampling *s, const struct kp_sample_key *k)
-{
-	size_t i;
-
-	for (i = key_hash(k) & (s->agg_slots - 1);; i = (i + 1) & (s->agg_slots - 1)) {
-		size_t *slot = &s->agg_index[i];
-
-		if (!*slot || !memcmp(&s->agg[*slot - 1].key, k, sizeof(*k)))
-			return slot;
-	}
-}
-
-static int agg_reindex(struct kp_sampling *s, size_t slots)
-{
-	size_t i;
-
-	free(s->agg_index);
-	s->agg_index = calloc(slots, sizeof(*s->agg_index));
-	if (!s->agg_index) {
-		s->agg_slots = 0;
-		return -ENOMEM;
-	}
-	s->agg_slots = slots;
-	for (i = 0; i < s->nagg; i++)
-		*agg_slot(s, &s->agg[i].key) = i + 1;
-	return 0;
-}
-
-/* add <val> to the pending aggregate of <key>; returns 1 when the key is new */
-static int agg_add(struct kp_sampling *s, const struct kp_sample_key *key,
-		   const struct kp_sample_val *val)
-{
-	size_t *slot;
-
-	if ((s->nagg + 1) * 2 > s->agg_slots &&
-	    agg_reindex(s, s->agg_slots ? s->agg_slots * 2 : 1024))
-		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-	slot = agg_slot(s, key);
-	if (*slot) {
-		s->agg[*slot - 1].val.count += val->count;
-		s->agg[*slot - 1].val.period += val->period;
-		return 0;
-	}
-	if (kp_grow((void **)&s->agg, &s->capagg, s->nagg + 1, sizeof(*s->agg)))
-		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-	s->agg[s->nagg].key = *key;
-	s->agg[s->nagg].val = *val;
-	*slot = ++s->nagg;
-	return 1;
-}
-
-static int take(struct kp_pmu *p, const struct kp_sample_key *key, const struct kp_sample_val *val)
-{
-	int added = agg_add(p->sampling, key, val);
-
-	if (added > 0)
-		kp_sampling_note_process(p, (int)key->tgid);
-	return added < 0 ? added : 0;
-}
-
-/* kernels without batch operations (before 5.6): read every key, then delete them */
-static int drain_map_by_key(struct kp_pmu *p, int fd)
-{
-	struct kp_sample_key key, next, *prev = NULL, *keys = NULL;
-	struct kp_sample_val val;
-	size_t n = 0, cap = 0, i;
-	int err = 0;
-
-	while (!err && bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &val))
-			continue;
-		err = take(p, &key, &val);
-		if (!err && kp_grow((void **)&keys, &cap, n + 1, sizeof(*keys)) == 0)
-			keys[n++] = key;
-	}
-	for (i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, &keys[i]);
-	free(keys);
-	return err;
-}
-
-/* move the quiet generation's map into `agg`, emptying it, a batch at a time */
-static int drain_map(struct kp_pmu *p, int fd)
-{
-	enum { BATCH = 1024 };
-	struct kp_sample_key *keys = malloc(BATCH * sizeof(*keys));
-	struct kp_sample_val *vals = malloc(BATCH * sizeof(*vals));
-	__u64 token = 0;
-	bool first = true;
-	int err = 0;
-	__u32 i;
-
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
-		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-	}
-	/* kernels before 5.6 (or KPERF_BPF_NO_BATCH=1) */
-	if (!kp_have(KP_FEAT_BATCH_OPS)) {
-		free(keys);
-		free(vals);
-		return drain_map_by_key(p, fd);
-	}
-	for (;;) {
-		__u32 count = BATCH;
-		int r = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &token, &token, keys,
-							vals, &count, NULL);
-
-		if (r && first && (errno == EINVAL || errno == ENOTSUPP || errno == EOPNOTSUPP)) {
-			err = drain_map_by_key(p, fd);
-			break;
-		}
-		first = false;
-		for (i = 0; i < count && !err; i++)
-			err = take(p, &keys[i], &vals[i]);
-		if (err || (r && errno == ENOENT))
-			break; /* done: the last batch came with ENOENT */
-		if (r) {
-			err = kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
-				      "cannot read the sample map: %s", strerror(errno));
-			break;
-		}
-	}
-	free(keys);
-	free(vals);
-	return err;
-}
-
 /* with s->lock held */
-static int drain_locked(struct kp_pmu *p)
+int kp_sampling_drain_locked(struct kp_pmu *p)
 {
 	struct kp_sampling *s = p->sampling;
 
@@ -800,7 +660,7 @@ static int drain_locked(struct kp_pmu *p)
 		/* a sample that read the old generation finishes its update within
 		 * microseconds (it runs in interrupt context); then the old map is quiet */
 		nanosleep(&grace, NULL);
-		err = drain_map(p, s->counts_fd[old & 1]);
+		err = kp_sampling_drain_map(p, s->counts_fd[old & 1]);
 	}
 	if (!err)
 		err = kp_blocked_drain(p);
@@ -819,223 +679,8 @@ int kp_sampling_drain(struct kp_pmu *p)
 	int err;
 
 	pthread_mutex_lock(&p->sampling->lock);
-	err = drain_locked(p);
+	err = kp_sampling_drain_locked(p);
 	pthread_mutex_unlock(&p->sampling->lock);
-	return err;
-}
-
-static void *drainer_main(void *arg)
-{
-	struct kp_pmu *p = arg;
-	struct kp_sampling *s = p->sampling;
-	struct epoll_event ev[2];
-
-	while (!atomic_load(&s->stop)) {
-		epoll_wait(s->epoll_fd, ev, 2, DRAIN_MS);
-		if (atomic_load(&s->stop))
-			break;
-		kp_sampling_drain(p);
-	}
-	return NULL;
-}
-
-static int start_drainer(struct kp_pmu *p)
-{
-	struct kp_sampling *s = p->sampling;
-	struct epoll_event ev = { .events = EPOLLIN };
-	int err;
-
-	if (s->drainer_on)
-		return 0;
-	if (s->epoll_fd < 0) {
-		s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-		if (s->wake_fd < 0 || s->epoll_fd < 0)
-			return kp_fail(UNKNOWN_ERROR, -errno, "cannot create the drain thread: %s",
-				       strerror(errno));
-		ev.data.fd = s->wake_fd;
-		epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->wake_fd, &ev);
-		if (s->rb) {
-			ev.data.fd = ring_buffer__epoll_fd(s->rb);
-			epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
-		}
-	}
-	atomic_store(&s->stop, false);
-	err = pthread_create(&s->drainer, NULL, drainer_main, p);
-	if (err)
-		return kp_fail(UNKNOWN_ERROR, -err, "cannot start the drain thread: %s",
-			       strerror(err));
-	s->drainer_on = true;
-	return 0;
-}
-
-static void stop_drainer(struct kp_sampling *s)
-{
-	uint64_t one = 1;
-
-	if (!s->drainer_on)
-		return;
-	atomic_store(&s->stop, true);
-	if (write(s->wake_fd, &one, sizeof(one)) < 0) {
-		/* it stops at its next timeout anyway */
-	}
-	pthread_join(s->drainer, NULL);
-	s->drainer_on = false;
-	if (read(s->wake_fd, &one, sizeof(one)) < 0) {
-		/* nothing written: fine */
-	}
-}
-
-/* ---- read ---- */
-
-static void counters(struct kp_sampling *s, uint64_t out[KP_SCNT_MAX])
-{
-	__u64 *vals = calloc((size_t)s->ncpus_possible, sizeof(*vals));
-	__u32 k;
-	int c;
-
-	memset(out, 0, sizeof(uint64_t) * KP_SCNT_MAX);
-	if (!vals)
-		return;
-	for (k = 0; k < KP_SCNT_MAX; k++) {
-		if (bpf_map_lookup_elem(s->counters_fd, &k, vals))
-			continue;
-		for (c = 0; c < s->ncpus_possible; c++)
-			out[k] += vals[c];
-	}
-	free(vals);
-}
-
-/* kernel frames then user frames, leaf first, as the resolver wants them */
-static int stack_ips(struct kp_sampling *s, __s32 kstack, __s32 ustack, __u64 ip, uint64_t *ips)
-{
-	__u64 frames[KP_MAX_STACK];
-	int n = 0, i;
-
-	if (kstack >= 0 && !bpf_map_lookup_elem(s->stacks_fd, &kstack, frames))
-		for (i = 0; i < KP_MAX_STACK && frames[i]; i++)
-			ips[n++] = frames[i];
-	if (ustack >= 0 && !bpf_map_lookup_elem(s->stacks_fd, &ustack, frames))
-		for (i = 0; i < KP_MAX_STACK && frames[i]; i++)
-			ips[n++] = frames[i];
-	if (!n && ip)
-		ips[n++] = ip;
-	return n;
-}
-
-static int add_record(struct kp_pmu *p, struct kp_data_builder *b, const struct kp_sample_key *k,
-		      const struct kp_sample_val *v, int64_t ts, const void *raw, size_t raw_len)
-{
-	struct kp_sampling *s = p->sampling;
-	uint64_t ips[2 * KP_MAX_STACK];
-	struct SampleRawData rd = { (char *)raw };
-	struct PmuData d = { 0 };
-	struct CpuTopology topo;
-	char comm[KP_SAMPLE_COMM + 1];
-	int n;
-
-	memcpy(comm, v->comm, KP_SAMPLE_COMM);
-	comm[KP_SAMPLE_COMM] = '\0';
-	d.evt = p->events[k->evt].name;
-	d.ts = ts;
-	d.pid = (pid_t)k->tgid;
-	d.tid = (int)k->tid;
-	d.cpu = (int)k->cpu;
-	d.groupId = p->group_ids[k->evt];
-	d.comm = comm;
-	d.period = v->period;
-	d.count = v->count;
-	d.countPercent = -1;
-	if (kp_topo_cpu(d.cpu, &topo) == 0)
-		d.cpuTopo = &topo;
-	else
-		kp_clear_error();
-	if (raw_len)
-		d.rawData = &rd;
-	if (resolving(p)) {
-		n = stack_ips(s, k->kstack, k->ustack, k->ip, ips);
-		if (delayed(p))
-			return kp_data_builder_add_chain(b, &d, raw_len, ips, (unsigned)n,
-							 sym_flags(p));
-		/* a failure leaves this record without a stack (and says so), not the read failed */
-		if (n && kp_sym_resolve_stack((pid_t)k->tgid, ips, (unsigned)n, sym_flags(p),
-					      &d.stack)) {
-			kp_warn(KPERF_WARN_SYM_INCOMPLETE, "a stack of pid %u was not resolved: %s",
-				k->tgid, Perror());
-			kp_clear_error();
-			d.stack = NULL;
-		}
-	}
-	return kp_data_builder_add(b, &d, raw_len);
-}
-
-static void warn_losses(struct kp_pmu *p)
-{
-	struct kp_sampling *s = p->sampling;
-	uint64_t c[KP_SCNT_MAX], lost;
-
-	counters(s, c);
-	lost = c[KP_SCNT_MAP_FULL] + c[KP_SCNT_RB_DROPPED];
-	if (lost > s->dropped_warned) {
-		kp_warn(KPERF_WARN_RECORDS_DROPPED,
-			"%llu samples or records were lost (%llu: aggregation map full, %llu: ring "
-			"buffer full); raise ringBufferKb or read more often",
-			(unsigned long long)(lost - s->dropped_warned),
-			(unsigned long long)c[KP_SCNT_MAP_FULL],
-			(unsigned long long)c[KP_SCNT_RB_DROPPED]);
-		s->dropped_warned = lost;
-	} else if (c[KP_SCNT_STACK_LOST]) {
-		kp_warn(KPERF_WARN_RECORDS_DROPPED,
-			"%llu stacks could not be captured (stack map collisions); those samples "
-			"have only their top frame",
-			(unsigned long long)c[KP_SCNT_STACK_LOST]);
-	}
-}
-
-int kp_sampling_read(struct kp_pmu *p, struct PmuData **out)
-{
-	struct kp_sampling *s = p->sampling;
-	struct kp_data_builder *b;
-	int64_t now = (int64_t)kp_now_ns();
-	size_t i;
-	int err;
-
-	pthread_mutex_lock(&s->lock);
-	err = drain_locked(p);
-	b = err ? NULL : kp_data_builder_new();
-	if (!b) {
-		pthread_mutex_unlock(&s->lock);
-		return err ? err : kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-	}
-	for (i = 0; i < s->nagg && !err; i++)
-		err = add_record(p, b, &s->agg[i].key, &s->agg[i].val, now, NULL, 0);
-	for (i = 0; i < s->nrecs && !err; i++) {
-		const struct kp_sample_rec *r = s->recs[i];
-		struct kp_sample_key k = { .tgid = r->tgid,
-					   .tid = r->tid,
-					   .cpu = r->cpu,
-					   .evt = r->evt,
-					   .kstack = r->kstack,
-					   .ustack = r->ustack,
-					   .ip = r->ip };
-		struct kp_sample_val v = { .count = 1, .period = r->period };
-
-		memcpy(v.comm, r->comm, sizeof(v.comm));
-		err = add_record(p, b, &k, &v, (int64_t)r->ts, r + 1, r->raw_size);
-	}
-	if (!err)
-		err = kp_blocked_read(p, b);
-	if (err) {
-		pthread_mutex_unlock(&s->lock);
-		kp_data_builder_free(b);
-		return err;
-	}
-	forget_pending(s);
-	warn_losses(p);
-	pthread_mutex_unlock(&s->lock);
-	err = kp_data_builder_finish(b, out);
-	if (err > 0)
-		kp_blocked_scale(p, *out, err);
 	return err;
 }
 
@@ -1061,7 +706,7 @@ void kp_sampling_close(struct kp_pmu *p)
 
 	if (!s)
 		return;
-	stop_drainer(s);
+	kp_sampling_stop_drainer(s);
 	kp_blocked_close(p);
 	kp_sideband_close(s->sideband);
 	for (i = 0; i < s->nev; i++) {
@@ -1077,8 +722,8 @@ void kp_sampling_close(struct kp_pmu *p)
 	for (i = 0; i < s->nseen; i++)
 		kp_pmu_sym_release(s->seen[i]);
 	free(s->recs);
-	free(s->agg);
-	free(s->agg_index);
+	kp_sample_table_free(&s->memo);
+	kp_sample_table_free(&s->agg);
 	free(s->ev);
 	free(s->seen);
 	if (s->wake_fd >= 0)

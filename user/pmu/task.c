@@ -9,10 +9,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/types.h>
 
 #include "core/core.h"
 #include "kperf/pcerrc.h"
 #include "pmu.h"
+#include "count.h"
 
 static void task_destroy(void *obj)
 {
@@ -23,6 +25,7 @@ static void task_destroy(void *obj)
 		kp_counting_close(p);
 	else
 		kp_sampling_close(p);
+	kp_pmu_cgroups_close(p);
 	for (i = 0; i < p->nevents; i++)
 		kp_event_free(&p->events[i]);
 	free(p->events);
@@ -116,9 +119,61 @@ static int check_blocked(enum PmuTaskType type, const struct PmuAttr *a)
 	return 0;
 }
 
+/* libkperf's conditions for BPF mode */
+static int check_bpf_mode(enum PmuTaskType type, const struct PmuAttr *a)
+{
+	unsigned i, j;
+
+	if (!a->enableBpf)
+		return 0;
+	if (type != COUNTING)
+		return kp_fail(LIBPERF_ERR_INVALID_BPF_PARAM, -EINVAL,
+			       "enableBpf is for COUNTING only");
+	if ((!a->numPid || !a->pidList) && (!a->numCgroup || !a->cgroupNameList))
+		return kp_fail(LIBPERF_ERR_INVALID_BPF_PARAM, -EINVAL,
+			       "enableBpf counts processes or cgroups: give a pidList or a "
+			       "cgroupNameList");
+	if (a->evtAttr)
+		return kp_fail(LIBPERF_ERR_INVALID_BPF_PARAM, -EINVAL,
+			       "enableBpf does not take evtAttr (no event groups)");
+	if (a->numEvt > KP_COUNT_MAX_EVENTS)
+		return kp_fail(LIBPERF_ERR_INVALID_BPF_PARAM, -E2BIG,
+			       "%u events: BPF mode counts at most %d at once", a->numEvt,
+			       KP_COUNT_MAX_EVENTS);
+	for (i = 0; a->evtList && i < a->numEvt; i++)
+		for (j = 0; j < i; j++)
+			if (a->evtList[i] && a->evtList[j] && !strcmp(a->evtList[i], a->evtList[j]))
+				return kp_fail(LIBPERF_ERR_INVALID_BPF_PARAM, -EINVAL,
+					       "enableBpf: event '%s' is listed twice",
+					       a->evtList[i]);
+	return 0;
+}
+
+/* libkperf's conditions for perThread: the existing threads of pidList, without inherit */
+static int check_per_thread(enum PmuTaskType type, const struct PmuAttr *a)
+{
+	if (!a->perThread)
+		return 0;
+	if (type != SAMPLING)
+		return kp_fail(LIBPERF_ERR_NOT_SUPPORT_PER_THREAD, -EINVAL,
+			       "perThread is for SAMPLING only");
+	if (!a->numPid)
+		return kp_fail(LIBPERF_ERR_NOT_SUPPORT_PER_THREAD, -EINVAL,
+			       "perThread samples the threads of pidList: give a pidList");
+	if (a->numCpu)
+		return kp_fail(LIBPERF_ERR_NOT_SUPPORT_PER_THREAD, -EINVAL,
+			       "perThread follows threads on any CPU: leave cpuList empty");
+	/* libkperf's header says so; a thread that execs is not followed by an event that
+	 * has no inherit, so enabling on the exec would miss it */
+	if (a->enableOnExec)
+		return kp_fail(LIBPERF_ERR_NOT_SUPPORT_PER_THREAD, -EINVAL,
+			       "perThread cannot be combined with enableOnExec");
+	return 0;
+}
+
 /* The checks of libkperf's PmuOpen after the cpu and pid lists, in its order, so a call
  * with several faults gets the code libkperf gives it. */
-static int check_attr(enum PmuTaskType type, const struct PmuAttr *a)
+static int check_attr(struct kp_pmu *p, enum PmuTaskType type, const struct PmuAttr *a)
 {
 	long max_rate = 100000;
 	int err;
@@ -179,11 +234,19 @@ static int check_attr(enum PmuTaskType type, const struct PmuAttr *a)
 	if (a->numCgroup && !a->cgroupNameList)
 		return kp_fail(LIBPERF_ERR_INVALID_CGROUP_LIST, -EINVAL,
 			       "cgroupNameList is NULL but numCgroup is %u", a->numCgroup);
+	err = kp_pmu_cgroups_open(p, a);
+	if (err)
+		return err;
+	err = check_bpf_mode(type, a);
+	if (!err)
+		err = kp_hwmetric_check(type, a);
+	if (err)
+		return err;
 	if (a->enableOnExec && !a->numPid)
 		return kp_fail(LIBPERF_ERR_NOT_SUPPORT_EXEC_ON, -EINVAL,
 			       "enableOnExec counts from the exec of the processes of pidList: "
 			       "give them (pidList)");
-	return 0;
+	return check_per_thread(type, a);
 }
 
 /* Branch records need a PMU that records them (Intel LBR, Arm BRBE): ask the kernel for each
@@ -310,22 +373,6 @@ static int check_targets(struct kp_pmu *p, const struct PmuAttr *a)
 	return 0;
 }
 
-/* fields of PmuAttr this version cannot honour yet: refused, never silently ignored */
-static int check_unsupported(const struct PmuAttr *a)
-{
-	static const char *const why = "is not implemented by kperf-bpf yet";
-
-	if (a->enableUserAccess)
-		return kp_fail(KPERF_ERR_NOT_SUPPORTED, -EOPNOTSUPP, "enableUserAccess %s", why);
-	if (a->enableBpf)
-		return kp_fail(KPERF_ERR_NOT_SUPPORTED, -EOPNOTSUPP, "enableBpf %s", why);
-	if (a->enableHwMetric)
-		return kp_fail(KPERF_ERR_NOT_SUPPORTED, -EOPNOTSUPP, "enableHwMetric %s", why);
-	if (a->perThread)
-		return kp_fail(KPERF_ERR_NOT_SUPPORTED, -EOPNOTSUPP, "perThread %s", why);
-	return 0;
-}
-
 KP_EXPORT int PmuOpen(enum PmuTaskType type, struct PmuAttr *attr)
 {
 	return KperfOpen(type, attr, NULL);
@@ -347,8 +394,9 @@ KP_EXPORT int KperfOpen(enum PmuTaskType type, struct PmuAttr *attr,
 	p->type = type;
 	p->attr = *attr;
 	err = kp_opts_copy(&p->opts, sizeof(p->opts), opts, opts ? opts->sz : 0, "KperfPmuOpts");
+	/* libkperf checks user access before anything else */
 	if (!err)
-		err = check_unsupported(attr);
+		err = kp_uaccess_check(type, attr);
 	if (!err && (p->opts.offCpuOnly || p->opts.blockedKernelStack) && !attr->blockedSample)
 		err = kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
 			      "KperfPmuOpts.%s is an option of blocked sampling: set "
@@ -357,7 +405,7 @@ KP_EXPORT int KperfOpen(enum PmuTaskType type, struct PmuAttr *attr,
 	if (!err)
 		err = check_targets(p, attr);
 	if (!err)
-		err = check_attr(type, attr);
+		err = check_attr(p, type, attr);
 	if (!err && type == SPE_SAMPLING)
 		err = kp_fail(LIBPERF_ERR_SPE_UNAVAIL, -EOPNOTSUPP,
 			      "SPE sampling needs the Arm Statistical Profiling Extension "

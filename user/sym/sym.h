@@ -16,13 +16,19 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+
+#include <elfutils/libdw.h>
 
 #include "kperf/symbol.h"
 
 /* ==== for other modules ==== */
 
 #define KP_SYM_DWARF 0x1 /* also resolve file:line (libdw) */
+/* with KP_SYM_DWARF: stacks get a frame for each inlined call (innermost first, before the
+ * function it was inlined into, whose line is then the line of the call) */
+#define KP_SYM_INLINE 0x2
 
 /* x86_64: the upper half of the address space is the kernel's */
 #define KP_SYM_KERNEL_START 0xffff800000000000ULL
@@ -91,6 +97,23 @@ void kp_sym_forget_pid(pid_t pid);
 /* Free everything, files and kernel symbols included; the resolver starts again lazily. */
 void kp_sym_destroy(void);
 
+/* The frames of one file address of an ELF file, as SymResolverMapCodeAddr sees it: with
+ * KP_SYM_INLINE the inlined calls first, then the function. Owned by the resolver (until
+ * kp_sym_destroy), like SymResolverMapCodeAddr's symbols. */
+int kp_sym_code_frames(const char *module, uint64_t addr, unsigned flags, struct Stack **out);
+
+/* Inline frames are Symbols of their own, marked so that a caller can tell them apart
+ * (KperfSymbolGetInfo): the resolver marks those it makes, a copy of one (a PmuData array's)
+ * is marked by its maker with kp_sym_mark_copy and unmarked before it is freed. Any thread. */
+bool kp_sym_is_inline(const struct Symbol *s);
+/* 1 when <src> is an inline frame and <copy> was marked so, 0 when it is not, -ENOMEM */
+int kp_sym_mark_copy(const struct Symbol *src, const struct Symbol *copy);
+void kp_sym_unmark(const struct Symbol *s);
+
+/* The length of <name> without its compiler clone suffixes (".isra.0", ".constprop.1",
+ * ".part.2", ".cold", and their demangled " [clone .isra.0]"): what reports group it under. */
+size_t kp_sym_base_len(const char *name);
+
 /* Statistics, for tests and benchmarks. */
 struct kp_sym_stats {
 	unsigned files_parsed; /* ELF files whose symbol tables were read */
@@ -100,22 +123,59 @@ struct kp_sym_stats {
 	unsigned kernel_loads; /* times /proc/kallsyms was read */
 	uint64_t symbols; /* Symbol objects created */
 	uint64_t stacks; /* distinct stacks resolved */
+	uint64_t inline_frames; /* inline frame Symbols created */
+	unsigned units_parsed; /* DWARF units whose function scopes were read */
 };
 void kp_sym_get_stats(struct kp_sym_stats *st);
 
 /* ==== inside the module (callers hold the resolver lock) ==== */
 
-/* ---- sym_resolve.c: the resolver's state, for the other files of the module ---- */
+/* ---- sym_resolve.c: the resolver's state, one address ---- */
+
+#define SYM_F_RET 0x100 /* a return address, looked up at addr - 1 (with the KP_SYM_* flags) */
 
 void sym_lock(void);
 void sym_unlock(void);
 /* the process entry of <pid>, NULL when unknown; sym_proc_new adds one (NULL on ENOMEM) */
 struct sym_proc *sym_proc_get(pid_t pid);
 struct sym_proc *sym_proc_new(pid_t pid);
+/* drop the entry of <pid> and everything it holds */
+void sym_proc_forget(pid_t pid);
 /* after its mappings changed: what was unknown may be known now */
 void sym_proc_forget_unknowns(struct sym_proc *p);
-/* the shared empty string of Symbols (fileName, mntPoint) */
+/* the process entry for <pid>, snapshotting its maps when it was never recorded; a process
+ * that is gone gets an entry resolving to [unknown] (a warning) unless <must_exist> */
+int sym_ensure_proc(pid_t pid, bool must_exist, struct sym_proc **out);
+/* the cached Symbol of <addr> in <p> (NULL: found by <pid>), flags KP_SYM_* | SYM_F_RET */
+int sym_resolve_one(struct sym_proc *p, pid_t pid, uint64_t addr, unsigned flags,
+		    struct Symbol **out);
+/* the inline frames of a Symbol sym_resolve_one gave with KP_SYM_INLINE, NULL when none */
+const struct sym_inl *sym_inlines_of(const struct sym_proc *p, const struct Symbol *s);
+/* KP_SYM_DWARF when <pid> was recorded with lines */
+unsigned sym_pid_flags(pid_t pid);
+size_t sym_procs_count(void);
+void sym_destroy_locked(void);
+/* the shared strings of Symbols: "" (fileName, mntPoint) and "[unknown]" (symbolName) */
 extern char sym_empty_str[1];
+extern char sym_unknown_str[];
+extern struct sym_counters {
+	uint64_t symbols, stacks, inline_frames;
+} sym_counters;
+
+/* ---- sym_stack.c ---- */
+
+struct sym_stack_ent {
+	uint64_t hash;
+	unsigned nr;
+	unsigned flags;
+	bool has_unknown;
+	uint64_t *keys; /* address << 1 | exact: canonical addresses lose nothing (bits 63, 62 equal) */
+	struct Symbol **fns; /* per key, the function's Symbol (its inline frames left out) */
+	struct Stack *head;
+};
+/* kp_sym_resolve_stack, lock held; <must_exist>: a pid that never existed is an error */
+int sym_resolve_stack(pid_t pid, const uint64_t *addrs, unsigned nr, unsigned flags,
+		      bool must_exist, struct Stack **out);
 
 /* ---- sym_util.c ---- */
 
@@ -137,6 +197,7 @@ struct sym_hmap {
 };
 void *sym_hmap_get(const struct sym_hmap *m, uint64_t a, uint64_t b);
 int sym_hmap_put(struct sym_hmap *m, uint64_t a, uint64_t b, void *val); /* replaces */
+bool sym_hmap_del(struct sym_hmap *m, uint64_t a, uint64_t b); /* false when absent */
 /* Remove every entry whose value <drop>(val, ctx) says to. */
 void sym_hmap_filter(struct sym_hmap *m, bool (*drop)(void *val, void *ctx), void *ctx);
 void sym_hmap_free(struct sym_hmap *m);
@@ -162,6 +223,19 @@ bool sym_owner_trusted(const char *path, uid_t uid, pid_t pid);
 void sym_drop_error(void);
 void sym_demote_error(void);
 
+/* ---- inline frames (sym_frames.c) ---- */
+
+struct sym_inl {
+	unsigned n;
+	struct Symbol *frames[]; /* innermost first */
+};
+/* the inline frames of Symbols of one owner (a process, the file-address cache), and the
+ * marks to undo when the owner goes (the Symbols themselves are in its arena) */
+struct sym_inl_store {
+	struct sym_hmap lists; /* Symbol* -> struct sym_inl */
+	const struct Symbol **marked;
+	size_t nmarked, cap;
+};
 /* ---- sym_kallsyms.c ---- */
 
 struct sym_ksym {
@@ -185,6 +259,8 @@ void sym_kallsyms_set_path(const char *kallsyms, const char *modules);
 struct sym_elf_sym {
 	uint64_t start, end; /* ELF virtual addresses */
 	uint32_t name; /* offset in the file's name pool */
+	uint32_t alias_first; /* its other names: alias_names[alias_first ...] */
+	uint16_t naliases;
 	uint8_t bind, type;
 };
 
@@ -211,23 +287,32 @@ struct sym_file {
 
 	struct sym_elf_sym *syms; /* sorted by start, no duplicate starts */
 	size_t nsyms;
+	uint32_t *alias_names; /* name pool offsets of the aliases of syms */
+	size_t nalias_names;
 	char *names; /* name pool */
 	char **demangled; /* lazily filled, per symbol; NULL: not yet */
 	bool *demangle_tried;
 	const char *symtab_from; /* "symtab", "debug symtab", "dynsym", "none" */
 
-	/* separate debug file, when one was found (by build-id or .gnu_debuglink) */
+	/* separate debug file: where it was found, and what finds it (.gnu_debuglink, the root
+	 * of debug_pid first); looked for at once when the file has no .symtab, else lazily */
 	const char *debug_path; /* interned */
+	const char *debuglink; /* interned, NULL when none */
+	uint32_t debuglink_crc;
+	pid_t debug_pid;
+	bool debug_tried;
 
-	/* DWARF: the ELF that holds it (the file itself or its debug file), kept mapped */
+	/* DWARF: the ELF that holds it (the file itself, its debug file, or an image of its
+	 * debug sections decompressed, in dw_image), kept mapped */
 	struct Elf *dw_elf;
-	void *dw_image; /* when dw_elf is in memory we own (vdso), else NULL */
-	bool has_dwarf; /* a .debug_info/.debug_line was found */
+	void *dw_image; /* sym_dwarf_image_free */
+	size_t dw_image_size;
+	bool has_dwarf; /* a .debug_info was found */
 	bool dwarf_tried;
 	struct Dwarf *dw;
 	struct sym_cu_range *cus;
 	size_t ncus;
-	struct sym_hmap fn_tables; /* CU offset -> its function scopes (sym_dwarf_decl_line) */
+	struct sym_hmap units; /* CU offset -> its function scopes (sym_inline.c) */
 };
 
 /* where a file is, for a process: how to open it, and what identifies the mapping */
@@ -237,6 +322,7 @@ struct sym_file_ref {
 	pid_t pid; /* to look in /proc/PID/root for debug files; 0: host only */
 	dev_t map_dev; /* from maps or MMAP2, 0 when unknown */
 	uint64_t map_ino;
+	const struct stat *st; /* the caller's stat() of open_path just now, or NULL */
 };
 
 /* The cached file for <ref>: found by (dev, inode, size, mtime) or build-id, else opened and
@@ -247,36 +333,105 @@ int sym_file_get(const struct sym_file_ref *ref, unsigned flags, struct sym_file
 int sym_file_from_memory(const void *image, size_t size, const char *name, struct sym_file **out);
 /* file offset -> ELF virtual address, through the PT_LOAD that maps it */
 uint64_t sym_file_off_to_vaddr(const struct sym_file *f, uint64_t off);
-/* the symbol around <vaddr>, NULL when none */
-const struct sym_elf_sym *sym_file_find(const struct sym_file *f, uint64_t vaddr);
-const char *sym_file_sym_name(const struct sym_file *f, const struct sym_elf_sym *s);
-/* demangled name (or the raw one when not mangled) */
-const char *sym_file_sym_demangled(struct sym_file *f, const struct sym_elf_sym *s);
-/* make the DWARF ready; 0 when there is some, -ENOENT when the file has none */
+/* Make the DWARF ready (finding the debug file first when that was left for now); 0 when
+ * there is some, -ENOENT when the file has none. */
 int sym_file_dwarf(struct sym_file *f);
+/* false when the file is known to have no DWARF (sym_file_dwarf would say -ENOENT) */
+bool sym_file_may_have_dwarf(const struct sym_file *f);
 void sym_files_free(void);
 unsigned sym_files_parsed(void);
 unsigned sym_files_cached(void);
 unsigned sym_files_dwarf_opened(void);
+/* An ELF mapped read-only, the descriptor closed (the image stays until elf_end); NULL with
+ * *errp: -EISDIR not a regular file, -ENOEXEC not an ELF, else the errno of the open. */
+struct Elf *sym_elf_open(const char *path, struct stat *st, int *errp);
+/* the GNU build-id of <elf> into out (at most cap bytes), its length or 0 */
+size_t sym_elf_build_id(struct Elf *elf, uint8_t *out, size_t cap);
+
+/* ---- sym_symtab.c: a file's function symbols ---- */
+
+struct sym_elf_facts {
+	struct Elf_Scn *symtab, *dynsym;
+	bool has_debug_info;
+	size_t shstrndx;
+};
+/* the sections of <elf> that matter here; -EINVAL when its section headers are broken */
+int sym_elf_scan(struct Elf *elf, struct sym_elf_facts *ef);
+/* Read f's symbols: .symtab of the main file, else of its debug file, else .dynsym; PLT stubs
+ * as "name@plt"; the best name of each address first, its aliases after. */
+int sym_symtab_read(struct sym_file *f, struct Elf *main_elf, const struct sym_elf_facts *mf,
+		    struct Elf *debug_elf, const struct sym_elf_facts *df);
+void sym_symtab_free(struct sym_file *f);
+/* the symbol around <vaddr>, NULL when none */
+const struct sym_elf_sym *sym_file_find(const struct sym_file *f, uint64_t vaddr);
+const char *sym_file_sym_name(const struct sym_file *f, const struct sym_elf_sym *s);
+/* the i-th other name of s (raw), NULL past the last */
+const char *sym_file_alias_name(const struct sym_file *f, const struct sym_elf_sym *s, unsigned i);
+/* demangled name (or the raw one when not mangled) */
+const char *sym_file_sym_demangled(struct sym_file *f, const struct sym_elf_sym *s);
+/* the name to show for a raw symbol name: demangled, without "@VERSION"; malloc'd, NULL
+ * when it is the raw name itself (or on ENOMEM) */
+char *sym_display_name(const char *raw);
+
+/* ---- sym_debugfile.c ---- */
+
 /* global directories holding debug files: $KPERF_BPF_DEBUG_DIRS (':'-separated) then
  * /usr/lib/debug */
 int sym_debug_dirs(const char ***dirs);
+void sym_debug_dirs_free(void);
+/* The separate debug file of <f> (by build-id, then .gnu_debuglink), opened; NULL when none
+ * (a warning when a .gnu_debuglink candidate had the wrong CRC). Sets f->debug_path. */
+struct Elf *sym_debug_find(struct sym_file *f);
 
-/* ---- sym_dwarf.c ---- */
+/* ---- sym_dwarf.c: opening DWARF, units, lines ---- */
 
 struct sym_cu_range {
 	uint64_t start, end;
 	uint64_t cu_off; /* offset of the CU DIE */
 };
-/* Build the CU address table of f->dw. */
-int sym_dwarf_index(struct sym_file *f);
+/* Open f->dw from f->dw_elf (its compressed debug sections inflated into an image, the
+ * sections lines and inline frames do not need left out) and index its units by address. */
+int sym_dwarf_open(struct sym_file *f);
+/* the CU DIE holding <vaddr>; false when none */
+bool sym_dwarf_find_cu(struct sym_file *f, uint64_t vaddr, Dwarf_Die *cudie);
+/* a source file name of <cudie>'s line program, as a full path (interned); NULL on ENOMEM */
+const char *sym_dwarf_full_path(Dwarf_Die *cudie, const char *src);
 /* file:line of <vaddr>; 0, or -ENOENT when the DWARF has no line for it */
 int sym_dwarf_line(struct sym_file *f, uint64_t vaddr, const char **file, unsigned *line);
+void sym_dwarf_close(struct sym_file *f);
+/* An ELF image in memory (*out, on *image of *size bytes: sym_dwarf_image_free after elf_end)
+ * holding the debug sections of <elf> that lines and scopes need, inflated; *out NULL when
+ * none is compressed or the file is not one this can lay out (read it in place). -ENOMEM,
+ * -EINVAL for a section that does not inflate to its announced size. */
+int sym_dwarf_image(struct Elf *elf, void **image, size_t *size, struct Elf **out);
+void sym_dwarf_image_free(void *image, size_t size);
+/* tests and benchmarks: inflate with zlib (libelf) instead of libdeflate */
+void sym_dwarf_set_slow_inflate(bool on);
+
+/* ---- sym_inline.c: function scopes of a unit, inline chains ---- */
+
+#define SYM_MAX_INLINE 64 /* frames at one address, the function included */
+
+/* One frame at an address: an inlined call, or (the last) the function it was inlined into. */
+struct sym_frame {
+	const char *name; /* to show (demangled), interned; NULL when DWARF has none */
+	const char *mangled; /* the linkage name, else the name, interned */
+	const char *file; /* interned; NULL when unknown */
+	unsigned line; /* of the address in the innermost frame, else of the call to the one
+			* before */
+	unsigned decl_line; /* where the function starts */
+	uint64_t start, end; /* the range of its code that holds the address */
+};
+/* The frames of <vaddr>, innermost first, the function last: at least one (the line of the
+ * address) when the DWARF knows the address. 0 with *n set, -ENOENT, -ENOMEM. */
+int sym_dwarf_frames(struct sym_file *f, uint64_t vaddr, struct sym_frame *out, unsigned max,
+		     unsigned *n);
 /* The line where the function around <vaddr> starts: DW_AT_decl_line of the innermost
  * subprogram or inlined subroutine that holds it (the function whose line sym_dwarf_line
  * gives); 0, or -ENOENT when unknown. */
 int sym_dwarf_decl_line(struct sym_file *f, uint64_t vaddr, unsigned *line);
-void sym_dwarf_close(struct sym_file *f);
+void sym_inline_free(struct sym_file *f);
+unsigned sym_inline_units_parsed(void);
 
 /* ---- sym_proc.c: the address space of one process ---- */
 
@@ -331,6 +486,7 @@ struct sym_proc {
 	struct sym_hmap symbols; /* (addr, flags) -> struct Symbol */
 	struct sym_hmap stacks; /* hash -> struct sym_stack_ent chain */
 	struct sym_arena arena; /* Symbols, Stack nodes, stack keys */
+	struct sym_inl_store inl; /* the inline frames of its Symbols */
 };
 
 /* Parsers of the text a process (or its runtime) gives, in place: /proc/PID/maps lines into
@@ -382,5 +538,17 @@ void sym_code_free(void);
  * (LIBSYM_ERR_OPEN_FILE_FAILED), is a regular file with an ELF identification
  * (LIBSYM_ERR_READ_BUILDID). <name> is how messages call it. */
 int sym_elf_check(const char *open_path, const char *name);
+
+/* ---- sym_frames.c: a file address to Symbols, inline frames ---- */
+
+void sym_inl_store_free(struct sym_inl_store *st);
+const struct sym_inl *sym_inl_get(const struct sym_inl_store *st, const struct Symbol *s);
+/* Fill <s> for file address <vaddr> of <f> (<vlook>: where to look, vaddr - 1 for a return
+ * address): its symbol; with KP_SYM_DWARF its line (opening the DWARF on first use); with
+ * KP_SYM_INLINE too, the line of the call to its outermost inlined function and a Symbol in
+ * <a> for each inlined call, kept in <st> (*ninline of them). 0 or -ENOMEM. */
+int sym_fill_from_file(struct Symbol *s, struct sym_file *f, uint64_t vaddr, uint64_t vlook,
+		       unsigned flags, struct sym_arena *a, struct sym_inl_store *st,
+		       unsigned *ninline);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * sym_code.c - questions about an ELF file that need no process: the symbol and source line
- * of one of its addresses (SymResolverMapCodeAddr) and its GNU build-id (SymGetBuildId).
+ * of one of its addresses (SymResolverMapCodeAddr, with its inline frames KperfMapCodeFrames)
+ * and its GNU build-id (SymGetBuildId).
  *
  * Addresses here are file addresses (the ELF's own virtual addresses, what nm and objdump
  * print, Symbol.codeMapAddr of a resolved sample). The symbols MapCodeAddr returns belong to
@@ -26,20 +27,17 @@
 /* no build-id scheme comes near it (sha1 is 20 bytes); the file cache keeps 64 */
 #define BUILD_ID_MAX 64
 
-static struct sym_hmap code_syms; /* (addr, file) -> struct Symbol */
+static struct sym_hmap code_syms; /* (addr, file | flags) -> struct Symbol */
+static struct sym_hmap code_lists; /* Symbol* -> its frames (KperfMapCodeFrames) */
+static struct sym_inl_store code_inl;
 static struct sym_arena code_arena;
 
 void sym_code_free(void)
 {
 	sym_hmap_free(&code_syms);
+	sym_hmap_free(&code_lists);
+	sym_inl_store_free(&code_inl);
 	sym_arena_free(&code_arena);
-}
-
-static bool regular_file(const char *path)
-{
-	struct stat st;
-
-	return path && *path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* The checks libkperf makes before it reads a module (and the codes it gives): the file
@@ -166,14 +164,15 @@ KP_EXPORT int SymGetBuildId(const char *moduleName, char **buildId)
 }
 
 /* the cached Symbol of file address <addr> of <f>, named <module> */
-static int code_symbol(struct sym_file *f, const char *module, uint64_t addr, struct Symbol **out)
+static int code_symbol(struct sym_file *f, const char *module, uint64_t addr, unsigned flags,
+		       struct Symbol **out)
 {
-	const struct sym_elf_sym *es;
+	uint64_t key = (uint64_t)(uintptr_t)f | flags; /* a file is 8-aligned, flags < 4 */
 	struct Symbol *s;
-	const char *file;
-	unsigned line;
+	unsigned ninl;
+	int err;
 
-	s = sym_hmap_get(&code_syms, addr, (uint64_t)(uintptr_t)f);
+	s = sym_hmap_get(&code_syms, addr, key);
 	if (s && s->module == module) {
 		*out = s;
 		return 0;
@@ -183,63 +182,100 @@ static int code_symbol(struct sym_file *f, const char *module, uint64_t addr, st
 		return -ENOMEM;
 	s->addr = addr;
 	s->module = (char *)module;
-	s->symbolName = s->mangleName = (char *)"[unknown]";
+	s->symbolName = s->mangleName = sym_unknown_str;
 	s->fileName = s->mntPoint = sym_empty_str;
-	s->codeMapAddr = addr;
-	es = sym_file_find(f, addr);
-	if (es) {
-		s->symbolName = (char *)sym_file_sym_demangled(f, es);
-		s->mangleName = (char *)sym_file_sym_name(f, es);
-		s->offset = addr - es->start;
-		s->codeMapEndAddr = es->end;
-	}
 	/* a file without DWARF (or with a broken one) still has its symbol */
-	if (sym_file_dwarf(f) == 0) {
-		if (sym_dwarf_line(f, addr, &file, &line) == 0) {
-			s->fileName = file ? (char *)file : sym_empty_str;
-			s->lineNum = line;
-		}
-		if (sym_dwarf_decl_line(f, addr, &line) == 0)
-			s->firstLine = line;
-	}
+	err = sym_fill_from_file(s, f, addr, addr, flags | KP_SYM_DWARF, &code_arena, &code_inl,
+				 &ninl);
 	sym_demote_error();
-	if (sym_hmap_put(&code_syms, addr, (uint64_t)(uintptr_t)f, s))
-		return -ENOMEM;
+	if (!err)
+		err = sym_hmap_put(&code_syms, addr, key, s);
+	if (err)
+		return err;
 	*out = s;
 	return 0;
 }
 
-KP_EXPORT struct Symbol *SymResolverMapCodeAddr(const char *moduleName, unsigned long startAddr)
+/* SymResolverMapCodeAddr's checks and lookup, the lock held */
+static int map_code(const char *moduleName, unsigned long startAddr, unsigned flags,
+		    struct Symbol **out)
 {
 	struct sym_file_ref ref = { 0 };
 	struct sym_file *f = NULL;
-	struct Symbol *s = NULL;
 	const char *module;
+	struct stat st;
 	int err;
 
-	kp_clear();
-	if (!regular_file(moduleName)) {
-		kp_fail(LIBSYM_ERR_FILE_NOT_RGE, -ENOENT, "%s%s is not a regular file",
-			moduleName ? "module " : "the module (NULL)", moduleName ? moduleName : "");
-		return NULL;
-	}
-	if (startAddr > KERNEL_CODE_START) {
-		kp_fail(LIBSYM_ERR_MAP_CODE_KERNEL_NOT_SUPPORT, -EINVAL,
-			"%#lx is a kernel address: source lines of kernel code are not supported",
-			startAddr);
-		return NULL;
-	}
+	if (!moduleName || !*moduleName || stat(moduleName, &st) || !S_ISREG(st.st_mode))
+		return kp_fail(LIBSYM_ERR_FILE_NOT_RGE, -ENOENT, "%s%s is not a regular file",
+			       moduleName ? "module " : "the module (NULL)",
+			       moduleName ? moduleName : "");
+	if (startAddr > KERNEL_CODE_START)
+		return kp_fail(LIBSYM_ERR_MAP_CODE_KERNEL_NOT_SUPPORT, -EINVAL,
+			       "%#lx is a kernel address: source lines of kernel code are not "
+			       "supported",
+			       startAddr);
 	ref.path = moduleName;
 	ref.open_path = moduleName;
-	sym_lock();
+	ref.st = &st; /* one stat per lookup: the file cache knows it by it */
 	module = sym_intern(moduleName);
 	err = module ? sym_file_get(&ref, KP_SYM_DWARF, &f) : -ENOMEM;
 	if (!err)
-		err = code_symbol(f, module, startAddr, &s);
+		err = code_symbol(f, module, startAddr, flags, out);
+	return err;
+}
+
+KP_EXPORT struct Symbol *SymResolverMapCodeAddr(const char *moduleName, unsigned long startAddr)
+{
+	struct Symbol *s = NULL;
+	int err;
+
+	kp_clear();
+	sym_lock();
+	err = map_code(moduleName, startAddr, 0, &s);
 	sym_unlock();
 	if (err) {
 		kp_public_fail(err);
 		return NULL;
 	}
 	return s;
+}
+
+int kp_sym_code_frames(const char *module, uint64_t addr, unsigned flags, struct Stack **out)
+{
+	const struct sym_inl *inl;
+	struct Stack *nodes;
+	struct Symbol *s;
+	unsigned i, n;
+	int err;
+
+	*out = NULL;
+	flags &= KP_SYM_INLINE;
+	sym_lock();
+	err = map_code(module, addr, flags, &s);
+	if (err)
+		goto out;
+	nodes = sym_hmap_get(&code_lists, (uint64_t)(uintptr_t)s, 0);
+	if (nodes) {
+		*out = nodes;
+		goto out;
+	}
+	inl = sym_inl_get(&code_inl, s);
+	n = 1 + (inl ? inl->n : 0);
+	nodes = sym_arena_alloc_aligned(&code_arena, n * sizeof(*nodes), _Alignof(struct Stack));
+	if (!nodes) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		nodes[i].symbol = i + 1 < n ? inl->frames[i] : s;
+		nodes[i].prev = i ? &nodes[i - 1] : NULL;
+		nodes[i].next = i + 1 < n ? &nodes[i + 1] : NULL;
+	}
+	err = sym_hmap_put(&code_lists, (uint64_t)(uintptr_t)s, 0, nodes);
+	if (!err)
+		*out = nodes;
+out:
+	sym_unlock();
+	return err;
 }

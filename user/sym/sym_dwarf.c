@@ -1,17 +1,27 @@
 /*
- * sym_dwarf.c - source file and line of an address, from the DWARF of a file (libdw).
+ * sym_dwarf.c - opening the DWARF of a file (libdw), the address index of its units, and the
+ * source line of an address.
  *
- * .debug_aranges is optional (clang does not emit it), so the address ranges of every
- * compile unit are read once into a sorted table; a lookup is then a binary search for the
- * unit and libdw's own search in that unit's line table (parsed once per unit, by libdw).
- * The line a function starts on (Symbol.firstLine) is the DW_AT_decl_line of the innermost
- * function scope around the address, as libkperf's symbolizer reports it; each unit's function
- * scopes are read once into a table.
+ * Opening is the fixed cost a short profile pays for every library with debug information:
+ * libdw inflates every compressed .debug_* section at dwarf_begin, with zlib. Debian's debug
+ * files are compressed (libc's: 10 MB of DWARF in 4 MB), so the sections lines and inline
+ * frames need are inflated here with libdeflate (about three times faster) into one ELF image
+ * in memory that libdw then reads without inflating anything; location lists, macros, frame
+ * tables and name indexes are left out. Files whose sections are not compressed are read in
+ * place.
+ *
+ * The units are indexed by address from .debug_aranges where the producer wrote it (gcc does,
+ * clang does not): a unit missing from it has its DW_AT_ranges read instead, so only those
+ * DIEs are read at open. A lookup is a binary search for the unit and libdw's own search in
+ * that unit's line table, which libdw parses the first time an address falls in the unit.
  */
 #include <errno.h>
+#include <gelf.h>
+#include <libdeflate.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <elfutils/libdw.h>
 #include <dwarf.h>
 
@@ -20,6 +30,305 @@
 #include "sym.h"
 
 #define BACKWARD_SCAN 16 /* overlapping unit ranges are rare: look at a few before */
+#define HUGE_2M ((size_t)2 << 20)
+
+static bool slow_inflate;
+
+void sym_dwarf_set_slow_inflate(bool on)
+{
+	slow_inflate = on;
+}
+
+/* ---- the image of the debug sections ---- */
+
+/* sections libdw reads for lines, scopes and names; the rest of .debug_* is left out */
+static bool wanted(const char *name)
+{
+	static const char *const skip[] = {
+		".debug_loc",	       ".debug_loclists", ".debug_macro",    ".debug_macinfo",
+		".debug_frame",	       ".debug_pubnames", ".debug_pubtypes", ".debug_gnu_pubnames",
+		".debug_gnu_pubtypes", ".debug_names",	  ".debug_cu_index", ".debug_tu_index",
+	};
+	size_t i;
+
+	if (strncmp(name, ".debug_", 7))
+		return false;
+	for (i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
+		if (!strcmp(name, skip[i]))
+			return false;
+	return true;
+}
+
+struct img_scn {
+	Elf_Scn *scn;
+	const char *name;
+	const unsigned char *data; /* raw bytes (after the Chdr when compressed) */
+	size_t len, size; /* raw length, size once inflated */
+	bool compressed;
+};
+
+static int inflate_into(struct libdeflate_decompressor *d, const struct img_scn *s, void *out)
+{
+	size_t got = 0;
+
+	if (libdeflate_zlib_decompress(d, s->data, s->len, out, s->size, &got) !=
+		    LIBDEFLATE_SUCCESS ||
+	    got != s->size)
+		return -EINVAL;
+	return 0;
+}
+
+/* The slow path, for comparison: libelf inflates with zlib, as dwarf_begin would. */
+static int inflate_zlib(struct img_scn *s, void *out)
+{
+	Elf_Data *d;
+
+	if (elf_compress(s->scn, 0, 0) < 0)
+		return -EINVAL;
+	d = elf_getdata(s->scn, NULL);
+	if (!d || d->d_size != s->size)
+		return -EINVAL;
+	memcpy(out, d->d_buf, s->size);
+	return 0;
+}
+
+/* The wanted debug sections of <elf>, when at least one is zlib-compressed and the file is a
+ * native 64-bit ELF this code can lay out; else 0 sections (read the file in place). */
+static int collect(Elf *elf, struct img_scn **out, size_t *nout)
+{
+	struct img_scn *v = NULL;
+	size_t n = 0, cap = 0, shstrndx;
+	bool any_compressed = false;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+
+	*out = NULL;
+	*nout = 0;
+	if (!gelf_getehdr(elf, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] !=
+		    (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB) ||
+	    elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *raw;
+		const char *name;
+		struct img_scn *s;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name)
+			continue;
+		/* dwz's shared file is found next to the debug file: leave such files to libdw */
+		if (!strcmp(name, ".gnu_debugaltlink") || !strncmp(name, ".zdebug_", 8))
+			goto in_place;
+		if (!wanted(name))
+			continue;
+		raw = elf_rawdata(scn, NULL);
+		if (!raw || (!raw->d_buf && raw->d_size))
+			continue;
+		if (kp_grow((void **)&v, &cap, n + 1, sizeof(*v))) {
+			free(v);
+			return -ENOMEM;
+		}
+		s = &v[n++];
+		s->scn = scn;
+		s->name = name;
+		s->data = raw->d_buf;
+		s->len = s->size = raw->d_size;
+		s->compressed = sh.sh_flags & SHF_COMPRESSED;
+		if (s->compressed) {
+			Elf64_Chdr ch;
+
+			if (raw->d_size < sizeof(ch))
+				goto in_place;
+			memcpy(&ch, raw->d_buf, sizeof(ch));
+			if (ch.ch_type != ELFCOMPRESS_ZLIB)
+				goto in_place; /* zstd...: libelf knows what it supports */
+			s->data += sizeof(ch);
+			s->len -= sizeof(ch);
+			s->size = ch.ch_size;
+			/* deflate cannot expand more than about 1032:1: a larger claim is a lie */
+			if (ch.ch_size / 1032 > s->len + 64 || ch.ch_size > ((size_t)1 << 40))
+				goto in_place;
+			any_compressed = true;
+		}
+	}
+	if (!any_compressed)
+		goto in_place;
+	*out = v;
+	*nout = n;
+	return 0;
+in_place:
+	free(v);
+	return 0;
+}
+
+/* Memory for an image of several MB, written once: in huge pages where the kernel has them
+ * (a fault per 2 MB instead of per 4 KB is a good part of the cost), zeroed by the kernel. */
+static void *image_alloc(size_t size)
+{
+	size_t len = (size + HUGE_2M - 1) & ~(HUGE_2M - 1);
+	char *p;
+
+	if (size < HUGE_2M)
+		return calloc(1, size);
+	p = mmap(NULL, len + HUGE_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	/* keep a 2 MB-aligned window of len bytes */
+	{
+		char *a = (char *)(((uintptr_t)p + HUGE_2M - 1) & ~(uintptr_t)(HUGE_2M - 1));
+
+		if (a > p)
+			munmap(p, (size_t)(a - p));
+		munmap(a + len, (size_t)(p + HUGE_2M - a));
+		p = a;
+	}
+	madvise(p, len, MADV_HUGEPAGE); /* a hint: without THP, 4 KB pages */
+	return p;
+}
+
+void sym_dwarf_image_free(void *image, size_t size)
+{
+	if (!image)
+		return;
+	if (size < HUGE_2M)
+		free(image);
+	else
+		munmap(image, (size + HUGE_2M - 1) & ~(HUGE_2M - 1));
+}
+
+/*
+ * Lay the sections out as a minimal ELF: header, section data (8-aligned), the section name
+ * table, the section headers. Only what libdw looks at is filled: class, byte order, machine,
+ * type, and each section's name, type, offset and size.
+ */
+static int build_image(Elf *src, struct img_scn *v, size_t n, void **image, size_t *size, Elf **out)
+{
+	struct libdeflate_decompressor *dd = NULL;
+	size_t i, off, names_len = 1, names_off, sh_off, total;
+	Elf64_Ehdr *eh;
+	Elf64_Shdr *sh;
+	GElf_Ehdr seh;
+	char *img, *names;
+	int err = 0;
+
+	if (!gelf_getehdr(src, &seh))
+		return -EINVAL;
+	off = sizeof(Elf64_Ehdr);
+	for (i = 0; i < n; i++) {
+		off = (off + 7) & ~(size_t)7;
+		if (v[i].size > SIZE_MAX / 2 - off)
+			return -EFBIG;
+		off += v[i].size;
+		names_len += strlen(v[i].name) + 1;
+	}
+	names_len += sizeof(".shstrtab");
+	names_off = off;
+	sh_off = (names_off + names_len + 7) & ~(size_t)7;
+	total = sh_off + (n + 2) * sizeof(Elf64_Shdr);
+	img = image_alloc(total);
+	if (!img)
+		return -ENOMEM;
+	if (!slow_inflate) {
+		dd = libdeflate_alloc_decompressor();
+		if (!dd) {
+			sym_dwarf_image_free(img, total);
+			return -ENOMEM;
+		}
+	}
+	eh = (Elf64_Ehdr *)img;
+	memcpy(eh->e_ident, seh.e_ident, EI_NIDENT);
+	eh->e_type = seh.e_type;
+	eh->e_machine = seh.e_machine;
+	eh->e_version = EV_CURRENT;
+	eh->e_ehsize = sizeof(Elf64_Ehdr);
+	eh->e_shoff = sh_off;
+	eh->e_shentsize = sizeof(Elf64_Shdr);
+	eh->e_shnum = (Elf64_Half)(n + 2);
+	eh->e_shstrndx = (Elf64_Half)(n + 1);
+	sh = (Elf64_Shdr *)(img + sh_off);
+	names = img + names_off;
+	off = sizeof(Elf64_Ehdr);
+	names_len = 1;
+	for (i = 0; i < n && !err; i++) {
+		off = (off + 7) & ~(size_t)7;
+		if (!v[i].compressed)
+			memcpy(img + off, v[i].data, v[i].size);
+		else
+			err = dd ? inflate_into(dd, &v[i], img + off) :
+				   inflate_zlib(&v[i], img + off);
+		sh[i + 1].sh_name = (Elf64_Word)names_len;
+		sh[i + 1].sh_type = SHT_PROGBITS;
+		sh[i + 1].sh_offset = off;
+		sh[i + 1].sh_size = v[i].size;
+		sh[i + 1].sh_addralign = 1;
+		strcpy(names + names_len, v[i].name);
+		names_len += strlen(v[i].name) + 1;
+		off += v[i].size;
+	}
+	sh[n + 1].sh_name = (Elf64_Word)names_len;
+	sh[n + 1].sh_type = SHT_STRTAB;
+	sh[n + 1].sh_offset = names_off;
+	strcpy(names + names_len, ".shstrtab");
+	names_len += sizeof(".shstrtab");
+	sh[n + 1].sh_size = names_len;
+	sh[n + 1].sh_addralign = 1;
+	if (dd)
+		libdeflate_free_decompressor(dd);
+	if (err) {
+		sym_dwarf_image_free(img, total);
+		return err;
+	}
+	*out = elf_memory(img, total);
+	if (!*out) {
+		sym_dwarf_image_free(img, total);
+		return -EINVAL;
+	}
+	*image = img;
+	*size = total;
+	return 0;
+}
+
+int sym_dwarf_image(Elf *elf, void **image, size_t *size, Elf **out)
+{
+	struct img_scn *v;
+	size_t n;
+	int err = collect(elf, &v, &n);
+
+	*out = NULL;
+	*image = NULL;
+	*size = 0;
+	if (err || !n)
+		return err;
+	err = build_image(elf, v, n, image, size, out);
+	free(v);
+	return err;
+}
+
+/* Replace f->dw_elf by an image of its wanted debug sections, inflated, when they are
+ * compressed. A failure other than ENOMEM leaves f->dw_elf as it was (libdw inflates it). */
+static int make_image(struct sym_file *f)
+{
+	size_t size;
+	void *img;
+	Elf *elf;
+	int err = sym_dwarf_image(f->dw_elf, &img, &size, &elf);
+
+	if (err == -ENOMEM)
+		return err;
+	if (err || !elf)
+		return 0;
+	elf_end(f->dw_elf);
+	f->dw_elf = elf;
+	f->dw_image = img;
+	f->dw_image_size = size;
+	return 0;
+}
+
+/* ---- units by address ---- */
 
 static int cmp_range(const void *a, const void *b)
 {
@@ -30,37 +339,68 @@ static int cmp_range(const void *a, const void *b)
 	return x->end < y->end ? -1 : x->end > y->end;
 }
 
-int sym_dwarf_index(struct sym_file *f)
+static int add_range(struct sym_cu_range **v, size_t *n, size_t *cap, uint64_t start, uint64_t end,
+		     uint64_t cu_off)
 {
-	Dwarf_CU *cu = NULL, *next;
-	Dwarf_Half version;
-	uint8_t unit_type;
-	Dwarf_Die cudie, subdie;
-	struct sym_cu_range *v = NULL;
-	size_t n = 0, cap = 0;
-	int r;
+	if (end <= start)
+		return 0;
+	if (kp_grow((void **)v, cap, *n + 1, sizeof(**v)))
+		return -ENOMEM;
+	(*v)[(*n)++] = (struct sym_cu_range){ start, end, cu_off };
+	return 0;
+}
 
-	while ((r = dwarf_get_units(f->dw, cu, &next, &version, &unit_type, &cudie, &subdie)) ==
-	       0) {
-		Dwarf_Addr base, start, end;
-		ptrdiff_t off = 0;
+/* .debug_aranges: the units it covers into <seen> */
+static int index_aranges(struct sym_file *f, struct sym_cu_range **v, size_t *n, size_t *cap,
+			 struct sym_hmap *seen)
+{
+	Dwarf_Aranges *ar;
+	size_t i, na;
 
-		cu = next;
-		if (unit_type != DW_UT_compile && unit_type != DW_UT_skeleton &&
-		    unit_type != DW_UT_partial)
+	if (dwarf_getaranges(f->dw, &ar, &na) != 0)
+		return 0; /* none, or unreadable: every unit's ranges are read */
+	for (i = 0; i < na; i++) {
+		Dwarf_Arange *a = dwarf_onearange(ar, i);
+		Dwarf_Addr addr;
+		Dwarf_Word len;
+		Dwarf_Off off;
+
+		if (!a || dwarf_getarangeinfo(a, &addr, &len, &off) || !len)
 			continue;
-		while ((off = dwarf_ranges(&cudie, off, &base, &start, &end)) > 0) {
-			if (end <= start)
-				continue;
-			if (kp_grow((void **)&v, &cap, n + 1, sizeof(*v))) {
-				free(v);
-				return -ENOMEM;
-			}
-			v[n].start = start;
-			v[n].end = end;
-			v[n].cu_off = dwarf_dieoffset(&cudie);
-			n++;
-		}
+		if (add_range(v, n, cap, addr, addr + len, off) ||
+		    sym_hmap_put(seen, off, 0, (void *)1))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int index_units(struct sym_file *f)
+{
+	struct sym_cu_range *v = NULL;
+	struct sym_hmap seen = { 0 };
+	size_t n = 0, cap = 0;
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	int err;
+
+	err = index_aranges(f, &v, &n, &cap, &seen);
+	/* units .debug_aranges leaves out: their DIE's ranges (reading unit headers is cheap) */
+	while (!err && dwarf_nextcu(f->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Off die_off = off + hsize;
+		Dwarf_Die cudie;
+		Dwarf_Addr base, start, end;
+		ptrdiff_t r = 0;
+
+		off = next;
+		if (sym_hmap_get(&seen, die_off, 0) || !dwarf_offdie(f->dw, die_off, &cudie))
+			continue;
+		while (!err && (r = dwarf_ranges(&cudie, r, &base, &start, &end)) > 0)
+			err = add_range(&v, &n, &cap, start, end, die_off);
+	}
+	sym_hmap_free(&seen);
+	if (err) {
+		free(v);
+		return err;
 	}
 	if (n)
 		qsort(v, n, sizeof(*v), cmp_range);
@@ -69,10 +409,30 @@ int sym_dwarf_index(struct sym_file *f)
 	return 0;
 }
 
-static bool find_cu(struct sym_file *f, uint64_t addr, Dwarf_Die *cudie)
+int sym_dwarf_open(struct sym_file *f)
+{
+	int err = make_image(f);
+
+	if (err)
+		return err;
+	f->dw = dwarf_begin_elf(f->dw_elf, DWARF_C_READ, NULL);
+	if (!f->dw)
+		return kp_fail(LIBSYM_ERR_DWARF_FORMAT_FAILED, -EINVAL,
+			       "the DWARF of %s%s%s cannot be read: %s", f->path,
+			       f->debug_path ? " in " : "", f->debug_path ? f->debug_path : "",
+			       dwarf_errmsg(-1));
+	err = index_units(f);
+	if (err)
+		sym_dwarf_close(f);
+	return err;
+}
+
+bool sym_dwarf_find_cu(struct sym_file *f, uint64_t addr, Dwarf_Die *cudie)
 {
 	size_t lo = 0, hi = f->ncus, i, k;
 
+	if (!f->dw)
+		return false;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -87,8 +447,26 @@ static bool find_cu(struct sym_file *f, uint64_t addr, Dwarf_Die *cudie)
 		if (addr < c->end)
 			return dwarf_offdie(f->dw, c->cu_off, cudie) != NULL;
 	}
-	/* no range covers it: maybe .debug_aranges knows better */
-	return dwarf_addrdie(f->dw, addr, cudie) != NULL;
+	return false;
+}
+
+const char *sym_dwarf_full_path(Dwarf_Die *cudie, const char *src)
+{
+	Dwarf_Attribute attr;
+	const char *dir, *res;
+	char *full;
+
+	if (src[0] == '/')
+		return sym_intern(src);
+	/* relative to the compilation directory: give the full path */
+	dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &attr));
+	if (!dir || !*dir)
+		return sym_intern(src);
+	if (asprintf(&full, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", src) < 0)
+		return NULL;
+	res = sym_intern(full);
+	free(full);
+	return res;
 }
 
 int sym_dwarf_line(struct sym_file *f, uint64_t vaddr, const char **file, unsigned *line)
@@ -100,32 +478,14 @@ int sym_dwarf_line(struct sym_file *f, uint64_t vaddr, const char **file, unsign
 
 	*file = NULL;
 	*line = 0;
-	if (!f->dw)
-		return -ENOENT;
-	if (!find_cu(f, vaddr, &cudie))
+	if (!sym_dwarf_find_cu(f, vaddr, &cudie))
 		return -ENOENT;
 	l = dwarf_getsrc_die(&cudie, vaddr);
 	if (!l || dwarf_lineno(l, &lineno) || lineno <= 0)
 		return -ENOENT;
 	src = dwarf_linesrc(l, NULL, NULL);
-	if (src && src[0] != '/') {
-		/* relative to the compilation directory: give the full path */
-		Dwarf_Attribute attr;
-		const char *dir = dwarf_formstring(dwarf_attr(&cudie, DW_AT_comp_dir, &attr));
-		char *full;
-
-		if (dir && *dir) {
-			if (asprintf(&full, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/",
-				     src) < 0)
-				return -ENOMEM;
-			src = sym_intern(full);
-			free(full);
-			if (!src)
-				return -ENOMEM;
-		}
-	}
 	if (src) {
-		src = sym_intern(src);
+		src = sym_dwarf_full_path(&cudie, src);
 		if (!src)
 			return -ENOMEM;
 	}
@@ -134,151 +494,13 @@ int sym_dwarf_line(struct sym_file *f, uint64_t vaddr, const char **file, unsign
 	return 0;
 }
 
-/*
- * The function scopes of one unit (subprograms and inlined calls, one entry per address
- * range), sorted by start, outer before inner, each knowing the entry that contains it. They
- * nest, so the innermost scope around an address is the last entry starting at or before it,
- * or the first of its containers that reaches the address: a binary search and a short walk
- * up, where dwarf_getscopes would read the unit's tree again for every address.
- */
-struct fn_scope {
-	uint64_t start, end;
-	unsigned line;
-	unsigned depth;
-	long parent; /* index of the entry that contains it, -1 */
-};
-
-struct fn_table {
-	struct fn_scope *v;
-	size_t n, cap;
-};
-
-static int add_scopes(Dwarf_Die *die, unsigned depth, struct fn_table *t)
-{
-	Dwarf_Die child;
-	int r, tag = dwarf_tag(die);
-
-	if (depth > 64)
-		return 0; /* a corrupt or absurd tree */
-	if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
-		Dwarf_Addr base, start, end;
-		ptrdiff_t off = 0;
-		int line = 0;
-
-		if (dwarf_decl_line(die, &line) || line < 0)
-			line = 0;
-		while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
-			if (end <= start)
-				continue;
-			if (kp_grow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v)))
-				return -ENOMEM;
-			t->v[t->n++] = (struct fn_scope){ start, end, (unsigned)line, depth, -1 };
-		}
-	}
-	if (dwarf_child(die, &child) != 0)
-		return 0;
-	do {
-		int err = add_scopes(&child, depth + 1, t);
-
-		if (err)
-			return err;
-	} while ((r = dwarf_siblingof(&child, &child)) == 0);
-	return 0;
-}
-
-static int cmp_scope(const void *a, const void *b)
-{
-	const struct fn_scope *x = a, *y = b;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	if (x->end != y->end)
-		return x->end > y->end ? -1 : 1; /* the container first */
-	return x->depth < y->depth ? -1 : x->depth > y->depth;
-}
-
-static struct fn_table *fn_table_of(struct sym_file *f, Dwarf_Die *cudie)
-{
-	uint64_t key = dwarf_dieoffset(cudie);
-	struct fn_table *t = sym_hmap_get(&f->fn_tables, key, 0);
-	long *stack = NULL;
-	size_t i, depth = 0;
-
-	if (t)
-		return t;
-	t = calloc(1, sizeof(*t));
-	if (!t || add_scopes(cudie, 0, t))
-		goto fail;
-	qsort(t->v, t->n, sizeof(*t->v), cmp_scope);
-	stack = malloc((t->n + 1) * sizeof(*stack));
-	if (!stack)
-		goto fail;
-	for (i = 0; i < t->n; i++) {
-		while (depth && t->v[stack[depth - 1]].end <= t->v[i].start)
-			depth--;
-		/* a partial overlap (not nested): no container */
-		t->v[i].parent =
-			depth && t->v[stack[depth - 1]].end >= t->v[i].end ? stack[depth - 1] : -1;
-		stack[depth++] = (long)i;
-	}
-	free(stack);
-	if (sym_hmap_put(&f->fn_tables, key, 0, t))
-		goto fail;
-	return t;
-fail:
-	if (t)
-		free(t->v);
-	free(t);
-	return NULL;
-}
-
-int sym_dwarf_decl_line(struct sym_file *f, uint64_t vaddr, unsigned *line)
-{
-	struct fn_table *t;
-	Dwarf_Die cudie;
-	size_t lo = 0, hi;
-	long i;
-
-	*line = 0;
-	if (!f->dw || !find_cu(f, vaddr, &cudie))
-		return -ENOENT;
-	t = fn_table_of(f, &cudie);
-	if (!t)
-		return -ENOMEM;
-	for (hi = t->n; lo < hi;) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->v[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (i = (long)lo - 1; i >= 0 && t->v[i].end <= vaddr; i = t->v[i].parent)
-		;
-	if (i < 0 || !t->v[i].line)
-		return -ENOENT;
-	*line = t->v[i].line;
-	return 0;
-}
-
-static bool free_table(void *val, void *ctx)
-{
-	struct fn_table *t = val;
-
-	(void)ctx;
-	free(t->v);
-	free(t);
-	return true;
-}
-
 void sym_dwarf_close(struct sym_file *f)
 {
+	sym_inline_free(f);
 	if (f->dw)
 		dwarf_end(f->dw);
 	f->dw = NULL;
 	free(f->cus);
 	f->cus = NULL;
 	f->ncus = 0;
-	sym_hmap_filter(&f->fn_tables, free_table, NULL);
-	sym_hmap_free(&f->fn_tables);
 }

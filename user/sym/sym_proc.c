@@ -609,6 +609,7 @@ void sym_proc_free(struct sym_proc *p)
 	free(p->jit_names);
 	sym_hmap_free(&p->symbols);
 	sym_hmap_free(&p->stacks);
+	sym_inl_store_free(&p->inl);
 	sym_arena_free(&p->arena);
 	free(p);
 }

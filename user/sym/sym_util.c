@@ -156,6 +156,33 @@ int sym_hmap_put(struct sym_hmap *m, uint64_t a, uint64_t b, void *val)
 	return 0;
 }
 
+bool sym_hmap_del(struct sym_hmap *m, uint64_t a, uint64_t b)
+{
+	size_t i, j, k, mask = m->cap - 1;
+
+	if (!m->cap)
+		return false;
+	for (i = slot_of(a, b, m->cap);; i = (i + 1) & mask) {
+		if (!m->slots[i].val)
+			return false;
+		if (m->slots[i].a == a && m->slots[i].b == b)
+			break;
+	}
+	m->slots[i].val = NULL;
+	m->n--;
+	/* linear probing without tombstones: pull back the entries of the run after the hole
+	 * that could not be found from their home slot otherwise */
+	for (j = (i + 1) & mask; m->slots[j].val; j = (j + 1) & mask) {
+		k = slot_of(m->slots[j].a, m->slots[j].b, m->cap);
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		m->slots[i] = m->slots[j];
+		m->slots[j].val = NULL;
+		i = j;
+	}
+	return true;
+}
+
 void sym_hmap_filter(struct sym_hmap *m, bool (*drop)(void *val, void *ctx), void *ctx)
 {
 	size_t i, n = 0;
