@@ -703,8 +703,17 @@ int kp_hot_functions_by(const struct PmuData *d, int n, enum kp_weight w, struct
 	for (i = 0; i < n; i++) {
 		uint64_t v = kp_profile_value(&d[i], w);
 		const struct Stack *st;
+		const struct Stack *self = d[i].stack;
 		bool leaf = true;
 
+		/* time off the cpu is spent in the scheduler, always: its self is the first user
+		 * frame, the code that waited (the kernel frames keep their totals) */
+		if (w == KP_WEIGHT_TIME && d[i].evt && !strcmp(d[i].evt, KP_BLOCKED_EVT)) {
+			while (self && (!self->symbol || is_kernel(self->symbol)))
+				self = self->next;
+			if (!self)
+				self = d[i].stack;
+		}
 		out->samples += v;
 		for (st = d[i].stack; st; st = st->next) {
 			struct kp_hot_fn *h;
@@ -716,7 +725,7 @@ int kp_hot_functions_by(const struct PmuData *d, int n, enum kp_weight w, struct
 			if (!h)
 				goto nomem;
 			k = (size_t)(h - out->fns);
-			if (leaf) {
+			if (leaf && st == self) {
 				h->self += v;
 				if (count_line(&lines, &linev, &nlines, &caplines, k, st->symbol,
 					       v))

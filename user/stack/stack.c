@@ -1,8 +1,8 @@
 /*
  * stack.c - reading captured stacks (stack.h). A kernel stack taken by a tracepoint program
  * starts in the program and in the kernel's runner of BPF tracepoint programs
- * (bpf_trace_run<N>, __bpf_trace_<event>) before it reaches the code that hit the
- * tracepoint: those frames are the collector's own and are cut, found by name once per
+ * (bpf_trace_run<N>, __bpf_trace_<event>, and __traceiter_<event> when several probes share
+ * the tracepoint) before it reaches the code that hit the tracepoint: those frames are the collector's own and are cut, found by name once per
  * distinct stack (the resolver caches kernel symbols).
  */
 #include <string.h>
@@ -17,7 +17,8 @@
 
 static bool bpf_runner(const char *name)
 {
-	return name && (!strncmp(name, "bpf_trace_run", 13) || !strncmp(name, "__bpf_trace_", 12));
+	return name && (!strncmp(name, "bpf_trace_run", 13) || !strncmp(name, "__bpf_trace_", 12) ||
+			!strncmp(name, "__traceiter_", 12));
 }
 
 unsigned kp_stack_bpf_frames(const uint64_t *ips, unsigned n)
