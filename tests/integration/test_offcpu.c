@@ -193,8 +193,10 @@ Test(offcpu, wall_shares_match_the_workloads_own)
 		  on / (on + off), want_on);
 	cr_assert(near(off / (on + off), 1 - want_on, 0.1),
 		  "off-CPU share %.3f, the workload's %.3f", off / (on + off), 1 - want_on);
-	cr_assert(near(on + off, (double)f.wall, 0.1), "%.0f ns on and off, wall %llu", on + off,
-		  f.wall);
+	/* nothing of its wall time is missing; the profile also holds what the workload's own
+	 * clock does not: its set-up after the go and its exit (slow in an emulated guest) */
+	cr_assert_geq(on + off, 0.9 * (double)f.wall, "%.0f ns on and off, wall %llu", on + off,
+		      f.wall);
 	for (i = 0; i < n; i++)
 		if (!strcmp(d[i].evt, "cpu-clock"))
 			cr_assert_eq(d[i].count, 1, "libkperf's default: one record per sample");
