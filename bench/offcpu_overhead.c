@@ -5,7 +5,7 @@
  * A child process has two threads pass a byte back and forth over two pipes N times (every
  * pass a block and a wake-up) and reports ns per round trip. It runs untraced, under
  * kperf-bpf's off-CPU tracing without stacks (the sched_switch program and its maps alone),
- * with kernel and user stacks (kperf-bpf record --off-cpu), in wall mode (the same plus
+ * with user stacks (what libkperf's blocked sampling keeps), with kernel and user stacks (kperf-bpf record --off-cpu), in wall mode (the same plus
  * cpu-clock samples), with cpu-clock samples alone (what wall mode adds), and, where installed, under offcputime of bcc's libbpf-tools (kernel
  * and user stacks as well) and `perf record -e sched:sched_switch -g`. Configurations are
  * interleaved over several rounds; each median is compared with the untraced median.
@@ -27,11 +27,22 @@
 
 #define MAX_ROUNDS 31
 
-enum config { UNTRACED, NO_STACKS, OFF_CPU, WALL, CPU_SAMPLES, OFFCPUTIME, PERF_RECORD, NCONFIG };
+enum config {
+	UNTRACED,
+	NO_STACKS,
+	USER_STACKS,
+	OFF_CPU,
+	WALL,
+	CPU_SAMPLES,
+	OFFCPUTIME,
+	PERF_RECORD,
+	NCONFIG
+};
 
 static const char *const names[NCONFIG] = {
 	"untraced",
 	"kperf-bpf off-CPU, no stacks",
+	"kperf-bpf off-CPU, user stacks (libkperf's)",
 	"kperf-bpf off-CPU (record --off-cpu)",
 	"kperf-bpf wall (off-CPU + cpu-clock 1 kHz)",
 	"kperf-bpf record -g (cpu-clock 1 kHz only)",
@@ -165,8 +176,9 @@ static double kperf(struct child *c, enum config cfg)
 			     .symbolMode = RESOLVE_ELF,
 			     .useFreq = 1,
 			     .freq = 1000 };
-	struct KperfPmuOpts o = KPERF_OPTS(KperfPmuOpts, .aggregate = 1, .blockedKernelStack = 1,
-					   .offCpuOnly = cfg == OFF_CPU);
+	struct KperfPmuOpts o = KPERF_OPTS(KperfPmuOpts, .aggregate = 1,
+					   .blockedKernelStack = cfg != USER_STACKS,
+					   .offCpuOnly = cfg == OFF_CPU || cfg == USER_STACKS);
 	struct PmuData *d = NULL;
 	double ns;
 	int pd;
@@ -218,6 +230,7 @@ static double measure(enum config cfg)
 		kp_offcpu_close(oc);
 		return ns;
 	}
+	case USER_STACKS:
 	case OFF_CPU:
 	case WALL:
 	case CPU_SAMPLES:
