@@ -128,7 +128,7 @@ help:
 DEB_PKGS := make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libdeflate-dev \
 	    libcjson-dev libprotobuf-c-dev protobuf-c-compiler libcriterion-dev python3 python3-pytest pkg-config \
 	    linux-libc-dev systemtap-sdt-dev elfutils binutils golang-go clang-format \
-	    libcapstone-dev binutils-aarch64-linux-gnu linux-perf libc6-dbg
+	    libcapstone-dev binutils-aarch64-linux-gnu linux-perf chromium libbpf-tools libc6-dbg
 
 # the cross toolchain and the arm64 libraries to link against (criterion: see CROSS_ROOT)
 DEB_PKGS_CROSS := gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross \

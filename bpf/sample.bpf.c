@@ -47,7 +47,7 @@ struct counts_map {
 struct counts_map counts0 SEC(".maps");
 struct counts_map counts1 SEC(".maps");
 
-/* tracepoint process filter: tgid -> 1 (perThread: tid -> 1) */
+/* tracepoint (and filter_sample) process filter: tgid -> 1 (perThread: tid -> 1) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
@@ -153,6 +153,14 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, __u32 evt)
 	__u64 id, period = ctx->sample_period;
 	void *map;
 
+	/* per-cpu events sampling processes (blocked sampling): a cpu-clock event per thread
+	 * restarts its timer at every context switch, a per-cpu one does not */
+	if (cfg.filter_sample) {
+		__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+		if (!bpf_map_lookup_elem(&targets, &tgid))
+			return 0;
+	}
 	key.evt = evt;
 	id = kp_pidns_current();
 	fill_common(ctx, &key.cpu, &key.kstack, &key.ustack);

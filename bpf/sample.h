@@ -92,7 +92,8 @@ struct kp_sample_config {
 	__u8 filter_pid; /* tracepoints: only the processes of `targets` */
 	__u8 filter_cpu; /* tracepoints: only the cpus of cpu_mask */
 	__u8 filter_tid; /* perThread: `targets` holds threads (the ones of the open), not tgids */
-	__u8 pad[2];
+	__u8 filter_sample; /* per-cpu sampling events: only the processes of `targets` */
+	__u8 pad[1];
 	__u32 tp_slot_evt[KP_TP_SLOTS]; /* kernels without attach cookies: see KP_TP_SLOTS */
 	__u32 ncgroups; /* tracepoints: records only for tasks in cgroups[0..ncgroups) */
 	__u32 pad2;

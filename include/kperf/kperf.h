@@ -50,6 +50,14 @@ struct KperfPmuOpts {
 	 * call becomes a frame of its own in the stacks (KperfSymOpts.inlineFrames says how;
 	 * KperfSymbolGetInfo tells them apart); 0 = libkperf's stacks, one frame per address */
 	unsigned inlineFrames;
+	/* SAMPLING with blockedSample: 1 = the time blocked only ("context-switches" records of
+	 * the waits threads went into, not of their preemptions), no on-CPU samples: an
+	 * off-CPU profile (kperf-bpf record --off-cpu) */
+	unsigned offCpuOnly;
+	/* SAMPLING with blockedSample and callStack: 1 = the "context-switches" records keep
+	 * their kernel frames (the way into the wait) above the user frames, which is all
+	 * libkperf keeps */
+	unsigned blockedKernelStack;
 };
 
 /* PmuOpen with kperf-bpf's options; opts may be NULL (PmuOpen(t, a) is KperfOpen(t, a, NULL)). */

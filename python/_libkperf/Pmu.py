@@ -304,6 +304,8 @@ class PmuAttr(attrs.PmuAttr):
         aggregate=False,
         ringBufferKb=0,
         inlineFrames=False,
+        offCpuOnly=False,
+        blockedKernelStack=False,
     ):
         self._init(attrs._values(locals()))
 

@@ -112,6 +112,8 @@ class KperfPmuOpts(ctypes.Structure):
         ("aggregate", c_uint),
         ("ringBufferKb", c_uint),
         ("inlineFrames", c_uint),
+        ("offCpuOnly", c_uint),
+        ("blockedKernelStack", c_uint),
     ]
 
 

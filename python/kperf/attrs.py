@@ -139,7 +139,9 @@ class PmuAttr(_CAttr):
     kperf-bpf options (KperfPmuOpts), keyword-only: aggregate (SAMPLING: one record per
     distinct stack, counted in the kernel, instead of one per sample), ringBufferKb (ring
     buffer size, 0: default), inlineFrames (with a DWARF symbolMode: each inlined call a
-    frame of its own in the stacks, its Symbol.inlined True).
+    frame of its own in the stacks, its Symbol.inlined True), offCpuOnly (with
+    blockedSample: the time blocked only, no on-CPU samples), blockedKernelStack (with
+    blockedSample: blocked records keep their kernel frames).
     """
 
     _c_type = cs.PmuAttr
@@ -172,6 +174,8 @@ class PmuAttr(_CAttr):
         "aggregate",
         "ringBufferKb",
         "inlineFrames",
+        "offCpuOnly",
+        "blockedKernelStack",
     )
 
     def __init__(
@@ -203,6 +207,8 @@ class PmuAttr(_CAttr):
         aggregate=False,
         ringBufferKb=0,
         inlineFrames=False,
+        offCpuOnly=False,
+        blockedKernelStack=False,
     ):
         self._init(_values(locals()))
 
@@ -238,6 +244,8 @@ class PmuAttr(_CAttr):
     aggregate = _Scalar(flag, bool, opts=True)
     ringBufferKb = _Scalar(unsigned(32), opts=True)
     inlineFrames = _Scalar(flag, bool, opts=True)
+    offCpuOnly = _Scalar(flag, bool, opts=True)
+    blockedKernelStack = _Scalar(flag, bool, opts=True)
 
     @property
     def evtAttr(self):

@@ -141,8 +141,10 @@ EXPORT int KperfOpen(enum PmuTaskType type, struct PmuAttr *a, const struct Kper
 	int pd = PmuOpen(type, a), n = (int)strlen(last_attr);
 
 	if (pd > 0 && o)
-		ADD(" aggregate=%u ringBufferKb=%u inlineFrames=%u sz=%zu", o->aggregate,
-		    o->ringBufferKb, o->inlineFrames, o->sz);
+		ADD(" aggregate=%u ringBufferKb=%u inlineFrames=%u offCpuOnly=%u "
+		    "blockedKernelStack=%u sz=%zu",
+		    o->aggregate, o->ringBufferKb, o->inlineFrames, o->offCpuOnly,
+		    o->blockedKernelStack, o->sz);
 	return pd;
 }
 

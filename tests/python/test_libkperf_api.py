@@ -53,19 +53,30 @@ def sample_cpuburn(workload, ms=300, **kw):
 # ---- behaviour libkperf's scripts rely on
 
 
-def test_blocked_sampling_with_no_events_is_not_an_evtlist_error():
-    # libkperf documents blockedSample with an empty evtList (its pmu_hotspot tool does
-    # that); kperf-bpf either opens it or says that blocked sampling is what it cannot do
+def test_blocked_sampling_takes_no_events_and_needs_processes():
+    # libkperf documents blockedSample with an empty evtList (its pmu_hotspot tool does that)
     attr = kperf.PmuAttr(evtList=[], pidList=[os.getpid()], blockedSample=True, callStack=True)
     pd = kperf.open(SAMPLING, attr)
-    if pd > 0:
-        kperf.close(pd)
-        return
-    assert kperf.errorno() == E.KPERF_ERR_NOT_SUPPORTED, kperf.error()
-    assert "blockedSample" in kperf.error() and "evtList" not in kperf.error()
+    assert pd > 0, kperf.error()
+    kperf.close(pd)
     # without blockedSample an empty evtList is what is wrong
     assert kperf.open(SAMPLING, kperf.PmuAttr(evtList=[], pidList=[os.getpid()])) == -1
     assert kperf.errorno() == E.LIBPERF_ERR_INVALID_EVTLIST
+    # libkperf's conditions, with its codes
+    bad = [
+        (COUNTING, dict(evtList=["cpu-clock"]), E.LIBPERF_ERR_INVALID_BLOCKED_SAMPLE, "SAMPLING only"),
+        (SAMPLING, dict(evtList=["cpu-clock"]), E.LIBPERF_ERR_NOT_SUPPORT_CONFIG_EVENT, "leave evtList NULL"),
+        (SAMPLING, dict(evtAttr=[1]), E.LIBPERF_ERR_NOT_SUPPORT_GROUP_EVENT, "no event groups"),
+        (SAMPLING, dict(pidList=[]), E.LIBPERF_ERR_NOT_SUPPORT_SYSTEM_SAMPLE, "give a pidList"),
+    ]
+    for task, kw, code, words in bad:
+        kw.setdefault("pidList", [os.getpid()])
+        assert kperf.open(task, kperf.PmuAttr(blockedSample=True, **kw)) == -1
+        assert (kperf.errorno(), words in kperf.error()) == (code, True), kperf.error()
+    # kperf-bpf's blocked-sampling options need blockedSample
+    assert kperf.open(SAMPLING, kperf.PmuAttr(evtList=["cpu-clock"], offCpuOnly=True)) == -1
+    assert kperf.errorno() == E.KPERF_ERR_INVALID_ATTR
+    assert "set PmuAttr.blockedSample too" in kperf.error()
 
 
 @pytest.mark.parametrize("exclude", [False, True])

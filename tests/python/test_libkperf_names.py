@@ -21,7 +21,7 @@ _TRACE_OPTS = (
     "excludeSelf maxStoredRecords"
 )
 ADDITIONS = {
-    "PmuAttr": "aggregate ringBufferKb inlineFrames",
+    "PmuAttr": "aggregate ringBufferKb inlineFrames offCpuOnly blockedKernelStack",
     "PmuTraceAttr": _TRACE_OPTS,
     "PmuData": "branch",
     "PmuDataExt": "pa va event lat source branchRecords",

@@ -34,14 +34,15 @@ attr = kperf.PmuAttr(
     evFilter=kperf.SpeEventFilter.SPE_EVENT_L1DMISS, minLatency=7, includeNewFork=True,
     branchSampleFilter=B.KPERF_SAMPLE_BRANCH_ANY | B.KPERF_SAMPLE_BRANCH_USER,
     cgroupNameList=["a", "b"], enableBpf=True, perThread=True, aggregate=True, ringBufferKb=64,
-    inlineFrames=True)
+    inlineFrames=True, offCpuOnly=True)
 pd = kperf.open(kperf.PmuTaskType.SAMPLING, attr)
 assert pd == 3, pd
 assert last() == ("type=1 evt=cpu-clock,task-clock, pid=5,6, cpu=0,1, group=1:0:00,2:500:10, "
     "cgroup=a,b, period=1000 freq=1000 useFreq=1 excludeUser=0 excludeKernel=1 symbolMode=2 "
     "callStack=1 blockedSample=0 dataFilter=0x100000001 evFilter=8 minLatency=7 includeNewFork=1 "
     "branch=0x9 excludeGuest=0 excludeHost=1 enableUserAccess=0 enableBpf=1 enableHwMetric=0 "
-    "enableOnExec=0 perThread=1 aggregate=1 ringBufferKb=64 inlineFrames=1 sz=24"), last()
+    "enableOnExec=0 perThread=1 aggregate=1 ringBufferKb=64 inlineFrames=1 offCpuOnly=1 "
+    "blockedKernelStack=0 sz=32"), last()
 # positionally, as libkperf's signature orders them; enableHwMetric is an attribute only
 attr = kperf.PmuAttr(["cpu-clock"], None, None, None, 0, False, False, False, True, False, 0,
                      False, True, 0, 0, 0, False, 0, None, True, False, True, False)

@@ -1,9 +1,12 @@
 /*
- * cmd_record.c - `kperf-bpf record`: a CPU profile, aggregated by stack in the kernel.
+ * cmd_record.c - `kperf-bpf record`: a CPU profile, aggregated by stack in the kernel; with
+ * --off-cpu the time threads spend blocked instead, with --wall both in one unit (libkperf's
+ * blocked sampling).
  *
  *   kperf-bpf record [-e EVENT] [-F HZ | -c PERIOD] [-g] [-p PID,... | -a | -C CPUS]
- *                    [-d SECONDS] [--dwarf [--no-inline] | --no-symbols] [--top N] [-o FILE]
- *                    [--format folded|pprof|json|dump] [-- COMMAND ARGS...]
+ *                    [--off-cpu | --wall] [-d SECONDS] [--dwarf [--no-inline] |
+ *                    --no-symbols] [--top N] [-o FILE] [--format folded|pprof|json|dump|svg]
+ *                    [-- COMMAND ARGS...]
  * It prints the hottest functions with their share when it ends, and writes the profile
  * in the chosen format (to FILE, or to stdout, the summary then going to stderr). As perf
  * record, it records every hit of a tracepoint unless -F or -c says otherwise.
@@ -23,12 +26,15 @@
 #include "export/export.h"
 #include "kperf/kperf.h"
 
-enum out_format { OUT_NONE, OUT_FOLDED, OUT_PPROF, OUT_JSON, OUT_DUMP };
+enum out_format { OUT_NONE, OUT_FOLDED, OUT_PPROF, OUT_JSON, OUT_DUMP, OUT_SVG };
+
+enum record_mode { MODE_CPU, MODE_OFF_CPU, MODE_WALL };
 
 struct record_opts {
 	char *event;
+	bool event_set, rate_set;
+	enum record_mode mode;
 	unsigned freq, period;
-	bool rate_given; /* -F or -c */
 	bool callstack;
 	int *pids;
 	int npids;
@@ -60,6 +66,10 @@ static void usage(FILE *f)
 	      "  -a, --all-cpus          every process (the default without -p or a command;\n"
 	      "                          with a command: while it runs)\n"
 	      "  -C, --cpu CPUS          only these cpus\n"
+	      "      --off-cpu           the time threads spend blocked, by stack (kernel and\n"
+	      "                          user frames), instead of CPU samples; needs -p or a\n"
+	      "                          command\n"
+	      "      --wall              on-CPU samples and blocked time in one profile (ns)\n"
 	      "  -d, --duration SECONDS  stop after this long\n"
 	      "      --dwarf             source file and line of each frame (DWARF), and a\n"
 	      "                          frame of its own for each inlined call\n"
@@ -67,8 +77,9 @@ static void usage(FILE *f)
 	      "      --no-symbols        no symbol resolution (addresses only in pprof/json)\n"
 	      "      --top N             functions in the summary (default 20)\n"
 	      "  -o, --output FILE       write the profile to FILE\n"
-	      "      --format FMT        folded, pprof (gzipped profile.proto), json or dump\n"
-	      "                          (default: pprof for a FILE ending in .pb.gz, else folded)\n"
+	      "      --format FMT        folded, pprof (gzipped profile.proto), json, dump or svg\n"
+	      "                          (an interactive flame graph; default: pprof for a FILE\n"
+	      "                          ending in .pb.gz, svg for .svg, else folded)\n"
 	      "  -h, --help              this text\n",
 	      f);
 }
@@ -83,6 +94,8 @@ static enum out_format parse_format(const char *s)
 		return OUT_JSON;
 	if (!strcmp(s, "dump"))
 		return OUT_DUMP;
+	if (!strcmp(s, "svg"))
+		return OUT_SVG;
 	return OUT_NONE;
 }
 
@@ -92,7 +105,7 @@ static void default_rate(struct record_opts *o)
 {
 	struct kp_event ev;
 
-	if (o->rate_given || kp_event_parse(o->event, false, &ev))
+	if (o->rate_set || kp_event_parse(o->event, false, &ev))
 		return; /* an unknown event is PmuOpen's to report */
 	if (ev.kind == KP_EV_TRACEPOINT) {
 		o->freq = 0;
@@ -101,9 +114,47 @@ static void default_rate(struct record_opts *o)
 	kp_event_free(&ev);
 }
 
+/* --off-cpu and --wall: what they take and what they do not */
+static int check_time_mode(struct record_opts *o)
+{
+	const char *name = o->mode == MODE_OFF_CPU ? "--off-cpu" : "--wall";
+
+	if (o->event_set) {
+		fprintf(stderr, "kperf-bpf record: %s records %s, not an event: drop -e %s\n", name,
+			o->mode == MODE_OFF_CPU ? "the time threads spend blocked" :
+						  "cpu-clock samples and the time blocked, in ns",
+			o->event);
+		return -1;
+	}
+	if (o->mode == MODE_OFF_CPU && o->rate_set) {
+		fprintf(stderr, "kperf-bpf record: --off-cpu takes no sample rate (-F, -c): every "
+				"block is counted\n");
+		return -1;
+	}
+	if (o->all || o->ncpus || (!o->npids && !o->command)) {
+		fprintf(stderr,
+			"kperf-bpf record: %s follows processes and their threads: give -p PID or "
+			"a command (not -a or -C)\n",
+			name);
+		return -1;
+	}
+	/* a blocked time without its stack says little: take whole stacks */
+	o->callstack = true;
+	o->event = o->mode == MODE_OFF_CPU ? "off-cpu" : "wall";
+	return 0;
+}
+
 static int parse(int argc, char **argv, struct record_opts *o)
 {
-	enum { OPT_DWARF = 256, OPT_NOSYM, OPT_TOP, OPT_FORMAT, OPT_NOINLINE };
+	enum {
+		OPT_DWARF = 256,
+		OPT_NOSYM,
+		OPT_TOP,
+		OPT_FORMAT,
+		OPT_NOINLINE,
+		OPT_OFFCPU,
+		OPT_WALL
+	};
 	static const struct option longopts[] = {
 		{ "event", required_argument, NULL, 'e' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -119,6 +170,8 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "off-cpu", no_argument, NULL, OPT_OFFCPU },
+		{ "wall", no_argument, NULL, OPT_WALL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -135,6 +188,16 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		switch (c) {
 		case 'e':
 			o->event = optarg;
+			o->event_set = true;
+			break;
+		case OPT_OFFCPU:
+		case OPT_WALL:
+			if (o->mode != MODE_CPU) {
+				fprintf(stderr, "kperf-bpf record: --off-cpu and --wall are two "
+						"profiles: choose one\n");
+				return -1;
+			}
+			o->mode = c == OPT_OFFCPU ? MODE_OFF_CPU : MODE_WALL;
 			break;
 		case 'F':
 		case 'c':
@@ -144,7 +207,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
 					c);
 				return -1;
 			}
-			o->rate_given = true;
+			o->rate_set = true;
 			if (c == 'F') {
 				o->freq = (unsigned)v;
 				o->period = 0;
@@ -194,8 +257,8 @@ static int parse(int argc, char **argv, struct record_opts *o)
 			o->format = parse_format(optarg);
 			if (o->format == OUT_NONE) {
 				fprintf(stderr,
-					"kperf-bpf record: --format is folded, pprof, json or "
-					"dump, not '%s'\n",
+					"kperf-bpf record: --format is folded, pprof, json, dump "
+					"or svg, not '%s'\n",
 					optarg);
 				return -1;
 			}
@@ -220,10 +283,13 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		fprintf(stderr, "kperf-bpf record: -p does not combine with -a or a command\n");
 		return -1;
 	}
+	if (o->mode != MODE_CPU && check_time_mode(o))
+		return -1;
 	if (o->output && o->format == OUT_NONE) {
 		size_t len = strlen(o->output);
 
 		o->format = len > 6 && !strcmp(o->output + len - 6, ".pb.gz") ? OUT_PPROF :
+			    len > 4 && !strcmp(o->output + len - 4, ".svg")   ? OUT_SVG :
 										OUT_FOLDED;
 	}
 	if (o->format == OUT_PPROF && !o->output) {
@@ -258,8 +324,10 @@ static int write_profile(const struct record_opts *o, struct kp_out *out, struct
 	case OUT_JSON:
 		return kp_export_profile_json(f, d, n, m) ? -1 : 0;
 	case OUT_FOLDED:
-		kp_export_folded(f, d, n);
+		kp_export_folded_by(f, d, n, m);
 		return 0;
+	case OUT_SVG:
+		return kp_export_svg(f, d, n, m) ? -1 : 0;
 	}
 	return 0;
 }
@@ -270,6 +338,7 @@ int cmd_record(int argc, char **argv)
 	struct kp_launch launch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
 	struct PmuAttr attr = { 0 };
 	struct kp_profile_meta meta = { 0 };
+	struct KperfPmuOpts popts = KPERF_OPTS(KperfPmuOpts, .aggregate = 1);
 	struct kp_hot_list hot = { 0 };
 	struct kp_pidwatch *watch = NULL;
 	struct kp_out *prof = NULL, *summary = NULL;
@@ -291,8 +360,16 @@ int cmd_record(int argc, char **argv)
 	}
 	kp_cli_catch_signals();
 	evts[0] = o.event;
-	attr.evtList = evts;
-	attr.numEvt = 1;
+	if (o.mode == MODE_CPU) {
+		attr.evtList = evts;
+		attr.numEvt = 1;
+	} else {
+		attr.blockedSample = 1;
+		popts.offCpuOnly = o.mode == MODE_OFF_CPU;
+		popts.blockedKernelStack = 1;
+		meta.weight = KP_WEIGHT_TIME;
+		meta.mark_blocked = o.mode == MODE_WALL;
+	}
 	attr.useFreq = o.freq > 0;
 	if (o.freq)
 		attr.freq = o.freq;
@@ -322,9 +399,8 @@ int cmd_record(int argc, char **argv)
 	}
 	/* samples counted per distinct stack in the kernel: a read costs the number of stacks;
 	 * inlined calls are frames of their own when lines are read (perf report --inline) */
-	pd = KperfOpen(SAMPLING, &attr,
-		       &KPERF_OPTS(KperfPmuOpts, .aggregate = 1,
-				   .inlineFrames = o.symbols == RESOLVE_ELF_DWARF && !o.no_inline));
+	popts.inlineFrames = o.symbols == RESOLVE_ELF_DWARF && !o.no_inline;
+	pd = KperfOpen(SAMPLING, &attr, &popts);
 	if (pd < 0) {
 		fprintf(stderr, "kperf-bpf record: %s\n", Perror());
 		goto done;
@@ -378,7 +454,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "kperf-bpf record: %s\n", Perror());
 		goto done;
 	}
-	if (kp_hot_functions(d, n, &hot) == 0) {
+	if (kp_hot_functions_by(d, n, meta.weight, &hot) == 0) {
 		FILE *rep = summary ? kp_out_file(summary) : stderr;
 
 		kp_report_hottest(rep, &hot, o.top);

@@ -109,11 +109,30 @@ void kp_report_counts(FILE *f, enum kp_format fmt, const struct kp_count_row *ro
 
 /* ---- profiles: sampled PmuData with stacks (profile.c) ---- */
 
+/* What a profile's values are: sample counts, or times in ns (the periods: off-CPU and wall
+ * profiles, where samples of cpu-clock and blocked time share the unit) */
+enum kp_weight {
+	KP_WEIGHT_SAMPLES,
+	KP_WEIGHT_TIME,
+};
+
+/* the records of time off the CPU in a profile (libkperf's blockedSample names them so) */
+#define KP_BLOCKED_EVT "context-switches"
+
 struct kp_profile_meta {
 	const char *event; /* the sampled event: "cpu-clock" */
 	double duration_s; /* collection time */
 	uint64_t start_ns; /* wall clock of the start (pprof time_nanos), 0 if unknown */
+	enum kp_weight weight; /* folded, svg, hottest functions: what the values are */
+	bool mark_blocked; /* folded, svg: blocked records end in an "[off-cpu]" frame */
+	const char *title; /* svg: the graph's title (NULL: from the event) */
 };
+
+/* The value of record <d> in a profile weighted by <w>. */
+static inline uint64_t kp_profile_value(const struct PmuData *d, enum kp_weight w)
+{
+	return w == KP_WEIGHT_TIME ? d->period : d->count;
+}
 
 /* A frame's name as the reports print it: the symbol, or module+offset / the address when
  * the symbol is unknown; kernel frames end in "_[k]" in folded output. */
@@ -122,6 +141,12 @@ void kp_frame_label(const struct Symbol *s, char *buf, size_t size);
 /* Folded stacks (one line per distinct stack: "comm;root;...;leaf count"), the input of
  * flamegraph.pl and speedscope. Returns the number of lines. */
 int kp_export_folded(FILE *f, const struct PmuData *d, int n);
+/* The same with <m>'s weight (the line ends in the value) and blocked marks. */
+int kp_export_folded_by(FILE *f, const struct PmuData *d, int n, const struct kp_profile_meta *m);
+/* An interactive flame graph (flame.c): each record's stack above its comm, weighted as <m>
+ * says. Returns 0 or a negative errno (the error recorded; a failed write of <f> is for its
+ * owner to find). */
+int kp_export_svg(FILE *f, const struct PmuData *d, int n, const struct kp_profile_meta *m);
 /* pprof: a gzipped profile.proto written to <f>, readable by `go tool pprof`. Returns 0 or
  * a negative errno (the error recorded; a failed write of <f> is for its owner to find). */
 int kp_export_pprof(FILE *f, const struct PmuData *d, int n, const struct kp_profile_meta *m);
@@ -144,15 +169,51 @@ struct kp_hot_fn {
 struct kp_hot_list {
 	struct kp_hot_fn *fns; /* sorted by self, then total */
 	size_t n;
-	uint64_t samples; /* all samples of the profile */
+	uint64_t samples; /* all samples of the profile (its time in ns: KP_WEIGHT_TIME) */
+	enum kp_weight weight;
 	char **labels; /* the names and map keys built (freed with the list) */
 	size_t nlabels;
 };
 
 /* Valid while <d> is. Returns 0 or a negative errno. */
 int kp_hot_functions(const struct PmuData *d, int n, struct kp_hot_list *out);
+/* The same with the values weighted by <w> (l->weight says which: the report prints times) */
+int kp_hot_functions_by(const struct PmuData *d, int n, enum kp_weight w, struct kp_hot_list *out);
 void kp_hot_list_free(struct kp_hot_list *l);
 /* The <top> lines of a `perf report`-like summary. */
 void kp_report_hottest(FILE *f, const struct kp_hot_list *l, int top);
+
+/* ---- flame graphs (flame.c) ---- */
+
+enum kp_frame_kind {
+	KP_FRAME_ROOT, /* "all" */
+	KP_FRAME_PROCESS, /* a comm */
+	KP_FRAME_USER,
+	KP_FRAME_KERNEL,
+	KP_FRAME_BLOCKED, /* time off the cpu ("[off-cpu]") */
+};
+
+struct kp_flame_frame {
+	const char *name;
+	enum kp_frame_kind kind;
+};
+
+struct kp_flame_meta {
+	const char *title;
+	const char *subtitle;
+	const char *unit; /* of the values: "samples", "calls", or "ns" (shown as ms) */
+};
+
+struct kp_flame;
+
+/* An empty graph (NULL when out of memory, the error recorded). */
+struct kp_flame *kp_flame_new(void);
+/* Add <value> along <frames> (root first, n of them); <blocked>: it is time off the cpu. */
+int kp_flame_add(struct kp_flame *f, const struct kp_flame_frame *frames, unsigned n,
+		 uint64_t value, bool blocked);
+uint64_t kp_flame_total(const struct kp_flame *f);
+/* The SVG; 0 or -EIO when <out> failed. */
+int kp_flame_svg(FILE *out, const struct kp_flame *f, const struct kp_flame_meta *m);
+void kp_flame_free(struct kp_flame *f);
 
 #endif

@@ -63,15 +63,22 @@ void kp_frame_label(const struct Symbol *s, char *buf, size_t size)
 
 int kp_export_folded(FILE *f, const struct PmuData *d, int n)
 {
+	return kp_export_folded_by(f, d, n, NULL);
+}
+
+int kp_export_folded_by(FILE *f, const struct PmuData *d, int n, const struct kp_profile_meta *m)
+{
+	enum kp_weight w = m ? m->weight : KP_WEIGHT_SAMPLES;
 	const struct Stack *frames[512];
 	char label[512];
 	int i, lines = 0;
 
 	for (i = 0; i < n; i++) {
+		uint64_t v = kp_profile_value(&d[i], w);
 		const struct Stack *st;
 		int depth = 0, j;
 
-		if (!d[i].count)
+		if (!v)
 			continue;
 		for (st = d[i].stack; st && depth < 512; st = st->next)
 			if (st->symbol)
@@ -90,7 +97,9 @@ int kp_export_folded(FILE *f, const struct PmuData *d, int n)
 				kp_sym_is_inline(s) ? "_[i]" :
 						      "");
 		}
-		fprintf(f, " %" PRIu64 "\n", d[i].count);
+		if (m && m->mark_blocked && d[i].evt && !strcmp(d[i].evt, KP_BLOCKED_EVT))
+			fputs(";[off-cpu]", f);
+		fprintf(f, " %" PRIu64 "\n", v);
 		lines++;
 	}
 	return lines;
@@ -404,9 +413,17 @@ static void pprof_free(struct pprof *p)
 	kp_map_free(&p->locs);
 }
 
+/* events whose periods are nanoseconds: the clocks, and the profiles of time (off-cpu, wall) */
 static bool is_clock(const char *evt)
 {
-	return evt && (!strncmp(evt, "cpu-clock", 9) || !strncmp(evt, "task-clock", 10));
+	return evt && (!strncmp(evt, "cpu-clock", 9) || !strncmp(evt, "task-clock", 10) ||
+		       !strcmp(evt, "off-cpu") || !strcmp(evt, "wall"));
+}
+
+/* pprof's name for a time: "cpu", or the profile's own ("off-cpu", "wall") */
+static const char *clock_type(const char *evt)
+{
+	return !strcmp(evt, "off-cpu") || !strcmp(evt, "wall") ? evt : "cpu";
 }
 
 /* gzip <len> bytes of <buf> to <f> (zlib's deflate with a gzip header, like gzwrite) */
@@ -462,9 +479,9 @@ int kp_export_pprof(FILE *f, const struct PmuData *d, int n, const struct kp_pro
 	}
 	p.prof.n_sample_type = 2;
 	p.prof.sample_type[0] = value_type(&p, "samples", "count");
-	p.prof.sample_type[1] = value_type(&p, is_clock(evt) ? "cpu" : evt,
+	p.prof.sample_type[1] = value_type(&p, is_clock(evt) ? clock_type(evt) : evt,
 					   is_clock(evt) ? "nanoseconds" : "count");
-	p.prof.period_type = value_type(&p, is_clock(evt) ? "cpu" : evt,
+	p.prof.period_type = value_type(&p, is_clock(evt) ? clock_type(evt) : evt,
 					is_clock(evt) ? "nanoseconds" : "count");
 	/* a string-table index: the type name of the preferred value */
 	p.prof.default_sample_type = p.prof.sample_type[1] ? p.prof.sample_type[1]->type : 0;
@@ -666,6 +683,11 @@ static void free_line_keys(struct kp_map *lines)
 
 int kp_hot_functions(const struct PmuData *d, int n, struct kp_hot_list *out)
 {
+	return kp_hot_functions_by(d, n, KP_WEIGHT_SAMPLES, out);
+}
+
+int kp_hot_functions_by(const struct PmuData *d, int n, enum kp_weight w, struct kp_hot_list *out)
+{
 	size_t cap = 0, caplab = 0, capmark = 0, nlines = 0, caplines = 0, j;
 	struct kp_map idx; /* "label\1module" -> index + 1 */
 	struct kp_map lines; /* "fn:line:file" -> index + 1 in linev */
@@ -677,11 +699,22 @@ int kp_hot_functions(const struct PmuData *d, int n, struct kp_hot_list *out)
 	memset(out, 0, sizeof(*out));
 	kp_map_init(&idx, true);
 	kp_map_init(&lines, true);
+	out->weight = w;
 	for (i = 0; i < n; i++) {
+		uint64_t v = kp_profile_value(&d[i], w);
 		const struct Stack *st;
+		const struct Stack *self = d[i].stack;
 		bool leaf = true;
 
-		out->samples += d[i].count;
+		/* time off the cpu is spent in the scheduler, always: its self is the first user
+		 * frame, the code that waited (the kernel frames keep their totals) */
+		if (w == KP_WEIGHT_TIME && d[i].evt && !strcmp(d[i].evt, KP_BLOCKED_EVT)) {
+			while (self && (!self->symbol || is_kernel(self->symbol)))
+				self = self->next;
+			if (!self)
+				self = d[i].stack;
+		}
+		out->samples += v;
 		for (st = d[i].stack; st; st = st->next) {
 			struct kp_hot_fn *h;
 			size_t k;
@@ -692,15 +725,15 @@ int kp_hot_functions(const struct PmuData *d, int n, struct kp_hot_list *out)
 			if (!h)
 				goto nomem;
 			k = (size_t)(h - out->fns);
-			if (leaf) {
-				h->self += d[i].count;
+			if (leaf && st == self) {
+				h->self += v;
 				if (count_line(&lines, &linev, &nlines, &caplines, k, st->symbol,
-					       d[i].count))
+					       v))
 					goto nomem;
 				leaf = false;
 			}
 			if (mark[k] != i) {
-				h->total += d[i].count;
+				h->total += v;
 				mark[k] = i;
 			}
 		}
@@ -739,20 +772,28 @@ void kp_report_hottest(FILE *f, const struct kp_hot_list *l, int top)
 {
 	size_t i;
 
+	bool time = l->weight == KP_WEIGHT_TIME;
+
 	if (!l->samples) {
 		fprintf(f, "\n No samples.\n");
 		return;
 	}
-	fprintf(f, "\n %" PRIu64 " samples\n\n", l->samples);
-	fprintf(f, "   %7s %7s %9s  %-40s %s\n", "self", "total", "samples", "function",
-		"module / source");
+	if (time)
+		fprintf(f, "\n %.3f ms\n\n", (double)l->samples / 1e6);
+	else
+		fprintf(f, "\n %" PRIu64 " samples\n\n", l->samples);
+	fprintf(f, "   %7s %7s %9s  %-40s %s\n", "self", "total", time ? "self ms" : "samples",
+		"function", "module / source");
 	for (i = 0; i < l->n && (int)i < top; i++) {
 		const struct kp_hot_fn *h = &l->fns[i];
 		const char *mod = strrchr(h->module, '/');
 
-		fprintf(f, "   %6.2f%% %6.2f%% %9" PRIu64 "  %-40s ",
-			100.0 * (double)h->self / (double)l->samples,
-			100.0 * (double)h->total / (double)l->samples, h->self, h->name);
+		fprintf(f, "   %6.2f%% %6.2f%% ", 100.0 * (double)h->self / (double)l->samples,
+			100.0 * (double)h->total / (double)l->samples);
+		if (time)
+			fprintf(f, "%9.3f  %-40s ", (double)h->self / 1e6, h->name);
+		else
+			fprintf(f, "%9" PRIu64 "  %-40s ", h->self, h->name);
 		if (*h->file)
 			fprintf(f, "%s:%u\n", h->file, h->line);
 		else

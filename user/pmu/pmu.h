@@ -25,6 +25,7 @@ struct kp_counting;
 struct kp_sampling;
 struct kp_bpf_count;
 struct kp_uaccess;
+struct kp_blocked;
 
 struct kp_pmu {
 	pthread_mutex_t lock; /* serialises API calls on this task */
@@ -50,6 +51,7 @@ struct kp_pmu {
 	struct kp_sampling *sampling;
 	struct kp_bpf_count *bpf_count; /* COUNTING with enableBpf */
 	struct kp_uaccess *uaccess; /* COUNTING with enableUserAccess */
+	struct kp_blocked *blocked; /* SAMPLING with blockedSample (blocked.c) */
 };
 
 /* libkperf's sample period of an event with none: its PmuAttr and EvtAttr give 0 */
@@ -254,6 +256,23 @@ int kp_sampling_read(struct kp_pmu *p, struct PmuData **out);
 /* PmuExit (p->exited set, task locked): give back what the resolver keeps for the task. */
 void kp_sampling_exit(struct kp_pmu *p);
 void kp_sampling_close(struct kp_pmu *p);
+
+/* ---- blocked.c: blockedSample, the time off the CPU beside the samples ---- */
+
+struct kp_data_builder;
+
+/* Each does nothing for a task without blockedSample. Called by sampling.c: drain and read
+ * with the sampling lock held, disable once the drain thread is stopped. */
+int kp_blocked_open(struct kp_pmu *p);
+int kp_blocked_enable(struct kp_pmu *p);
+int kp_blocked_disable(struct kp_pmu *p);
+int kp_blocked_drain(struct kp_pmu *p);
+/* Add the "context-switches" records gathered since the last read to <b>. */
+int kp_blocked_read(struct kp_pmu *p, struct kp_data_builder *b);
+/* Scale the periods of the on-CPU samples of <data> (the <n> records PmuRead returns) so that
+ * each thread's add up to its time on the CPU measured at its context switches. */
+void kp_blocked_scale(struct kp_pmu *p, struct PmuData *data, int n);
+void kp_blocked_close(struct kp_pmu *p);
 
 /* ---- sideband.c: mmaps, execs and forks for the symbol resolver ---- */
 

@@ -359,6 +359,8 @@ int kp_sampling_read(struct kp_pmu *p, struct PmuData **out)
 		memcpy(v.comm, r->comm, sizeof(v.comm));
 		err = add_record(p, b, &k, &v, (int64_t)r->ts, r + 1, r->raw_size);
 	}
+	if (!err)
+		err = kp_blocked_read(p, b);
 	kp_sample_table_clear(&s->memo);
 	if (err) {
 		pthread_mutex_unlock(&s->lock);
@@ -368,5 +370,8 @@ int kp_sampling_read(struct kp_pmu *p, struct PmuData **out)
 	kp_sampling_forget_pending(s);
 	warn_losses(p);
 	pthread_mutex_unlock(&s->lock);
-	return kp_data_builder_finish(b, out);
+	err = kp_data_builder_finish(b, out);
+	if (err > 0)
+		kp_blocked_scale(p, *out, err);
+	return err;
 }

@@ -201,6 +201,20 @@ static struct bpf_link *attach_event(struct kp_sampling *s, struct kp_pmu *p,
 	return bpf_program__attach_perf_event_opts(prog, e->fd, &opts);
 }
 
+/* Blocked sampling samples its processes with per-cpu events whose program keeps only their
+ * samples: a cpu-clock event per thread restarts its timer at every context switch, which
+ * costs a switch-heavy process more than everything else blocked sampling does. */
+static bool percpu_filtered(const struct kp_pmu *p)
+{
+	return p->attr.blockedSample && p->npids;
+}
+
+/* does a program filter processes (tracepoints, per-cpu samples), following their forks? */
+static bool follows_processes(const struct kp_pmu *p)
+{
+	return (p->sampling->has_tp || percpu_filtered(p)) && p->npids && !p->attr.perThread;
+}
+
 static int load(struct kp_pmu *p)
 {
 	struct kp_sampling *s = p->sampling;
@@ -243,6 +257,7 @@ static int load(struct kp_pmu *p)
 	skel->rodata->cfg.filter_pid = p->npids > 0;
 	skel->rodata->cfg.filter_tid = p->attr.perThread;
 	skel->rodata->cfg.filter_cpu = p->attr.numCpu > 0;
+	skel->rodata->cfg.filter_sample = percpu_filtered(p);
 	for (i = 0; i < p->ncpus && p->attr.numCpu; i++) {
 		if (p->cpus[i] >= KP_SAMPLE_CPU_WORDS * 64)
 			return kp_fail(LIBPERF_ERR_INVALID_CPULIST, -EINVAL,
@@ -293,10 +308,8 @@ static int load(struct kp_pmu *p)
 	if (!s->cookie) /* one per (event, thread) opened: preallocated, so not too many */
 		bpf_map__set_max_entries(skel->maps.event_ids, EVENT_IDS);
 	/* perThread: the threads of the open only (open_process), no process followed */
-	bpf_program__set_autoload(skel->progs.kp_tp_fork,
-				  s->has_tp && p->npids && !p->attr.perThread);
-	bpf_program__set_autoload(skel->progs.kp_tp_exit,
-				  s->has_tp && p->npids && !p->attr.perThread);
+	bpf_program__set_autoload(skel->progs.kp_tp_fork, follows_processes(p));
+	bpf_program__set_autoload(skel->progs.kp_tp_exit, follows_processes(p));
 	bpf_map__set_max_entries(skel->maps.targets, p->npids > 0 ? 65536 : 1);
 	err = sample_bpf__load(skel);
 	if (err)
@@ -321,7 +334,7 @@ static int load(struct kp_pmu *p)
 				       "cannot give cgroup %s to the tracepoint filter: %s",
 				       p->cgroup_names[i], strerror(errno));
 	}
-	if (s->has_tp && p->npids && !p->attr.perThread) {
+	if (follows_processes(p)) {
 		__u8 one = 1;
 
 		for (i = 0; i < p->npids; i++) {
@@ -526,13 +539,16 @@ int kp_sampling_open(struct kp_pmu *p)
 		if (err)
 			return err;
 	}
+	err = kp_blocked_open(p);
+	if (err || !p->nevents)
+		return err; /* blockedSample with offCpuOnly: no on-CPU event */
 	/* a tracepoint's program sees every hit: one perf event to attach it through */
 	for (evt = 0; evt < p->nevents && !err; evt++)
 		if (p->events[evt].kind == KP_EV_TRACEPOINT) {
 			err = open_one(p, evt, -1, p->cpus[0], -1, -1);
 			err = err < 0 ? err : 0;
 		}
-	if (p->npids) {
+	if (p->npids && !percpu_filtered(p)) {
 		for (i = 0; i < p->npids && !err; i++)
 			err = open_process(p, p->pids[i]);
 		return err;
@@ -609,8 +625,15 @@ int kp_sampling_enable(struct kp_pmu *p)
 				       p->events[s->ev[i].evt].name, strerror(-err));
 		}
 	}
-	/* with enableOnExec the kernel enables the sampling events at the exec */
-	err = p->attr.enableOnExec && p->npids ? 0 : ioctl_all(p, PERF_EVENT_IOC_ENABLE);
+	err = kp_blocked_enable(p);
+	if (err) {
+		detach_tracepoints(s);
+		return err;
+	}
+	/* with enableOnExec the kernel enables the sampling events of a task at its exec */
+	err = p->attr.enableOnExec && p->npids && !percpu_filtered(p) ?
+		      0 :
+		      ioctl_all(p, PERF_EVENT_IOC_ENABLE);
 	if (err) {
 		detach_tracepoints(s);
 		return kp_fail(LIBPERF_ERR_FAILED_PMU_ENABLE, err, "cannot enable sampling: %s",
@@ -626,11 +649,16 @@ int kp_sampling_enable(struct kp_pmu *p)
 
 int kp_sampling_disable(struct kp_pmu *p)
 {
-	int err = ioctl_all(p, PERF_EVENT_IOC_DISABLE);
+	int err = ioctl_all(p, PERF_EVENT_IOC_DISABLE), berr;
 
 	detach_tracepoints(p->sampling);
 	kp_sampling_stop_drainer(p->sampling);
+	pthread_mutex_lock(&p->sampling->lock);
+	berr = kp_blocked_disable(p);
+	pthread_mutex_unlock(&p->sampling->lock);
 	kp_sideband_enable(p->sampling->sideband, false);
+	if (berr)
+		return berr;
 	if (err)
 		return kp_fail(LIBPERF_ERR_FAILED_PMU_DISABLE, err, "cannot disable sampling: %s",
 			       strerror(-err));
@@ -659,6 +687,8 @@ int kp_sampling_drain_locked(struct kp_pmu *p)
 		nanosleep(&grace, NULL);
 		err = kp_sampling_drain_map(p, s->counts_fd[old & 1]);
 	}
+	if (!err)
+		err = kp_blocked_drain(p);
 	if (!err && s->rb) {
 		size_t first = s->nrecs;
 
@@ -702,6 +732,7 @@ void kp_sampling_close(struct kp_pmu *p)
 	if (!s)
 		return;
 	kp_sampling_stop_drainer(s);
+	kp_blocked_close(p);
 	kp_sideband_close(s->sideband);
 	for (i = 0; i < s->nev; i++) {
 		bpf_link__destroy(s->ev[i].link);

@@ -98,6 +98,27 @@ static int check_branch_filter(enum PmuTaskType type, unsigned long f)
 	return 0;
 }
 
+/* libkperf's conditions for blockedSample: a SAMPLING task of processes, whose events it
+ * chooses itself */
+static int check_blocked(enum PmuTaskType type, const struct PmuAttr *a)
+{
+	if (type != SAMPLING)
+		return kp_fail(LIBPERF_ERR_INVALID_BLOCKED_SAMPLE, -EINVAL,
+			       "blockedSample is for SAMPLING only");
+	if (a->evtList)
+		return kp_fail(LIBPERF_ERR_NOT_SUPPORT_CONFIG_EVENT, -EINVAL,
+			       "blockedSample chooses its events (on-CPU samples and "
+			       "context-switches): leave evtList NULL");
+	if (a->evtAttr)
+		return kp_fail(LIBPERF_ERR_NOT_SUPPORT_GROUP_EVENT, -EINVAL,
+			       "blockedSample does not take evtAttr (no event groups)");
+	if (!a->pidList)
+		return kp_fail(LIBPERF_ERR_NOT_SUPPORT_SYSTEM_SAMPLE, -EINVAL,
+			       "blockedSample follows processes: give a pidList (it does not "
+			       "sample the whole system)");
+	return 0;
+}
+
 /* libkperf's conditions for BPF mode */
 static int check_bpf_mode(enum PmuTaskType type, const struct PmuAttr *a)
 {
@@ -166,9 +187,15 @@ static int check_attr(struct kp_pmu *p, enum PmuTaskType type, const struct PmuA
 	if (type != COUNTING && type != SAMPLING && type != SPE_SAMPLING)
 		return kp_fail(LIBPERF_ERR_INVALID_TASK_TYPE, -EINVAL,
 			       "unknown task type %d: use COUNTING (0) or SAMPLING (1)", (int)type);
-	if (type != SPE_SAMPLING && (!a->evtList || !a->numEvt))
+	if (type != SPE_SAMPLING && (!a->evtList || !a->numEvt) &&
+	    !(a->blockedSample && type == SAMPLING))
 		return kp_fail(LIBPERF_ERR_INVALID_EVTLIST, -EINVAL,
 			       "evtList is empty: name at least one event (e.g. \"cpu-clock\")");
+	if (a->blockedSample) {
+		err = check_blocked(type, a);
+		if (err)
+			return err;
+	}
 	if (a->cgroupNameList && a->pidList)
 		return kp_fail(LIBPERF_ERR_INVALID_CGROUP_LIST, -EINVAL,
 			       "give either pidList or cgroupNameList, not both");
@@ -291,6 +318,15 @@ static int parse_events(struct kp_pmu *p, const struct PmuAttr *a)
 	return 0;
 }
 
+/* blockedSample: the on-CPU event whose unit the blocked time shares (blocked.c says why
+ * cpu-clock), none for an off-CPU profile */
+static int blocked_events(struct kp_pmu *p)
+{
+	struct PmuAttr a = { .evtList = (char *[]){ "cpu-clock" }, .numEvt = 1 };
+
+	return p->opts.offCpuOnly ? 0 : parse_events(p, &a);
+}
+
 static int check_targets(struct kp_pmu *p, const struct PmuAttr *a)
 {
 	unsigned i, j;
@@ -337,15 +373,6 @@ static int check_targets(struct kp_pmu *p, const struct PmuAttr *a)
 	return 0;
 }
 
-/* fields of PmuAttr this version cannot honour yet: refused, never silently ignored */
-static int check_unsupported(const struct PmuAttr *a)
-{
-	if (a->blockedSample)
-		return kp_fail(KPERF_ERR_NOT_SUPPORTED, -EOPNOTSUPP,
-			       "blockedSample is not implemented by kperf-bpf yet");
-	return 0;
-}
-
 KP_EXPORT int PmuOpen(enum PmuTaskType type, struct PmuAttr *attr)
 {
 	return KperfOpen(type, attr, NULL);
@@ -367,11 +394,14 @@ KP_EXPORT int KperfOpen(enum PmuTaskType type, struct PmuAttr *attr,
 	p->type = type;
 	p->attr = *attr;
 	err = kp_opts_copy(&p->opts, sizeof(p->opts), opts, opts ? opts->sz : 0, "KperfPmuOpts");
-	if (!err)
-		err = check_unsupported(attr);
 	/* libkperf checks user access before anything else */
 	if (!err)
 		err = kp_uaccess_check(type, attr);
+	if (!err && (p->opts.offCpuOnly || p->opts.blockedKernelStack) && !attr->blockedSample)
+		err = kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
+			      "KperfPmuOpts.%s is an option of blocked sampling: set "
+			      "PmuAttr.blockedSample too",
+			      p->opts.offCpuOnly ? "offCpuOnly" : "blockedKernelStack");
 	if (!err)
 		err = check_targets(p, attr);
 	if (!err)
@@ -381,7 +411,7 @@ KP_EXPORT int KperfOpen(enum PmuTaskType type, struct PmuAttr *attr,
 			      "SPE sampling needs the Arm Statistical Profiling Extension "
 			      "(arm_spe PMU); this machine has none");
 	if (!err)
-		err = parse_events(p, attr);
+		err = attr->blockedSample ? blocked_events(p) : parse_events(p, attr);
 	if (!err && attr->branchSampleFilter)
 		err = check_branch_hardware(p);
 	if (!err)
