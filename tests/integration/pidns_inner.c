@@ -626,12 +626,13 @@ static void assert_not_here(int pid)
 Test(pidns_in, target_outside_the_namespace)
 {
 	char *evts[] = { "cpu-clock" };
-	int pid = host_pid(), pids[1] = { pid }, status;
+	int pid, pids[1], status;
 	struct PmuTraceAttr ta = { .pidList = pids, .numPid = 1 };
 	struct PmuAttr pa = { .evtList = evts, .numEvt = 1, .pidList = pids, .numPid = 1 };
 	char cmd[512], *out;
 
-	INNER();
+	INNER(); /* before host_pid(): its variable is set only inside */
+	pid = pids[0] = host_pid();
 	cr_assert_neq(kill(pid, 0), 0, "pid %d is in this namespace too", pid);
 	cr_assert_eq(PmuTraceOpen(TRACE_SYS_CALL, &ta), -1);
 	assert_not_here(pid);

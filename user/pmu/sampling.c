@@ -288,8 +288,10 @@ static int load(struct kp_pmu *p)
 	skel->rodata->cfg.ncgroups = s->has_tp ? (__u32)p->ncgroups : 0;
 	bpf_map__set_max_entries(skel->maps.cgroups,
 				 s->has_tp && p->ncgroups ? (__u32)p->ncgroups : 1);
+	/* at least one slot: a task of off-CPU time alone has no event (a map of 0 is EINVAL) */
 	bpf_map__set_max_entries(skel->maps.tp_pace,
-				 (__u32)p->nevents * (s->has_tp && p->ncgroups ? p->ncgroups : 1));
+				 (__u32)(p->nevents ? p->nevents : 1) *
+					 (s->has_tp && p->ncgroups ? p->ncgroups : 1));
 	if (s->has_tp || !p->opts.aggregate)
 		rb = ringbuf_bytes(p->opts.ringBufferKb);
 	skel->rodata->cfg.wakeup_bytes = rb / 4;
