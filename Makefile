@@ -280,7 +280,8 @@ workloads: $(WORKLOADS) $(WORKLOAD_LIBS) $(GO_WORKLOADS)
 
 test: all $(BUILD)/tests/unit $(BUILD)/tests/integration $(FUZZERS)
 	@$(MAKE) --no-print-directory -s format-check
-	$(MAKE) --no-print-directory test-unit test-integration test-python test-fuzz
+	@# one after the other even under -j: the BPF tests check that nothing of theirs is left loaded
+	$(MAKE) --no-print-directory -j1 test-unit test-integration test-python test-fuzz
 
 test-unit: $(BUILD)/tests/unit workloads
 	KPERF_BUILD=$(abspath $(BUILD)) $(BUILD)/tests/unit --jobs 2
