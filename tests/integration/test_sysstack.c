@@ -226,3 +226,36 @@ Test(sysstack, bad_input)
 	tt_finish(pd);
 	cr_assert_eq(KperfTraceReadStackSummary(pd, &s), -1, "a closed trace");
 }
+
+/* the raw_syscalls fallback (kernels without BTF or task storage, 5.10's path) takes the
+ * same stacks: the same facts */
+Test(sysstack, the_fallback_takes_the_same_stacks)
+{
+	struct PmuTraceAttr a = { .callStack = 1, .symbolMode = RESOLVE_ELF_DWARF };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts);
+	struct KperfTraceStackSummary *s;
+	struct PmuTraceStats st;
+	struct PmuTraceData *d;
+	struct tu_proc w;
+	int pd, n, i, na = 0;
+
+	setenv("KPERF_BPF_FORCE_COMPAT", "1", 1);
+	pd = ss_trace(&a, &x, &w);
+	cr_assert_eq(PmuTraceGetStats(pd, &st), 0);
+	cr_assert_eq(st.fallback, 1);
+	n = PmuTraceRead(pd, &d);
+	cr_assert_eq(n, SS_A + SS_B);
+	for (i = 0; i < n; i++)
+		na += !strcmp(leaf_name(d[i].stack), "ppid_from_a");
+	cr_assert_eq(na, SS_A);
+	assert_leaf(d[n - 1].stack, "ppid_from_b", "SYSSTACK_LINE_B", true);
+	PmuTraceDataFree(d);
+	n = KperfTraceReadStackSummary(pd, &s);
+	cr_assert_eq(n, 2, "%d stacks", n);
+	cr_assert_eq(s[0].calls + s[1].calls, SS_A + SS_B);
+	cr_assert(s[0].calls == SS_A || s[1].calls == SS_A);
+	KperfTraceStackSummaryFree(s);
+	tu_kill(&w);
+	tt_finish(pd);
+	unsetenv("KPERF_BPF_FORCE_COMPAT");
+}

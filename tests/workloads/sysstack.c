@@ -8,9 +8,11 @@
  * a frame-pointer unwinder would skip the function that called it). The source lines of the
  * two calls carry the markers SYSSTACK_LINE_A and SYSSTACK_LINE_B, for the tests to find.
  * --wait reads one byte from stdin before the calls (a tracer attaches to the pid first);
- * --hold prints "done" after the calls and waits to be killed (its stacks still resolve).
+ * --hold prints "done" after the calls and waits to be killed (its stacks still resolve), at
+ * the latest when its parent dies.
  */
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,12 +23,12 @@
 #define RAW_GETPPID(r) \
 	__asm__ volatile("syscall" : "=a"(r) : "0"((long)SYS_getppid) : "rcx", "r11", "memory")
 #elif defined(__aarch64__)
-#define RAW_GETPPID(r)                                                                   \
-	do {                                                                             \
-		register long x8 __asm__("x8") = SYS_getppid;                            \
-		register long x0 __asm__("x0");                                          \
-		__asm__ volatile("svc #0" : "=r"(x0) : "r"(x8) : "memory");              \
-		(r) = x0;                                                                \
+#define RAW_GETPPID(r)                                                      \
+	do {                                                                \
+		register long x8 __asm__("x8") = SYS_getppid;               \
+		register long x0 __asm__("x0");                             \
+		__asm__ volatile("svc #0" : "=r"(x0) : "r"(x8) : "memory"); \
+		(r) = x0;                                                   \
 	} while (0)
 #else
 #define RAW_GETPPID(r) ((r) = syscall(SYS_getppid))
@@ -46,7 +48,8 @@ __attribute__((noinline)) static void ppid_from_a(long n)
 	long i, r;
 
 	for (i = 0; i < n; i++) {
-		RAW_GETPPID(r); sink = r; /* SYSSTACK_LINE_A */
+		RAW_GETPPID(r);
+		sink = r; /* SYSSTACK_LINE_A */
 	}
 	note(n);
 }
@@ -56,7 +59,8 @@ __attribute__((noinline)) static void ppid_from_b(long n)
 	long i, r;
 
 	for (i = 0; i < n; i++) {
-		RAW_GETPPID(r); sink = r; /* SYSSTACK_LINE_B */
+		RAW_GETPPID(r);
+		sink = r; /* SYSSTACK_LINE_B */
 	}
 	note(n);
 }
@@ -72,6 +76,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--hold"))
 			hold = 1;
 	}
+	if (hold)
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (argc - i != 2) {
 		fprintf(stderr, "usage: sysstack [--wait] [--hold] A B\n");
 		return 2;

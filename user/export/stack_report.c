@@ -130,8 +130,9 @@ static void table(FILE *f, const struct PmuTraceSummary *s, int n,
 {
 	int i, j, shown, stacks;
 
-	fprintf(f, "\nStacks by total latency (at most %d per process and syscall; user frames, "
-		   "leaf first):\n",
+	fprintf(f,
+		"\nStacks by total latency (at most %d per process and syscall; user frames, "
+		"leaf first):\n",
 		top);
 	for (i = 0; i < n; i++) {
 		stacks = 0;
@@ -190,8 +191,8 @@ void kp_report_syscall_stacks(FILE *f, enum kp_format fmt, const struct PmuTrace
 			put_json_str(f, r->funcs);
 			fprintf(f,
 				",\"nr\":%d,\"calls\":%" PRIu64 ",\"errors\":%" PRIu64
-				",\"total_ns\":%" PRIu64 ",\"min_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64
-				",\"frames\":",
+				",\"total_ns\":%" PRIu64 ",\"min_ns\":%" PRIu64
+				",\"max_ns\":%" PRIu64 ",\"frames\":",
 				r->nr, r->calls, r->errors, r->totalNs, r->minNs, r->maxNs);
 			json_frames(f, r->stack);
 			fputc('}', f);
@@ -208,8 +209,8 @@ void kp_report_syscall_stacks(FILE *f, enum kp_format fmt, const struct PmuTrace
 			fprintf(f,
 				"\",,%s,%d,,,,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 				",%" PRIu64 ",%" PRIu64 ",,,,",
-				r->funcs, r->nr, r->calls, r->errors, r->totalNs, r->minNs, r->maxNs,
-				r->calls ? r->totalNs / r->calls : 0);
+				r->funcs, r->nr, r->calls, r->errors, r->totalNs, r->minNs,
+				r->maxNs, r->calls ? r->totalNs / r->calls : 0);
 			fputc(',', f);
 			csv_folded(f, r->stack);
 			fputc('\n', f);

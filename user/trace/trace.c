@@ -299,6 +299,7 @@ KP_EXPORT int KperfTraceOpen(enum PmuTraceType traceType, struct PmuTraceAttr *t
 	struct kp_sys_bpf_opts o = { .cgroup_fd = -1 };
 	int *nrs = NULL, *tgids = NULL, cgroup_fd = -1, err, pd;
 	struct kp_trace *t = NULL;
+	unsigned i;
 
 	kp_clear();
 	if (!traceAttr)
@@ -339,6 +340,10 @@ KP_EXPORT int KperfTraceOpen(enum PmuTraceType traceType, struct PmuTraceAttr *t
 	err = kp_sys_bpf_open(&o, &t->bpf);
 	if (err)
 		goto out;
+	/* the processes named are alive now: their symbols are recorded before they can exit
+	 * (those that exec first, and the others, are recorded when the poller sees them) */
+	for (i = 0; !x.fromExec && i < o.ntgids; i++)
+		kp_trace_note_process(t, (uint32_t)o.tgids[i]);
 	pd = kp_handle_add(KP_HANDLE_TRACE, t, &trace_ops);
 	if (pd < 0) {
 		err = pd;
@@ -403,7 +408,7 @@ KP_EXPORT int PmuTraceDisable(int pd)
 	return 0;
 }
 
-static void warn_drops(struct kp_trace *t)
+void kp_trace_warn_drops(struct kp_trace *t)
 {
 	uint64_t c[KP_CNT_MAX], dropped;
 
@@ -597,7 +602,7 @@ KP_EXPORT int PmuTraceRead(int pd, struct PmuTraceData **out)
 	}
 	free(recs);
 	free(stk);
-	warn_drops(t);
+	kp_trace_warn_drops(t);
 	pthread_mutex_unlock(&t->lock);
 	kp_handle_put(t);
 	*out = d;
@@ -696,7 +701,7 @@ KP_EXPORT int PmuTraceReadSummary(int pd, struct PmuTraceSummary **out)
 		}
 	}
 	if (n >= 0)
-		warn_drops(t);
+		kp_trace_warn_drops(t);
 	pthread_mutex_unlock(&t->lock);
 	kp_handle_put(t);
 	free(rows);

@@ -142,6 +142,9 @@ struct kp_trace {
 	struct kp_map held; /* tgid -> 1: processes whose symbols it holds (seen with a stack) */
 };
 
+/* What was lost so far, as warnings (trace.c; lock held). */
+void kp_trace_warn_drops(struct kp_trace *t);
+
 /* ---- trace_stack.c ---- */
 
 /* A record of process <tgid> came with a stack: its mappings are recorded (once) so that its

@@ -281,6 +281,7 @@ KP_EXPORT int KperfTraceReadStackSummary(int pd, struct KperfTraceStackSummary *
 	}
 	blk = NULL;
 	*out = s;
+	kp_trace_warn_drops(t);
 out:
 	if (blk) {
 		PmuDataFree(blk->keep);
