@@ -48,9 +48,9 @@ PYTHON     ?= /usr/bin/python3
 SANITIZE   ?=
 
 # libraries every userspace object may use; why each one is there: README.md "Dependencies"
-PKGS       := libbpf libelf libdw zlib libdeflate libcjson libprotobuf-c capstone
+PKGS       := libbpf libelf libdw zlib libdeflate libcjson libprotobuf-c capstone sqlite3
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz -ldeflate -lcjson -lprotobuf-c -lcapstone)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz -ldeflate -lcjson -lprotobuf-c -lcapstone -lsqlite3)
 
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
@@ -128,12 +128,13 @@ help:
 DEB_PKGS := make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libdeflate-dev \
 	    libcjson-dev libprotobuf-c-dev protobuf-c-compiler libcriterion-dev python3 python3-pytest pkg-config \
 	    linux-libc-dev systemtap-sdt-dev elfutils binutils golang-go clang-format \
-	    libcapstone-dev binutils-aarch64-linux-gnu linux-perf chromium libbpf-tools libc6-dbg
+	    libcapstone-dev binutils-aarch64-linux-gnu linux-perf chromium libbpf-tools libc6-dbg \
+	    libsqlite3-dev
 
 # the cross toolchain and the arm64 libraries to link against (criterion: see CROSS_ROOT)
 DEB_PKGS_CROSS := gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross \
 	    libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64 libdeflate-dev:arm64 libcjson-dev:arm64 \
-	    libprotobuf-c-dev:arm64 libcapstone-dev:arm64 systemtap-sdt-dev:arm64 mmdebstrap
+	    libprotobuf-c-dev:arm64 libcapstone-dev:arm64 systemtap-sdt-dev:arm64 libsqlite3-dev:arm64 mmdebstrap
 # the kernel matrix: emulators, and what tests/kernels/fetch.sh uses to make an initramfs
 DEB_PKGS_KERNELS := qemu-system-x86 qemu-system-arm kmod cpio xz-utils zstd
 
