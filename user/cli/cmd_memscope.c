@@ -2,7 +2,7 @@
  * cmd_memscope.c - `kperf-bpf memscope`: the memory events of a command or of processes
  * (allocator calls, use of the blocks, mstx marks) as msMemScope's dump, CSV or SQLite
  * (user/memscope); `kperf-bpf memscope analyze leaks|inefficient FILE ...` runs the Python
- * analyzers (kperf.memscope) over such a file.
+ * analyzers (msmemscope, also kperf.memscope) over such a file.
  *
  *   kperf-bpf memscope [-p PID,... | -- COMMAND ARGS...] [-o FILE.csv | -o FILE.db]
  *                      [--sample-bytes N] [--min-size N] [-g] [--prefix PFX] [-d SECONDS]
@@ -83,7 +83,8 @@ static int parse_bytes(const char *opt, const char *arg, uint64_t *out)
 			return 0;
 		}
 	}
-	fprintf(stderr, "kperf-bpf memscope: %s wants a number of bytes like 524288 or 512k, not '%s'\n",
+	fprintf(stderr,
+		"kperf-bpf memscope: %s wants a number of bytes like 524288 or 512k, not '%s'\n",
 		opt, arg);
 	return -1;
 }
@@ -120,8 +121,9 @@ static int parse(int argc, char **argv, struct ms_cli *o)
 			if (parse_bytes("--sample-bytes", optarg, &o->sample_bytes))
 				return -1;
 			if (!o->sample_bytes) {
-				fprintf(stderr, "kperf-bpf memscope: --sample-bytes must be at least "
-						"1 (leave it out to record every call)\n");
+				fprintf(stderr,
+					"kperf-bpf memscope: --sample-bytes must be at least "
+					"1 (leave it out to record every call)\n");
 				return -1;
 			}
 			break;
@@ -181,7 +183,7 @@ static char *command_path(const char *name)
 	return NULL;
 }
 
-/* `memscope analyze ...`: python3 -m kperf.memscope analyze ..., with the package next to
+/* `memscope analyze ...`: python3 -m msmemscope analyze ..., with the package next to
  * this program (the build tree: build/bin/../../python) when it is there */
 static int analyze(int argc, char **argv)
 {
@@ -203,7 +205,7 @@ static int analyze(int argc, char **argv)
 		if (slash)
 			*slash = '\0';
 		snprintf(dir, sizeof(dir), "%s/../../python", self);
-		snprintf(env, sizeof(env), "%s/kperf/memscope.py", dir);
+		snprintf(env, sizeof(env), "%s/msmemscope/__init__.py", dir);
 		if (access(env, R_OK) == 0) {
 			snprintf(env, sizeof(env), "%s%s%s", dir, old ? ":" : "", old ? old : "");
 			setenv("PYTHONPATH", env, 1);
@@ -212,7 +214,7 @@ static int analyze(int argc, char **argv)
 	py = py && *py ? py : "python3";
 	args[0] = (char *)py;
 	args[1] = "-m";
-	args[2] = "kperf.memscope";
+	args[2] = "msmemscope";
 	for (i = 0; i < argc; i++)
 		args[3 + i] = argv[i];
 	fflush(stdout);
@@ -305,6 +307,16 @@ int cmd_memscope(int argc, char **argv)
 		goto done;
 	}
 	start_ms = kp_cli_elapsed_ms();
+	if (!o.command) {
+		struct kp_ms_stats st0;
+		int i;
+
+		kp_ms_get_stats(m, &st0);
+		fprintf(stderr, "kperf-bpf memscope: recording process%s", o.npids > 1 ? "es" : "");
+		for (i = 0; i < o.npids; i++)
+			fprintf(stderr, "%s%d", i ? "," : " ", o.pids[i]);
+		fprintf(stderr, ": %u probes in %s; Ctrl-C to stop\n", st0.probes, kp_ms_owner(m));
+	}
 	if (o.command) {
 		err = kp_launch_go(&launch);
 		if (err) {

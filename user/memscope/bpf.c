@@ -48,7 +48,7 @@ static int on_rb_sample(void *ctx, void *data, size_t size)
 /* the syscalls whose (fd, buf, len) arguments name user memory that the call reads or fills */
 static void buf_syscalls(__s32 out[8])
 {
-	static const char *const names[] = { "read",  "write",	  "pread64",
+	static const char *const names[] = { "read",	 "write",    "pread64",
 					     "pwrite64", "recvfrom", "sendto" };
 	size_t i;
 
@@ -233,8 +233,8 @@ int kp_ms_bpf_attach_tracepoints(struct kp_ms_bpf *b, bool *no_faults)
 	if (!err)
 		err = attach_tp(b, s->progs.kp_ms_sys_enter, "raw_syscalls", "sys_enter");
 	if (err)
-		return kp_fail(KPERF_ERR_NOT_SUPPORTED, err, "cannot attach memscope's tracepoints: %s",
-			       strerror(-err));
+		return kp_fail(KPERF_ERR_NOT_SUPPORTED, err,
+			       "cannot attach memscope's tracepoints: %s", strerror(-err));
 	if (attach_tp(b, s->progs.kp_ms_fault, "exceptions", "page_fault_user"))
 		*no_faults = true;
 	return 0;

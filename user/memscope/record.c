@@ -407,7 +407,8 @@ void kp_ms_get_stats(struct kp_ms *m, struct kp_ms_stats *st)
 	st->lost_inflight = c[KP_MS_CNT_INFLIGHT_FULL];
 	st->lost_sampled = c[KP_MS_CNT_SAMPLED_FULL];
 	st->lost_stacks = c[KP_MS_CNT_CAP + KP_CAP_FAIL_FULL] +
-			  c[KP_MS_CNT_CAP + KP_CAP_FAIL_CLASH] + c[KP_MS_CNT_CAP + KP_CAP_FAIL_READ];
+			  c[KP_MS_CNT_CAP + KP_CAP_FAIL_CLASH] +
+			  c[KP_MS_CNT_CAP + KP_CAP_FAIL_READ];
 	if (m->act) {
 		kp_act_stats(m->act, &as);
 		st->lost_marks = as.dropped;

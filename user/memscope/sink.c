@@ -73,8 +73,8 @@ static int db_open(struct kp_ms_sink *s)
 		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s\"%s\" %s", i ? ", " : "",
 					kp_ms_columns[i], i == 0 || i == 4 ? "INTEGER" : "TEXT");
 	snprintf(sql + len, sizeof(sql) - len, ")");
-	if (sqlite3_exec(s->db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN", NULL, NULL,
-			 NULL) != SQLITE_OK ||
+	if (sqlite3_exec(s->db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN", NULL,
+			 NULL, NULL) != SQLITE_OK ||
 	    sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
 		return db_fail(s, "write");
 	len = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO " KP_MS_TABLE " VALUES (");

@@ -143,8 +143,7 @@ static int plan_files(char **files, unsigned n, const char *what, const char *pr
 			       "%s has no allocator to trace: no %smalloc symbol in %s%s (a static "
 			       "program without symbols, or an allocator with another prefix: "
 			       "--prefix)",
-			       what, prefix, files[0],
-			       n > 1 ? " or the libraries it loads" : "");
+			       what, prefix, files[0], n > 1 ? " or the libraries it loads" : "");
 	p->owner = strdup(base_name(files[alloc]));
 	if (!p->owner)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
@@ -356,15 +355,16 @@ int kp_ms_plan_command(const char *exe, const char *prefix, struct kp_ms_plan *o
 	memset(out, 0, sizeof(*out));
 	err = interp_of(exe, interp, sizeof(interp), &dynamic);
 	if (err)
-		return kp_fail(KPERF_ERR_INVALID_ARG, err, "%s is not a program kperf-bpf can read: %s",
-			       exe, err == -ENOEXEC ? "not an ELF file" : strerror(-err));
+		return kp_fail(KPERF_ERR_INVALID_ARG, err,
+			       "%s is not a program kperf-bpf can read: %s", exe,
+			       err == -ENOEXEC ? "not an ELF file" : strerror(-err));
 	err = push(&files, &n, exe);
 	if (!err && dynamic) {
 		err = loader_list(interp, exe, &files, &n);
 		if (err == -ENOEXEC)
 			err = kp_fail(KPERF_ERR_INVALID_ARG, err,
-				      "the dynamic loader %s cannot list the libraries of %s", interp,
-				      exe);
+				      "the dynamic loader %s cannot list the libraries of %s",
+				      interp, exe);
 	}
 	if (err) {
 		free_list(files, n);

@@ -25,8 +25,8 @@
 #include "trace/trace.h"
 
 const char *const kp_ms_columns[12] = {
-	"ID",	  "Event", "Event Type", "Name", "Timestamp(ns)",	"Process Id",
-	"Thread ID", "Device ID", "Ptr", "Attr", "Call Stack(Python)", "Call Stack(C)",
+	"ID",	     "Event",	  "Event Type", "Name", "Timestamp(ns)",      "Process Id",
+	"Thread ID", "Device ID", "Ptr",	"Attr", "Call Stack(Python)", "Call Stack(C)",
 };
 
 struct blk {
@@ -176,9 +176,9 @@ static int do_alloc(struct writer *w, const struct kp_ms_ev *e, uint64_t ptr, ui
 	r.ptr = ptr;
 	r.has_ptr = true;
 	if (w->sample_bytes)
-		snprintf(r.attr, sizeof(r.attr), "{size:%" PRIu64 ",allocation_id:%" PRIu64
-			 ",owner:%s,weight:%.0f}",
-			 size, b->id, w->owner, weight(size, w->sample_bytes));
+		snprintf(r.attr, sizeof(r.attr),
+			 "{size:%" PRIu64 ",allocation_id:%" PRIu64 ",owner:%s,weight:%.0f}", size,
+			 b->id, w->owner, weight(size, w->sample_bytes));
 	else
 		snprintf(r.attr, sizeof(r.attr),
 			 "{size:%" PRIu64 ",allocation_id:%" PRIu64 ",owner:%s}", size, b->id,
