@@ -60,13 +60,23 @@ def leaks_csv(tmp_path_factory):
     return out, [int(x, 16) for x in m.groups()], err
 
 
+def big_blocks(path, stdout):
+    """The workload's four 1 MiB blocks, in allocation order, as {name: (allocation id,
+    ptr)}: mmap gives them all the same address, so only their ids tell them apart."""
+    m = re.search(r"early=(\S+) late=(\S+) idle=(\S+) plain=(\S+)", stdout)
+    assert m, stdout
+    rows = [r for r in msmemscope.load(str(path))
+            if r.event == "MALLOC" and r.attr["size"] == 1 << 20 and r.leaf == "ineff"]
+    assert [r.ptr for r in rows] == [int(x, 16) for x in m.groups()]
+    return dict(zip(("early", "late", "idle", "plain"),
+                    ((r.attr["allocation_id"], r.ptr) for r in rows)))
+
+
 @pytest.fixture(scope="module")
 def ineff_csv(tmp_path_factory):
     out = tmp_path_factory.mktemp("ms") / "ineff.csv"
     stdout, _ = record(out, "ineff")
-    m = re.search(r"early=(\S+) late=(\S+) idle=(\S+) plain=(\S+)", stdout)
-    assert m, stdout
-    return out, dict(zip(("early", "late", "idle", "plain"), (int(x, 16) for x in m.groups())))
+    return out, big_blocks(out, stdout)
 
 
 def check_leak_report(rep, ptrs):
@@ -154,21 +164,22 @@ def test_inefficient_exact(ineff_csv, tmp_path):
     copy.write_bytes(path.read_bytes())
     out = io.StringIO()
     found = msmemscope.check_inefficient(input_path=str(copy), out=out)
-    got = sorted((f.type, f.ptr) for f in found)
-    assert got == sorted([("early_allocation", ptrs["early"]),
-                          ("late_deallocation", ptrs["late"]),
-                          ("temporary_idleness", ptrs["idle"])])
+    got = [(f.type, f.allocation_id, f.ptr) for f in found]
+    assert got == [("early_allocation",) + ptrs["early"],
+                   ("late_deallocation",) + ptrs["late"],
+                   ("temporary_idleness",) + ptrs["idle"]]
     idle = [f for f in found if f.type == "temporary_idleness"][0]
     assert idle.calls == 8000 and idle.size == 1 << 20
     assert all(f.leaf == "ineff" for f in found)
     assert "3 inefficient blocks" in out.getvalue()
     # written back into the MALLOC rows, once even when analyzed twice
     msmemscope.check_inefficient(str(copy), out=io.StringIO())
-    rows = {r.ptr: r for r in msmemscope.load(str(copy)) if r.event == "MALLOC"}
-    assert rows[ptrs["early"]].attr["inefficient"] == "early_allocation"
-    assert rows[ptrs["late"]].attr["inefficient"] == "late_deallocation"
-    assert rows[ptrs["idle"]].attr["inefficient"] == "temporary_idleness"
-    assert "inefficient" not in rows[ptrs["plain"]].attr
+    rows = {r.attr["allocation_id"]: r for r in msmemscope.load(str(copy))
+            if r.event == "MALLOC"}
+    assert rows[ptrs["early"][0]].attr["inefficient"] == "early_allocation"
+    assert rows[ptrs["late"][0]].attr["inefficient"] == "late_deallocation"
+    assert rows[ptrs["idle"][0]].attr["inefficient"] == "temporary_idleness"
+    assert "inefficient" not in rows[ptrs["plain"][0]].attr
     assert sum("inefficient" in r.attr for r in rows.values()) == 3
 
 
@@ -179,12 +190,13 @@ def test_inefficient_filters(ineff_csv, tmp_path):
     a = InefficientAnalyzer()
     only = a.analyze(InefficientConfig(str(copy), inefficient_type=["late_deallocation"]),
                      out=None)
-    assert [(f.type, f.ptr) for f in only] == [("late_deallocation", ptrs["late"])]
+    assert [(f.type, f.allocation_id) for f in only] == [("late_deallocation",
+                                                          ptrs["late"][0])]
     assert a.analyze(InefficientConfig(str(copy), mem_size=(1 << 20) + 1), out=None) == []
     # 8000 calls: idle at a threshold of 7999, not at 8000
     t = InefficientConfig(str(copy), inefficient_type=["temporary_idleness"],
                           idle_threshold=7999)
-    assert [f.ptr for f in a.analyze(t, out=None)] == [ptrs["idle"]]
+    assert [f.allocation_id for f in a.analyze(t, out=None)] == [ptrs["idle"][0]]
     t.idle_threshold = 8000
     assert a.analyze(t, out=None) == []
 
@@ -192,16 +204,17 @@ def test_inefficient_filters(ineff_csv, tmp_path):
 def test_inefficient_sqlite(tmp_path):
     out = tmp_path / "i.db"
     stdout, _ = record(out, "ineff")
-    idle = int(re.search(r"idle=(\S+)", stdout).group(1), 16)
+    idle = big_blocks(out, stdout)["idle"][0]
     found = msmemscope.analyze("inefficient", input_path=str(out), mem_size=0,
                                inefficient_type=["temporary_idleness"], idle_threshold=3000,
                                out=io.StringIO())
-    assert [f.ptr for f in found] == [idle]
+    assert [f.allocation_id for f in found] == [idle]
     con = sqlite3.connect(out)
-    (attr,) = con.execute('SELECT "Attr" FROM memscope_dump WHERE "Event" = \'MALLOC\' AND '
-                          '"Ptr" = ?', (hex(idle),)).fetchone()
+    attrs = [a for (a,) in con.execute('SELECT "Attr" FROM memscope_dump WHERE "Event" = '
+                                       '\'MALLOC\' AND "Attr" LIKE \'%inefficient%\'')]
     con.close()
-    assert "inefficient:temporary_idleness" in attr
+    assert attrs == [f"{{size:1048576,allocation_id:{idle},owner:libc.so.6,"
+                     f"inefficient:temporary_idleness}}"]
 
 
 def test_sampled_total(tmp_path):

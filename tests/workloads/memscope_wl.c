@@ -48,6 +48,13 @@
 
 static int to_thread[2], from_thread[2];
 
+/* <p>, opaque to the compiler: gcc drops a malloc whose block is only freed */
+static void *keep(void *p)
+{
+	__asm__ volatile("" : "+r"(p) : : "memory");
+	return p;
+}
+
 static void *freer(void *arg)
 {
 	void *p;
@@ -117,10 +124,10 @@ void not_leaks(void)
 	p = malloc(32);
 	p = realloc(p, 64);
 	free(p);
-	free(aligned_alloc(256, 1024));
-	free(memalign(128, 256));
-	free(valloc(100));
-	free(pvalloc(100));
+	free(keep(aligned_alloc(256, 1024)));
+	free(keep(memalign(128, 256)));
+	free(keep(valloc(100)));
+	free(keep(pvalloc(100)));
 	m = mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m != MAP_FAILED) {
 		munmap(m + PAGE, PAGE);
@@ -144,7 +151,7 @@ static int leaks(void)
 	l[3] = leak_memalign();
 	l[4] = leak_mmap();
 	not_leaks();
-	late = malloc(700);
+	late = keep(malloc(700));
 	mstxMarkA("test", NULL);
 	free(late);
 	mstxMarkA("test", NULL);
@@ -190,7 +197,7 @@ static int ineff(void)
 		return 2;
 	mstxMarkA("ineff start", NULL);
 	/* early: a block freed between its allocation and its first use */
-	x = malloc(64);
+	x = keep(malloc(64));
 	early = malloc(BIG);
 	at[0] = (unsigned long)early;
 	free(x);
@@ -200,7 +207,7 @@ static int ineff(void)
 	late = malloc(BIG);
 	at[1] = (unsigned long)late;
 	use(late, BIG);
-	y = malloc(64);
+	y = keep(malloc(64));
 	free(late);
 	free(y);
 	/* idle: 8000 allocator calls between two uses */
@@ -208,7 +215,7 @@ static int ineff(void)
 	at[2] = (unsigned long)idle;
 	use(idle, 2 * PAGE);
 	for (i = 0; i < 4000; i++)
-		free(malloc(16));
+		free(keep(malloc(16)));
 	if (write(fd, idle + 2 * PAGE, 64) != 64)
 		return 3;
 	kperf_mem_access(idle + 3 * PAGE, 8);
@@ -236,7 +243,7 @@ static int sampled(long n)
 	for (i = 0; i < n; i++) {
 		x = x * 1103515245u + 12345u;
 		size = 64 + (x >> 8) % (8192 - 64);
-		free(malloc(size));
+		free(keep(malloc(size)));
 		total += size;
 	}
 	printf("sampled total=%llu count=%ld\n", total, n);
