@@ -437,8 +437,17 @@ int BPF_KPROBE(kp_ms_access, __u64 ptr, __u64 size)
 
 /* ---- use evidence ---- */
 
+/* exceptions:page_fault_user's record, as its format has it on every kernel (its BTF type is
+ * trace_event_raw_x86_exceptions before 5.16, trace_event_raw_exceptions since: no CO-RE) */
+struct kp_ms_fault_rec {
+	__u64 common; /* type, flags, preempt count, pid */
+	__u64 address;
+	__u64 ip;
+	__u64 error_code;
+};
+
 SEC("tracepoint/exceptions/page_fault_user")
-int kp_ms_fault(struct trace_event_raw_exceptions *ctx)
+int kp_ms_fault(struct kp_ms_fault_rec *ctx)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct kp_ms_event *e;
