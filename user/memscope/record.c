@@ -23,7 +23,7 @@
 #include "sym/sym.h"
 
 #define DEFAULT_BUFFER_KB 16384
-#define MAX_EVENTS (64ULL << 20) /* 64 Mi events (4.5 GiB) at most in memory */
+#define MAX_EVENTS (16ULL << 20) /* 16 Mi events (1.1 GiB) at most in memory */
 
 struct kp_ms {
 	struct kp_ms_opts o;
