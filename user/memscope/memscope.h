@@ -122,6 +122,7 @@ struct kp_ms_stats {
 	uint64_t not_kept; /* events beyond the in-memory limit */
 	unsigned probes;
 	bool no_faults; /* no page-fault tracepoint here */
+	bool marks_unavailable; /* marks asked for, not collectable here (a command, no cookies) */
 };
 
 struct kp_ms;

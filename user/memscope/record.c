@@ -46,6 +46,7 @@ struct kp_ms {
 	/* tgids whose mappings were snapshotted */
 	struct kp_map seen;
 	bool no_faults;
+	bool marks_unavailable; /* asked for, but this kernel cannot give a command's */
 	int err; /* the first failure while reading (-ENOMEM) */
 };
 
@@ -366,11 +367,21 @@ int kp_ms_open(const struct kp_ms_opts *o, struct kp_ms **out)
 	err = kp_ms_bpf_attach_tracepoints(m->bpf, &m->no_faults);
 	if (err)
 		goto fail;
-	if (!o->no_markers) {
+	/* without attach cookies, libbpf places a USDT probe by its address in a process, which a
+	 * command that has not started yet does not have */
+	if (!o->no_markers && o->from_exec && !kp_have(KP_FEAT_ATTACH_COOKIE)) {
+		m->marks_unavailable = true;
+	} else if (!o->no_markers) {
 		err = open_marks(m);
 		if (err)
 			goto fail;
 	}
+	if (m->marks_unavailable)
+		kp_warn(KPERF_WARN_FALLBACK,
+			"kernel %s has no %s (%s): the mstx marks of a command kperf-bpf starts are "
+			"not collected (record the running process with -p to have them)",
+			kp_kernel_release(), kp_feature_name(KP_FEAT_ATTACH_COOKIE),
+			kp_feature_since(KP_FEAT_ATTACH_COOKIE));
 	*out = m;
 	return 0;
 fail:
@@ -416,6 +427,7 @@ void kp_ms_get_stats(struct kp_ms *m, struct kp_ms_stats *st)
 	st->not_kept = m->not_kept;
 	st->probes = kp_ms_bpf_nprobes(m->bpf);
 	st->no_faults = m->no_faults;
+	st->marks_unavailable = m->marks_unavailable;
 }
 
 int kp_ms_write(struct kp_ms *m, const char *path, struct kp_ms_stats *st)

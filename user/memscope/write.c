@@ -374,9 +374,10 @@ int kp_ms_write_file(struct kp_ms *m, const char *path, struct kp_ms_stats *st)
 		row_init(&r, &lost, "SYSTEM", "LOST", "lost_events");
 		snprintf(r.attr, sizeof(r.attr),
 			 "{ringbuf:%" PRIu64 ",inflight:%" PRIu64 ",sampled:%" PRIu64
-			 ",stacks:%" PRIu64 ",marks:%" PRIu64 ",not_kept:%" PRIu64 "}",
+			 ",stacks:%" PRIu64 ",marks:%" PRIu64 ",not_kept:%" PRIu64 "%s}",
 			 st->lost_ringbuf, st->lost_inflight, st->lost_sampled, st->lost_stacks,
-			 st->lost_marks, st->not_kept);
+			 st->lost_marks, st->not_kept,
+			 st->marks_unavailable ? ",marks_unavailable:1" : "");
 		err = emit(&w, &r);
 	}
 	if (err) {
