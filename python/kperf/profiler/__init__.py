@@ -210,6 +210,19 @@ def dumps(reset=False, format="table", sort_by="total", ascending=False):  # noq
         return text
 
 
+def _forget_in_child():
+    """A forked child is not the session's process: it records nothing and writes no file
+    (its parent's session goes on in the parent)."""
+    global _session, _running, _paused, _lock
+    _lock = threading.RLock()
+    STATE.active = False
+    STATE.objs = []
+    _session, _running, _paused = None, False, False
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
+
+
 @atexit.register
 def _at_exit():
     """A session still running at exit is stopped and written (as MXNet does)."""

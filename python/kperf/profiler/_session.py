@@ -44,10 +44,12 @@ class State:
 
 
 STATE = State()
+THREAD_NAMES = {}  # tid -> the name of the Python thread that recorded there
 
 
 def thread_names():
-    names = {os.getpid(): _process_name()}
+    names = dict(THREAD_NAMES)
+    names[os.getpid()] = _process_name()
     for t in threading.enumerate():
         if t.native_id is not None:
             names[t.native_id] = t.name

@@ -9,14 +9,23 @@ same running stretch of one session (a pause in between drops it). Start and sto
 clock read and a list append; stopping a Task that was not started does nothing.
 """
 
+import os
 import threading
 
-from ._session import STATE, now
+from ._session import STATE, THREAD_NAMES, now
 from .errors import ProfilerError
 
 __all__ = ["Domain", "Task", "Frame", "Event", "Counter", "Marker"]
 
 _local = threading.local()
+
+
+def _new_local():
+    global _local
+    _local = threading.local()  # a forked child's threads have ids of their own
+
+
+os.register_at_fork(after_in_child=_new_local)
 
 
 def _tid():
@@ -26,6 +35,7 @@ def _tid():
         return _local.tid
     except AttributeError:
         _local.tid = threading.get_native_id()
+        THREAD_NAMES[_local.tid] = threading.current_thread().name  # it may end before a dump
         return _local.tid
 
 
