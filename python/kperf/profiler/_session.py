@@ -158,14 +158,16 @@ class Session:
         """The profiler's thread: the jobs of the other threads (reading the kernel's part,
         writing the file), and every dump_period seconds a write (continuous_dump)."""
         period = self.cfg["dump_period"] if self.cfg["continuous_dump"] else None
+        wait = period
         while True:
             try:
-                job = self.jobs.get(timeout=period)
+                job = self.jobs.get(timeout=wait)
             except queue.Empty:
                 job = (self._write, self.cfg["filename"], None)
             if job is None:
                 return
             fn, arg, box = job
+            t0 = time.monotonic()
             try:
                 res = fn(arg)
             except BaseException as e:  # noqa: BLE001 - handed to the caller
@@ -175,6 +177,11 @@ class Session:
             if box is not None:
                 box.append(res)
                 box.done.set()
+            elif period is not None:
+                # a rewrite takes longer as the trace grows (and holds the GIL while it
+                # parses): the next one waits at least 10 times as long as this one took,
+                # so that dumping costs the program at most about a tenth of its time
+                wait = max(period, 10 * (time.monotonic() - t0))
 
     def _call(self, fn, arg):
         """fn(arg) on the profiler's thread while it runs (so that its syscalls are not the
