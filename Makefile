@@ -420,9 +420,11 @@ install: lib cli
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@VERSION@|$(VERSION)|' \
 		scripts/libkperf-bpf.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libkperf-bpf.pc
 	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/
-	@# libkperf's three Python packages (kperf, ksym and the _libkperf layer), and msmemscope
-	for pkg in $(PY_PKGS); do install -d $(DESTDIR)$(PYDIR)/$$pkg && \
-		install -m 644 python/$$pkg/*.py $(DESTDIR)$(PYDIR)/$$pkg/ || exit 1; done
+	@# libkperf's three Python packages (kperf, ksym and the _libkperf layer), and msmemscope,
+	@# with their subpackages (kperf.profiler)
+	for d in $$(cd python && find $(PY_PKGS) -name __pycache__ -prune -o -type d -print); do \
+		install -d $(DESTDIR)$(PYDIR)/$$d && \
+		install -m 644 python/$$d/*.py $(DESTDIR)$(PYDIR)/$$d/ || exit 1; done
 	echo '$(LIBDIR)/$(SONAME)' > $(DESTDIR)$(PYDIR)/kperf/_libpath.txt
 	@if [ -z "$(DESTDIR)" ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
