@@ -194,7 +194,8 @@ Test(sysstack_cli, bad_input)
 		  "kperf-bpf trace: --format folded is the summary by stack at the end: not with "
 		  "-i (use table, json or csv)\n" },
 		{ "--dwarf -d 1", "kperf-bpf trace: --dwarf only applies with --stack\n" },
-		{ "--stack-top 3 -d 1", "kperf-bpf trace: --stack-top only applies with --stack\n" },
+		{ "--stack-top 3 -d 1",
+		  "kperf-bpf trace: --stack-top only applies with --stack\n" },
 		{ "--stack-entries 64 -d 1",
 		  "kperf-bpf trace: --stack-entries only applies with --stack\n" },
 		{ "--stack --stack-top 0",

@@ -102,6 +102,8 @@ void kp_sys_bpf_for_each_tgid(struct kp_sys_bpf *b, void (*fn)(void *ctx, uint32
  * number, 0 when unknown. */
 unsigned kp_sys_bpf_stack(struct kp_sys_bpf *b, uint64_t id, bool kernel, uint64_t *ips,
 			  unsigned max);
+/* Delete the summary rows of <tgids> (processes that are gone); the number deleted or -errno. */
+int kp_sys_bpf_forget(struct kp_sys_bpf *b, const int *tgids, unsigned n);
 /* The counters of enum kp_counter, summed over CPUs. */
 void kp_sys_bpf_counters(struct kp_sys_bpf *b, uint64_t out[KP_CNT_MAX]);
 bool kp_sys_bpf_is_compat(const struct kp_sys_bpf *b);
