@@ -156,13 +156,14 @@ static bool stack_has(const struct Stack *st, const char *fn)
  * namespace pid: every record is its pid, the worker's blocks are on its namespace tid */
 Test(pidns_in, offcpu_by_pid)
 {
-	char *argv[] = { "offcpu",    "--rounds",   "4",     "--compute-ms", "5",
-			 "--block-ms", "30",	     "--wait", NULL };
-	char *argv_long[] = { "offcpu", "--rounds", "100", "--compute-ms", "5", "--block-ms", "30",
-			      NULL };
+	char *argv[] = { "offcpu", "--rounds", "4", "--compute-ms", "5", "--block-ms",
+			 "30",	   "--wait",   NULL };
+	char *argv_long[] = { "offcpu", "--rounds",   "100", "--compute-ms",
+			      "5",	"--block-ms", "30",  NULL };
 	struct tu_proc w = tu_spawn_v(argv, 1);
-	struct PmuAttr a = { .numPid = 1, .blockedSample = 1, .callStack = 1,
-			     .symbolMode = RESOLVE_ELF };
+	struct PmuAttr a = {
+		.numPid = 1, .blockedSample = 1, .callStack = 1, .symbolMode = RESOLVE_ELF
+	};
 	struct PmuData *d = NULL;
 	char buf[512], cmd[1024], *out;
 	int pd, n, i, pid, tid = 0, status;
@@ -182,8 +183,8 @@ Test(pidns_in, offcpu_by_pid)
 	close(w.out_fd);
 	pid = w.pid;
 	cr_assert_eq(tu_wait(&w), 0);
-	cr_assert(strstr(buf, "worker_tid=") && sscanf(strstr(buf, "worker_tid="),
-						       "worker_tid=%d", &tid) == 1,
+	cr_assert(strstr(buf, "worker_tid=") &&
+			  sscanf(strstr(buf, "worker_tid="), "worker_tid=%d", &tid) == 1,
 		  "the workload said: %s", buf);
 	cr_assert_eq(PmuDisable(pd), 0, "%s", Perror());
 	n = PmuRead(pd, &d);
@@ -193,8 +194,7 @@ Test(pidns_in, offcpu_by_pid)
 		if (d[i].tid == tid && stack_has(d[i].stack, "wait_on_pipe"))
 			blocks += d[i].count;
 	}
-	cr_assert_eq(blocks, 4, "the worker (tid %d here) blocked 4 times in wait_on_pipe",
-		     tid);
+	cr_assert_eq(blocks, 4, "the worker (tid %d here) blocked 4 times in wait_on_pipe", tid);
 	PmuDataFree(d);
 	PmuClose(pd);
 	/* the CLI, by the namespace pid, for 0.5 s of a workload blocking every 35 ms for
