@@ -24,7 +24,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 cache=${KPERF_KERNEL_CACHE:-/var/cache/kperf-kernels}
-outroot=${KPERF_KERNEL_OUT:-$src/build/kernels}
+outroot=$(realpath -m "${KPERF_KERNEL_OUT:-$src/build/kernels}")
 limit=${KPERF_KERNEL_TIMEOUT:-2100}
 jobs=${KPERF_KERNEL_JOBS:-2}
 smp=${KPERF_KERNEL_SMP:-2}
@@ -110,8 +110,9 @@ run_one() {
 	set -e
 	# the CPU time of the guest (this shell's children): what it costs with no one else on
 	# the machine, whatever its wall time was under load
-	cpu=$(times | tail -1 | awk '{ n = 0; for (i = 1; i <= NF; i++) { split($i, t, "m");
-		n += t[1] * 60 + t[2] } printf "%d", n }')
+	times >"$out/times" # not in a pipeline: a subshell would count its own children
+	cpu=$(tail -1 "$out/times" | awk '{ n = 0; for (i = 1; i <= NF; i++) {
+		split($i, t, "m"); n += t[1] * 60 + t[2] } printf "%d", n }')
 	echo "$rc $(($(date +%s) - t0)) $cpu" >"$out/boot"
 	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 		echo "timeout after $limit s" >>"$out/boot"
@@ -128,6 +129,25 @@ fi
 
 select="$*"
 mkdir -p "$outroot"
+# The guests run a copy of each build tree, taken now: a build during the run (this
+# tree's or a test's) would otherwise change the programs under the running tests. Inside
+# the project tree, which the arm64 guests see too.
+case $outroot/ in "$src"/*) ;; *)
+	echo "kernels: KPERF_KERNEL_OUT must be inside $src (the arm64 guests see only it)" >&2
+	exit 1
+	;;
+esac
+for a in amd64 arm64; do
+	case $a in amd64) b=$build_amd64 ;; arm64) b=$build_arm64 ;; esac
+	rm -rf "$outroot/build-$a"
+	[ -x "$b/tests/integration" ] || continue
+	mkdir -p "$outroot/build-$a"
+	for d in bin lib tests workloads bpf; do
+		[ -d "$b/$d" ] && cp -a "$b/$d" "$outroot/build-$a/"
+	done
+done
+build_amd64=$outroot/build-amd64 build_arm64=$outroot/build-arm64
+export KPERF_BUILD="$build_amd64" KPERF_BUILD_ARM64="$build_arm64"
 t_all=$(date +%s)
 # a pool of $jobs guests: the next kernel boots as soon as one finishes
 grep -v '^#' "$here/kernels.list" | grep -v '^[[:space:]]*$' | while read -r name arch suite pkg; do
