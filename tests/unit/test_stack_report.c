@@ -11,14 +11,21 @@
 
 #include "export/export.h"
 
-static struct Symbol main_s = { .addr = 0x401000, .module = "/w/sysstack", .symbolName = "main",
-				.fileName = "/src/sysstack.c", .lineNum = 80 };
-static struct Symbol a_s = { .addr = 0x401100, .module = "/w/sysstack",
-			     .symbolName = "ppid_from_a", .fileName = "/src/sysstack.c",
+static struct Symbol main_s = { .addr = 0x401000,
+				.module = "/w/sysstack",
+				.symbolName = "main",
+				.fileName = "/src/sysstack.c",
+				.lineNum = 80 };
+static struct Symbol a_s = { .addr = 0x401100,
+			     .module = "/w/sysstack",
+			     .symbolName = "ppid_from_a",
+			     .fileName = "/src/sysstack.c",
 			     .lineNum = 48 };
-static struct Symbol b_s = { .addr = 0x401200, .module = "/w/sysstack",
+static struct Symbol b_s = { .addr = 0x401200,
+			     .module = "/w/sysstack",
 			     .symbolName = "ppid_from_b" };
-static struct Symbol k_s = { .addr = 0xffffffff81000000UL, .module = "[kernel.kallsyms]",
+static struct Symbol k_s = { .addr = 0xffffffff81000000UL,
+			     .module = "[kernel.kallsyms]",
 			     .symbolName = "do_syscall_64" };
 
 /* kernel frame first, then user frames leaf first */
@@ -28,16 +35,43 @@ static struct Stack b3 = { .symbol = &main_s }, b2 = { .symbol = &b_s, .next = &
 		    b1 = { .symbol = &k_s, .next = &b2 };
 
 static const struct KperfTraceStackSummary rows[] = {
-	{ .funcs = "getppid", .nr = 110, .pid = 42, .comm = "sysstack", .calls = 300,
-	  .totalNs = 900000, .minNs = 1000, .maxNs = 9000, .stack = &a1, .kernelFrames = 1 },
-	{ .funcs = "getppid", .nr = 110, .pid = 42, .comm = "sysstack", .calls = 200,
-	  .totalNs = 400000, .minNs = 1000, .maxNs = 5000, .stack = &b1, .kernelFrames = 1 },
-	{ .funcs = "getppid", .nr = 110, .pid = 42, .comm = "sysstack", .calls = 7,
-	  .totalNs = 7000, .minNs = 1000, .maxNs = 1000, .stack = NULL },
+	{ .funcs = "getppid",
+	  .nr = 110,
+	  .pid = 42,
+	  .comm = "sysstack",
+	  .calls = 300,
+	  .totalNs = 900000,
+	  .minNs = 1000,
+	  .maxNs = 9000,
+	  .stack = &a1,
+	  .kernelFrames = 1 },
+	{ .funcs = "getppid",
+	  .nr = 110,
+	  .pid = 42,
+	  .comm = "sysstack",
+	  .calls = 200,
+	  .totalNs = 400000,
+	  .minNs = 1000,
+	  .maxNs = 5000,
+	  .stack = &b1,
+	  .kernelFrames = 1 },
+	{ .funcs = "getppid",
+	  .nr = 110,
+	  .pid = 42,
+	  .comm = "sysstack",
+	  .calls = 7,
+	  .totalNs = 7000,
+	  .minNs = 1000,
+	  .maxNs = 1000,
+	  .stack = NULL },
 };
 
 static const struct PmuTraceSummary sum[] = {
-	{ .funcs = "getppid", .nr = 110, .pid = 42, .comm = "sysstack", .calls = 507,
+	{ .funcs = "getppid",
+	  .nr = 110,
+	  .pid = 42,
+	  .comm = "sysstack",
+	  .calls = 507,
 	  .totalNs = 1307000 },
 };
 
@@ -143,8 +177,13 @@ Test(stack_report, csv_stack_rows)
 
 static void event(FILE *f)
 {
-	struct PmuTraceData d = { .funcs = "getppid", .startTs = 5, .elapsedTime = 0.001,
-				  .pid = 42, .tid = 42, .cpu = 1, .comm = "sysstack",
+	struct PmuTraceData d = { .funcs = "getppid",
+				  .startTs = 5,
+				  .elapsedTime = 0.001,
+				  .pid = 42,
+				  .tid = 42,
+				  .cpu = 1,
+				  .comm = "sysstack",
 				  .stack = &a1 };
 	struct KperfTraceDataExt x = { .ret = 1, .nr = 110 };
 
@@ -156,7 +195,8 @@ Test(stack_report, an_event_with_its_stack)
 	char *out = render(event);
 
 	cr_assert(strstr(out, "getppid() = 1"), "%s", out);
-	cr_assert(strstr(out, "\n        ppid_from_a  sysstack.c:48\n        main  sysstack.c:80\n"),
+	cr_assert(strstr(out,
+			 "\n        ppid_from_a  sysstack.c:48\n        main  sysstack.c:80\n"),
 		  "%s", out);
 	free(out);
 }
