@@ -44,7 +44,7 @@ static const char *const prog_names[NPROGS] = {
 	"kp_proc_exit", "kp_proc_fork_ns", "kp_mark_fork", "kp_mark_targets",
 };
 
-#define MAX_EXITED_ROWS (1U << 20) /* rows of exited processes kept (~650 MiB at most) */
+#define MAX_EXITED_ROWS (1U << 18) /* rows of exited processes kept (~170 MB at most) */
 #define MAX_PENDING (1U << 16) /* exited processes waiting for their rows to be moved */
 
 struct kp_sys_bpf {
