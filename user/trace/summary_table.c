@@ -125,6 +125,28 @@ int kp_sys_table_copy(struct kp_sys_table *to, const struct kp_sys_table *from)
 	return 0;
 }
 
+size_t kp_sys_table_drop(struct kp_sys_table *t, const int *tgids, unsigned n)
+{
+	size_t i, j, kept = 0;
+
+	for (i = 0; i < t->n; i++) {
+		for (j = 0; j < n; j++)
+			if ((uint32_t)tgids[j] == t->rows[i].key.tgid)
+				break;
+		if (j == n)
+			t->rows[kept++] = t->rows[i];
+	}
+	if (kept == t->n)
+		return 0;
+	j = t->n - kept;
+	t->n = kept;
+	/* the index again, from the rows kept */
+	memset(t->index, 0, t->isize * sizeof(*t->index));
+	for (i = 0; i < t->n; i++)
+		*slot_of(t, &t->rows[i].key) = i + 1;
+	return j;
+}
+
 void kp_sys_table_free(struct kp_sys_table *t)
 {
 	free(t->rows);

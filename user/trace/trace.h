@@ -89,6 +89,8 @@ struct kp_sys_table {
 int kp_sys_table_add(struct kp_sys_table *t, const struct kp_sys_key *key,
 		     const struct kp_sys_stat *s);
 int kp_sys_table_copy(struct kp_sys_table *to, const struct kp_sys_table *from);
+/* Remove the rows of the <n> processes <tgids>; the number removed. */
+size_t kp_sys_table_drop(struct kp_sys_table *t, const int *tgids, unsigned n);
 void kp_sys_table_free(struct kp_sys_table *t);
 /* to += from (calls, errors, total, min, max, comm if none, histogram folded) */
 void kp_sys_stat_add(struct kp_sys_stat *to, const struct kp_sys_stat *from);
@@ -101,6 +103,9 @@ int kp_sys_bpf_summary(struct kp_sys_bpf *b, struct kp_sys_row **rows);
  * when the rows stay in the kernel (one process). */
 void kp_sys_bpf_harvest(struct kp_sys_bpf *b);
 int kp_sys_bpf_exits_epoll_fd(struct kp_sys_bpf *b);
+/* Delete the summary rows of <tgids> (processes that are gone), in the kernel map and among
+ * the rows of exited processes; the number deleted or -errno. */
+int kp_sys_bpf_forget(struct kp_sys_bpf *b, const int *tgids, unsigned n);
 /* The counters of enum kp_counter, summed over CPUs. */
 void kp_sys_bpf_counters(struct kp_sys_bpf *b, uint64_t out[KP_CNT_MAX]);
 bool kp_sys_bpf_is_compat(const struct kp_sys_bpf *b);
