@@ -166,12 +166,12 @@ Test(trace_exits, a_bystander_creates_no_map_entry)
 	struct PmuTraceSummary *s;
 	struct tu_proc target, bystander;
 	char names[4096];
-	int pids[1], pd, n;
+	int pids[1], pd, n, target_pid;
 	__u32 first = last_map_id();
 
 	target = tu_spawn_v(argv, 0);
 	bystander = tu_spawn_v(argv, 0);
-	pids[0] = target.pid;
+	pids[0] = target_pid = target.pid;
 	a.pidList = pids;
 	a.numPid = 1;
 	pd = KperfTraceOpen(TRACE_SYS_CALL, &a, &x);
@@ -188,7 +188,7 @@ Test(trace_exits, a_bystander_creates_no_map_entry)
 	cr_assert_eq(PmuTraceDisable(pd), 0);
 	n = PmuTraceReadSummary(pd, &s);
 	cr_assert_eq(n, 1, "%d rows: %s", n, Perror());
-	cr_expect_eq(s[0].pid, target.pid);
+	cr_expect_eq(s[0].pid, target_pid);
 	cr_expect_eq(s[0].calls, 100000);
 	PmuTraceSummaryFree(s);
 	tt_finish(pd);
