@@ -58,6 +58,8 @@ CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	      $(PKG_CFLAGS) $(SANITIZE)
 LDFLAGS    += $(SANITIZE)
 LDLIBS     := $(PKG_LIBS) -lstdc++ -lpthread -ldl -lm
+# the command only (the agent's HTTP server): the library does not depend on it
+AGENT_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 
 # the host compiler's system directories, searched last (as libbpf-bootstrap does): libbpf's
 # usdt.bpf.h includes <linux/errno.h>, whose <asm/errno.h> lives in the multiarch directory
@@ -70,7 +72,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf
 PROGRAM_MODULES := cli agent
 LIB_MODULES := $(filter-out $(PROGRAM_MODULES),$(notdir $(wildcard user/*)))
 LIB_SRCS   := $(wildcard $(foreach m,$(LIB_MODULES),user/$(m)/*.c))
-CLI_SRCS   := $(wildcard user/cli/*.c)
+CLI_SRCS   := $(wildcard user/cli/*.c user/agent/*.c)
 BPF_SRCS   := $(wildcard bpf/*.bpf.c)
 SKELS      := $(patsubst bpf/%.bpf.c,$(BUILD)/skel/%.skel.h,$(BPF_SRCS))
 GEN_SYSCALLS := $(BUILD)/gen/syscall_table.h
@@ -126,7 +128,7 @@ help:
 # ---- dependencies ----
 
 DEB_PKGS := make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libdeflate-dev \
-	    libcjson-dev libprotobuf-c-dev protobuf-c-compiler libcriterion-dev python3 python3-pytest pkg-config \
+	    libcjson-dev libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev prometheus libcriterion-dev python3 python3-pytest pkg-config \
 	    linux-libc-dev systemtap-sdt-dev elfutils binutils golang-go clang-format \
 	    libcapstone-dev binutils-aarch64-linux-gnu linux-perf chromium libbpf-tools libc6-dbg \
 	    libsqlite3-dev
@@ -221,7 +223,7 @@ $(STLIB): $(LIB_OBJS)
 
 $(CLI): $(CLI_OBJS) $(STLIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(STLIB) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(STLIB) $(LDLIBS) $(AGENT_LIBS)
 
 # ---- tests ----
 
@@ -418,9 +420,11 @@ install: lib cli
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@VERSION@|$(VERSION)|' \
 		scripts/libkperf-bpf.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libkperf-bpf.pc
 	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/
-	@# libkperf's three Python packages (kperf, ksym and the _libkperf layer), and msmemscope
-	for pkg in $(PY_PKGS); do install -d $(DESTDIR)$(PYDIR)/$$pkg && \
-		install -m 644 python/$$pkg/*.py $(DESTDIR)$(PYDIR)/$$pkg/ || exit 1; done
+	@# libkperf's three Python packages (kperf, ksym and the _libkperf layer), and msmemscope,
+	@# with their subpackages (kperf.profiler)
+	for d in $$(cd python && find $(PY_PKGS) -name __pycache__ -prune -o -type d -print); do \
+		install -d $(DESTDIR)$(PYDIR)/$$d && \
+		install -m 644 python/$$d/*.py $(DESTDIR)$(PYDIR)/$$d/ || exit 1; done
 	echo '$(LIBDIR)/$(SONAME)' > $(DESTDIR)$(PYDIR)/kperf/_libpath.txt
 	@if [ -z "$(DESTDIR)" ] && command -v ldconfig >/dev/null; then ldconfig; fi
 

@@ -87,6 +87,10 @@ def test_make_install_destdir(tmp_path, prefix):
         shipped = sorted(os.path.basename(p) for p in glob.glob(f"{REPO}/python/{name}/*.py"))
         installed = dest / pydir.lstrip("/") / name
         assert shipped and sorted(p.name for p in installed.glob("*.py")) == shipped, name
+    # and its subpackages
+    prof = sorted(os.path.basename(p) for p in glob.glob(f"{REPO}/python/kperf/profiler/*.py"))
+    installed = dest / pydir.lstrip("/") / "kperf" / "profiler"
+    assert prof and sorted(p.name for p in installed.glob("*.py")) == prof
     pkg = dest / pydir.lstrip("/") / "kperf"
     assert (pkg / "_libpath.txt").read_text().strip() == f"{prefix}/lib/{SONAME}"
     lib = dest / prefix.lstrip("/") / "lib" / SONAME
