@@ -48,9 +48,9 @@ PYTHON     ?= /usr/bin/python3
 SANITIZE   ?=
 
 # libraries every userspace object may use; why each one is there: README.md "Dependencies"
-PKGS       := libbpf libelf libdw zlib libdeflate libcjson libprotobuf-c capstone
+PKGS       := libbpf libelf libdw zlib libdeflate libcjson libprotobuf-c capstone sqlite3
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz -ldeflate -lcjson -lprotobuf-c -lcapstone)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz -ldeflate -lcjson -lprotobuf-c -lcapstone -lsqlite3)
 
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
@@ -130,12 +130,13 @@ help:
 DEB_PKGS := make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libdeflate-dev \
 	    libcjson-dev libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev prometheus libcriterion-dev python3 python3-pytest pkg-config \
 	    linux-libc-dev systemtap-sdt-dev elfutils binutils golang-go clang-format \
-	    libcapstone-dev binutils-aarch64-linux-gnu linux-perf chromium libbpf-tools libc6-dbg
+	    libcapstone-dev binutils-aarch64-linux-gnu linux-perf chromium libbpf-tools libc6-dbg \
+	    libsqlite3-dev
 
 # the cross toolchain and the arm64 libraries to link against (criterion: see CROSS_ROOT)
 DEB_PKGS_CROSS := gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross \
 	    libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64 libdeflate-dev:arm64 libcjson-dev:arm64 \
-	    libprotobuf-c-dev:arm64 libcapstone-dev:arm64 systemtap-sdt-dev:arm64 mmdebstrap
+	    libprotobuf-c-dev:arm64 libcapstone-dev:arm64 systemtap-sdt-dev:arm64 libsqlite3-dev:arm64 mmdebstrap
 # the kernel matrix: emulators, and what tests/kernels/fetch.sh uses to make an initramfs
 DEB_PKGS_KERNELS := qemu-system-x86 qemu-system-arm kmod cpio xz-utils zstd
 
@@ -305,7 +306,8 @@ $(BUILD)/workloads/utrace_go: $(wildcard tests/workloads/utrace_go/*)
 
 workloads: $(WORKLOADS) $(WORKLOAD_LIBS) $(GO_WORKLOADS) $(BUILD)/workloads/nofp_dbg
 
-test: all $(BUILD)/tests/unit $(BUILD)/tests/integration $(FUZZERS)
+# the benchmark programs are compiled too (not run): one that no longer builds is caught here
+test: all $(BUILD)/tests/unit $(BUILD)/tests/integration $(FUZZERS) $(BENCHES)
 	@$(MAKE) --no-print-directory -s format-check
 	@# one after the other even under -j: the BPF tests check that nothing of theirs is left loaded
 	$(MAKE) --no-print-directory -j1 test-unit test-integration test-python test-fuzz
@@ -352,7 +354,7 @@ $(BUILD)/bench/%: bench/%.c $(STLIB)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(STLIB) $(LDFLAGS) $(LDLIBS)
 
 bench: all $(BENCHES)
-	@for b in bench/*.sh; do [ -f "$$b" ] && KPERF_BUILD=$(abspath $(BUILD)) sh "$$b"; done; true
+	@for b in bench/*.sh; do [ "$$b" != bench/build.sh ] && KPERF_BUILD=$(abspath $(BUILD)) sh "$$b"; done; true
 
 # ---- fuzzing: libFuzzer targets in tests/fuzz (clang), seeded from tests/fuzz/seeds/<name> ----
 # The library is built once more with the fuzzer's instrumentation (build/fuzz/obj); each
@@ -406,7 +408,7 @@ PYVER ?= $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])
 PYDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(if \
 	 $(filter /usr/local,$(PREFIX)),/usr/local/lib/python$(PYVER)/dist-packages,$(PREFIX)/lib/python$(PYVER)/site-packages))
 LIBDIR ?= $(PREFIX)/lib
-PY_PKGS := kperf ksym _libkperf
+PY_PKGS := kperf ksym _libkperf msmemscope
 
 install: lib cli
 	install -d $(DESTDIR)$(PREFIX)/include/kperf $(DESTDIR)$(LIBDIR)/pkgconfig \
@@ -419,8 +421,8 @@ install: lib cli
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@VERSION@|$(VERSION)|' \
 		scripts/libkperf-bpf.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libkperf-bpf.pc
 	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/
-	@# libkperf's three Python packages: kperf, ksym and the _libkperf layer, with their
-	@# subpackages (kperf.profiler)
+	@# libkperf's three Python packages (kperf, ksym and the _libkperf layer), and msmemscope,
+	@# with their subpackages (kperf.profiler)
 	for d in $$(cd python && find $(PY_PKGS) -name __pycache__ -prune -o -type d -print); do \
 		install -d $(DESTDIR)$(PYDIR)/$$d && \
 		install -m 644 python/$$d/*.py $(DESTDIR)$(PYDIR)/$$d/ || exit 1; done
