@@ -48,9 +48,9 @@ PYTHON     ?= /usr/bin/python3
 SANITIZE   ?=
 
 # libraries every userspace object may use; why each one is there: README.md "Dependencies"
-PKGS       := libbpf libelf libdw zlib libdeflate libcjson libprotobuf-c capstone
+PKGS       := libbpf libelf libdw zlib libdeflate libcjson libprotobuf-c capstone sqlite3
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz -ldeflate -lcjson -lprotobuf-c -lcapstone)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz -ldeflate -lcjson -lprotobuf-c -lcapstone -lsqlite3)
 
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
@@ -130,12 +130,13 @@ help:
 DEB_PKGS := make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libdeflate-dev \
 	    libcjson-dev libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev prometheus libcriterion-dev python3 python3-pytest python3-yaml pkg-config \
 	    linux-libc-dev systemtap-sdt-dev elfutils binutils golang-go clang-format \
-	    libcapstone-dev binutils-aarch64-linux-gnu linux-perf chromium libbpf-tools libc6-dbg
+	    libcapstone-dev binutils-aarch64-linux-gnu linux-perf chromium libbpf-tools libc6-dbg \
+	    libsqlite3-dev
 
 # the cross toolchain and the arm64 libraries to link against (criterion: see CROSS_ROOT)
 DEB_PKGS_CROSS := gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross \
 	    libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64 libdeflate-dev:arm64 libcjson-dev:arm64 \
-	    libprotobuf-c-dev:arm64 libcapstone-dev:arm64 systemtap-sdt-dev:arm64 mmdebstrap
+	    libprotobuf-c-dev:arm64 libcapstone-dev:arm64 systemtap-sdt-dev:arm64 libsqlite3-dev:arm64 mmdebstrap
 # the kernel matrix: emulators, and what tests/kernels/fetch.sh uses to make an initramfs
 DEB_PKGS_KERNELS := qemu-system-x86 qemu-system-arm kmod cpio xz-utils zstd
 
@@ -233,6 +234,17 @@ $(BUILD)/tests/unit: $(UNIT_SRCS) $(STLIB) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(UNIT_SRCS) $(STLIB) $(LDFLAGS) $(LDLIBS) $(CRITERION)
 
+# an arm64 shared object with known call-frame information (the unwind table tests), built on
+# any host with binutils-aarch64-linux-gnu; its test skips where those are missing
+AARCH64_AS ?= aarch64-linux-gnu-as
+AARCH64_LD ?= aarch64-linux-gnu-ld
+UNWIND_FIXTURES := $(if $(shell command -v $(AARCH64_AS) 2>/dev/null),$(BUILD)/tests/unwind_arm64.so)
+
+$(BUILD)/tests/unwind_arm64.so: tests/unwind/arm64_cfi.S
+	@mkdir -p $(dir $@)
+	$(AARCH64_AS) $< -o $@.o
+	$(AARCH64_LD) -shared --build-id --unresolved-symbols=ignore-all -o $@ $@.o
+
 # BPF objects of the tests (e.g. one every verifier must reject), loaded by the integration tests
 TEST_BPF   := $(patsubst tests/bpf/%.bpf.c,$(BUILD)/tests/bpf/%.bpf.o,$(wildcard tests/bpf/*.bpf.c))
 
@@ -269,6 +281,20 @@ $(BUILD)/workloads/inline_cxx: tests/workloads/inline_cxx.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) -g -O2 -fno-omit-frame-pointer $(WL_ARCH_CFLAGS) -Wall -o $@ $<
 
+# the .eh_frame unwinder's workload: built as distributions build, without frame pointers
+# (-fno-optimize-sibling-calls keeps its call tree fixed)
+$(BUILD)/workloads/nofp: tests/workloads/nofp.c
+	@mkdir -p $(dir $@)
+	$(CC) -g -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -fasynchronous-unwind-tables \
+		-Wall -o $@ $<
+
+# ... and its frames described in .debug_frame only (no unwind tables asked: gcc writes the
+# call-frame information for the debugger), as some distributions' libraries are
+$(BUILD)/workloads/nofp_dbg: tests/workloads/nofp.c
+	@mkdir -p $(dir $@)
+	$(CC) -g -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -fno-asynchronous-unwind-tables \
+		-fno-unwind-tables -Wall -o $@ $<
+
 # a Go workload (UTrace's fetchG), built only where Go is installed; its test skips otherwise
 GO         := $(shell command -v go 2>/dev/null)
 GO_WORKLOADS := $(if $(GO),$(BUILD)/workloads/utrace_go)
@@ -278,14 +304,14 @@ $(BUILD)/workloads/utrace_go: $(wildcard tests/workloads/utrace_go/*)
 	cd tests/workloads/utrace_go && GO111MODULE=off GOFLAGS= CGO_ENABLED=0 \
 		GOCACHE=$(abspath $(BUILD))/go-cache $(GO) build -o $(abspath $@) .
 
-workloads: $(WORKLOADS) $(WORKLOAD_LIBS) $(GO_WORKLOADS)
+workloads: $(WORKLOADS) $(WORKLOAD_LIBS) $(GO_WORKLOADS) $(BUILD)/workloads/nofp_dbg
 
 test: all $(BUILD)/tests/unit $(BUILD)/tests/integration $(FUZZERS)
 	@$(MAKE) --no-print-directory -s format-check
 	@# one after the other even under -j: the BPF tests check that nothing of theirs is left loaded
 	$(MAKE) --no-print-directory -j1 test-unit test-integration test-python test-fuzz
 
-test-unit: $(BUILD)/tests/unit workloads
+test-unit: $(BUILD)/tests/unit workloads $(UNWIND_FIXTURES)
 	KPERF_BUILD=$(abspath $(BUILD)) $(BUILD)/tests/unit --jobs 2
 
 test-integration: $(BUILD)/tests/integration workloads $(CLI)
@@ -381,7 +407,7 @@ PYVER ?= $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])
 PYDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(if \
 	 $(filter /usr/local,$(PREFIX)),/usr/local/lib/python$(PYVER)/dist-packages,$(PREFIX)/lib/python$(PYVER)/site-packages))
 LIBDIR ?= $(PREFIX)/lib
-PY_PKGS := kperf ksym _libkperf
+PY_PKGS := kperf ksym _libkperf msmemscope
 
 install: lib cli
 	install -d $(DESTDIR)$(PREFIX)/include/kperf $(DESTDIR)$(LIBDIR)/pkgconfig \
@@ -394,9 +420,11 @@ install: lib cli
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@VERSION@|$(VERSION)|' \
 		scripts/libkperf-bpf.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libkperf-bpf.pc
 	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/
-	@# libkperf's three Python packages: kperf, ksym and the _libkperf layer
-	for pkg in $(PY_PKGS); do install -d $(DESTDIR)$(PYDIR)/$$pkg && \
-		install -m 644 python/$$pkg/*.py $(DESTDIR)$(PYDIR)/$$pkg/ || exit 1; done
+	@# libkperf's three Python packages (kperf, ksym and the _libkperf layer), and msmemscope,
+	@# with their subpackages (kperf.profiler)
+	for d in $$(cd python && find $(PY_PKGS) -name __pycache__ -prune -o -type d -print); do \
+		install -d $(DESTDIR)$(PYDIR)/$$d && \
+		install -m 644 python/$$d/*.py $(DESTDIR)$(PYDIR)/$$d/ || exit 1; done
 	echo '$(LIBDIR)/$(SONAME)' > $(DESTDIR)$(PYDIR)/kperf/_libpath.txt
 	@if [ -z "$(DESTDIR)" ] && command -v ldconfig >/dev/null; then ldconfig; fi
 

@@ -1,0 +1,87 @@
+/*
+ * unwind.h - the unwind tables of ELF files (the module's one internal header): each file's
+ * call-frame information (.eh_frame, and .debug_frame where present), read through libdw's CFI
+ * interface and compiled into a sorted array of 16-byte rows (bpf/unwind_table.h) that the BPF
+ * unwinder binary-searches. Tables are cached by GNU build-id (else by device, inode, size and
+ * mtime), so a library mapped by a thousand processes is compiled once.
+ *
+ *   compile.c   ELF -> rows (libdw's dwarf_cfi_addrframe per row; PLT stubs; signal frames)
+ *   cache.c     files -> tables, by build-id; reference counts; figures
+ */
+#ifndef KPERF_UNWIND_H
+#define KPERF_UNWIND_H
+
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "unwind_table.h"
+
+struct Elf;
+
+/* what a compile saw (benchmarks, tests, the "why" of a missing frame) */
+struct kp_uw_stats {
+	uint32_t fdes_eh; /* FDEs of .eh_frame used */
+	uint32_t fdes_debug; /* FDEs of .debug_frame used (addresses no .eh_frame FDE covers) */
+	uint32_t fdes_skipped; /* FDEs not used: empty, overlapping, undecodable */
+	uint32_t rows_raw; /* rows before equal neighbours were merged */
+	uint32_t rows_expr; /* rows whose CFA rule is EXPR (not evaluable in BPF) */
+	uint32_t rows_signal; /* rows of signal trampolines */
+	uint32_t plt_synth; /* PLT sections given synthetic rows (no CFI for them) */
+};
+
+struct kp_uw_table {
+	uint64_t base; /* rows' pc are offsets from this ELF virtual address */
+	uint64_t end; /* one past the last address any row covers */
+	uint32_t nrows;
+	uint16_t machine; /* EM_X86_64 or EM_AARCH64 */
+	struct kp_uw_row *rows;
+	uint8_t build_id[64];
+	size_t build_id_len;
+	struct kp_uw_stats stats;
+	/* cache.c's */
+	unsigned refs;
+	uint64_t key_dev, key_ino, key_size, key_mtime;
+	struct kp_uw_table *next;
+};
+
+/* ---- compile.c ---- */
+
+/* Compile <elf>'s call-frame information into a new table (refs 1): 0, or a negative errno
+ * with a sentence in <why>: -ENOTSUP a machine other than x86_64 and arm64, -ENOENT neither
+ * .eh_frame nor .debug_frame, -EFBIG code spanning more than 4 GiB, -EINVAL malformed. */
+int kp_uw_compile(struct Elf *elf, struct kp_uw_table **out, char *why, size_t whylen);
+/* the same for the file at <path> (opened confined when under /proc/PID/root) */
+int kp_uw_compile_path(const char *path, struct kp_uw_table **out, char *why, size_t whylen);
+void kp_uw_table_free(struct kp_uw_table *t);
+
+/* The row that holds at ELF address <pc> (NULL outside every row). A row with CFA NONE says
+ * the file has no call-frame information there. */
+const struct kp_uw_row *kp_uw_lookup(const struct kp_uw_table *t, uint64_t pc);
+
+/* The row as readelf --debug-dump=frames-interp would write its CFA, FP and RA columns, e.g.
+ * "rsp+8 u c-8" or "sp+16 c-16 c-8"; "exp" for an expression, "plt" for a PLT rule. */
+const char *kp_uw_row_str(const struct kp_uw_table *t, const struct kp_uw_row *r, char *buf,
+			  size_t len);
+
+/* ---- cache.c ---- */
+
+/* The table of the file at <path>, compiled at most once per build-id (or identity when it
+ * has none): a reference the caller gives back with kp_uw_put. NULL with -errno in *errp and
+ * a sentence in <why> when it cannot be had (see kp_uw_compile). */
+struct kp_uw_table *kp_uw_get(const char *path, int *errp, char *why, size_t whylen);
+void kp_uw_put(struct kp_uw_table *t);
+
+struct kp_uw_cache_stats {
+	uint64_t compiled; /* tables compiled */
+	uint64_t hits; /* kp_uw_get answered from the cache */
+	uint64_t tables; /* tables held now */
+	uint64_t rows; /* their rows */
+	uint64_t bytes; /* their rows' bytes */
+};
+void kp_uw_cache_stats(struct kp_uw_cache_stats *s);
+/* forget every table no one holds (tests, benchmarks: a cold compile) */
+void kp_uw_cache_trim(void);
+
+#endif
