@@ -13,6 +13,11 @@
  *
  * Processes are named as the caller sees them (pidns.bpf.h): the targets, the summary keys
  * and the records hold pids of the caller's PID namespace.
+ *
+ * With stacks (cfg.kernel_stack, cfg.user_stack, a load-time choice) sys_enter also takes the
+ * stacks with stack_capture.bpf.h, the records carry their ids and sys_exit adds the call to
+ * stack_summary, keyed by (process, syscall, stacks). Without, the verifier drops all of it:
+ * the path of every call is the same as before.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -24,6 +29,9 @@
 #define KP_PIDNS_NO_CORE 1
 #endif
 #include "pidns.bpf.h"
+#include "stack_capture.bpf.h"
+
+_Static_assert(KP_CNT_CAP + KP_CAP_FAILS == KP_CNT_MAX, "stack counters do not fit");
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -86,6 +94,33 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } counters SEC(".maps");
+
+/* the stacks at entry, by id (resized by userspace, 1 entry without stacks) */
+KP_CAP_STACK_MAP(stacks);
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384); /* resized by userspace, 1 entry without stacks */
+	__type(key, struct kp_sys_stack_key);
+	__type(value, struct kp_sys_stack_stat);
+} stack_summary SEC(".maps");
+
+static __always_inline bool want_stacks(void)
+{
+	return cfg.kernel_stack || cfg.user_stack;
+}
+
+/* the stacks of the call being entered, before its start time is taken: their cost is not
+ * part of its latency */
+static __always_inline void take_stacks(void *ctx, struct kp_task_state *st)
+{
+	st->kstack = cfg.kernel_stack ?
+			     kp_capture_stack(ctx, false, &stacks, &counters, KP_CNT_CAP) :
+			     KP_CAP_NONE;
+	st->ustack = cfg.user_stack ? kp_capture_stack(ctx, true, &stacks, &counters, KP_CNT_CAP) :
+				      KP_CAP_NONE;
+}
 
 static __always_inline void count(__u32 idx)
 {
@@ -198,7 +233,7 @@ static __always_inline void classify_fd(struct kp_task_state *st, long nr, long 
 }
 #endif
 
-static __always_inline void on_enter(long nr, long arg0)
+static __always_inline void on_enter(void *ctx, long nr, long arg0)
 {
 	struct kp_task_state *st;
 
@@ -207,8 +242,11 @@ static __always_inline void on_enter(long nr, long arg0)
 #ifdef KPERF_COMPAT
 	/* the kernel's own tid: the in-flight state is per thread, whatever its namespace */
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct kp_task_state init = { .start_ns = bpf_ktime_get_ns(), .nr = nr, .fd = arg0 };
+	struct kp_task_state init = { .nr = nr, .fd = arg0 };
 
+	if (want_stacks())
+		take_stacks(ctx, &init);
+	init.start_ns = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&task_state, &tid, &init, BPF_ANY))
 		count(KP_CNT_STATE_FULL);
 	(void)st;
@@ -222,6 +260,8 @@ static __always_inline void on_enter(long nr, long arg0)
 	st->nr = nr;
 	st->fd = arg0;
 	classify_fd(st, nr, arg0);
+	if (want_stacks())
+		take_stacks(ctx, st);
 	st->start_ns = bpf_ktime_get_ns();
 #endif
 }
@@ -259,6 +299,35 @@ static __always_inline void update_summary(__u32 tgid, __u32 nr, __u64 dur, long
 	s->hist[KP_BOUND(slot, KP_HIST_BPF_SLOTS - 1)]++;
 }
 
+/* the call by its stacks at entry */
+static __always_inline void update_stack_summary(__u32 tgid, const struct kp_task_state *st,
+						 __u64 dur, long ret)
+{
+	struct kp_sys_stack_key key = {
+		.tgid = tgid, .nr = st->nr, .kstack = st->kstack, .ustack = st->ustack
+	};
+	struct kp_sys_stack_stat *s, init = {};
+
+	s = bpf_map_lookup_elem(&stack_summary, &key);
+	if (!s) {
+		bpf_map_update_elem(&stack_summary, &key, &init, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&stack_summary, &key);
+		if (!s) {
+			count(KP_CNT_STACK_SUMMARY_FULL);
+			return;
+		}
+		bpf_get_current_comm(s->comm, sizeof(s->comm));
+	}
+	s->calls++;
+	if (ret < 0)
+		s->errors++;
+	s->total_ns += dur;
+	if (s->calls == 1 || dur < s->min_ns)
+		s->min_ns = dur;
+	if (dur > s->max_ns)
+		s->max_ns = dur;
+}
+
 static __always_inline void emit_record(__u64 id, const struct kp_task_state *st, __u64 start,
 					__u64 dur, long ret)
 {
@@ -267,7 +336,18 @@ static __always_inline void emit_record(__u64 id, const struct kp_task_state *st
 
 	if (dur < cfg.min_duration_ns)
 		return;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (want_stacks()) {
+		/* the record with its stacks: the same record, the ids after it */
+		struct kp_sys_event_stk *es = bpf_ringbuf_reserve(&events, sizeof(*es), 0);
+
+		if (es) {
+			es->kstack = st->kstack;
+			es->ustack = st->ustack;
+		}
+		e = (struct kp_sys_event *)es;
+	} else {
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	}
 	if (!e) {
 		count(KP_CNT_DROPPED);
 		return;
@@ -311,6 +391,8 @@ static __always_inline void on_exit(long ret)
 	dur = now - start;
 	id = kp_pidns_current();
 	update_summary(id >> 32, copy.nr, dur, ret);
+	if (want_stacks())
+		update_stack_summary(id >> 32, &copy, dur, ret);
 	if (cfg.record_events)
 		emit_record(id, &copy, start, dur, ret);
 }
@@ -359,7 +441,7 @@ struct kp_raw_sys_exit {
 SEC("tracepoint/raw_syscalls/sys_enter")
 int kp_sys_enter(struct kp_raw_sys_enter *ctx)
 {
-	on_enter(ctx->id, ctx->args[0]);
+	on_enter(ctx, ctx->id, ctx->args[0]);
 	return 0;
 }
 
@@ -415,7 +497,7 @@ int BPF_PROG(kp_sys_enter, struct pt_regs *regs, long id)
 {
 	/* the first argument costs a read of the registers: only when a descriptor is looked at
 	 * (cfg is read-only data, so the verifier drops the read when it is not) */
-	on_enter(id, cfg.classify_fd ? PT_REGS_PARM1_CORE_SYSCALL(regs) : -1);
+	on_enter(ctx, id, cfg.classify_fd ? PT_REGS_PARM1_CORE_SYSCALL(regs) : -1);
 	return 0;
 }
 

@@ -25,7 +25,9 @@ enum kp_counter {
 	KP_CNT_DROPPED = 0, /* per-call record not reserved: ring buffer full */
 	KP_CNT_SUMMARY_FULL = 1, /* call not counted: summary map full */
 	KP_CNT_STATE_FULL = 2, /* call not timed: no room for its start time */
-	KP_CNT_MAX
+	KP_CNT_STACK_SUMMARY_FULL = 3, /* call not counted by stack: stack summary map full */
+	KP_CNT_CAP = 4, /* KP_CAP_FAILS counters of stack_capture.bpf.h from here on */
+	KP_CNT_MAX = 7
 };
 
 struct kp_sys_key {
@@ -59,6 +61,7 @@ struct kp_task_state {
 	__u64 fd_ino; /* inode number of that descriptor's file (fd_mask syscalls) */
 	__u32 fd_kind; /* enum kp_fd_kind */
 	__u32 pad;
+	__u64 kstack, ustack; /* stack ids at entry (cfg.kernel_stack, user_stack), else 0 */
 };
 
 /* one completed call, through the ring buffer */
@@ -74,6 +77,32 @@ struct kp_sys_event {
 	__s32 fd; /* the first argument, as an int */
 	__u32 fd_kind; /* enum kp_fd_kind of that descriptor (fd_mask syscalls) */
 	__u64 fd_ino; /* its inode number (fd_mask syscalls, KP_FD_SOCKET/PIPE) */
+};
+
+/* one completed call with the stacks taken at its entry: the record when cfg.kernel_stack or
+ * cfg.user_stack is set (ids of the stacks map, KP_CAP_NONE when none) */
+struct kp_sys_event_stk {
+	struct kp_sys_event e;
+	__u64 kstack;
+	__u64 ustack;
+};
+
+/* the summary by stack (map stack_summary, only loaded with stacks): per process, syscall and
+ * the stacks at entry */
+struct kp_sys_stack_key {
+	__u32 tgid;
+	__u32 nr;
+	__u64 kstack;
+	__u64 ustack;
+};
+
+struct kp_sys_stack_stat {
+	__u64 calls;
+	__u64 errors;
+	__u64 total_ns;
+	__u64 min_ns;
+	__u64 max_ns;
+	char comm[KP_COMM_LEN];
 };
 
 /* load-time configuration: one const volatile global, so both object variants share it */
@@ -93,7 +122,8 @@ struct kp_sys_config {
 	__u8 filter_cgroup;
 	__u8 record_events;
 	__u8 classify_fd; /* fd_mask is not empty */
-	__u8 pad[2];
+	__u8 kernel_stack; /* take the kernel stack at entry: records and stack_summary */
+	__u8 user_stack; /* take the user stack at entry */
 };
 
 #endif

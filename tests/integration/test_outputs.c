@@ -293,14 +293,27 @@ Test(outputs, bad_lists_and_a_bare_double_dash_are_refused)
 		cr_expect(strstr(out, cases[i].msg), "%s: %s", args, out);
 		free(out);
 	}
-	/* "--" as the argument of -o is a file name, not the end of the options */
+	/* "--" as the argument of -o is a file name, not the end of the options: written in a
+	 * directory of its own (the current one may be read-only: the kernel matrix's guests) */
 	{
+		char dir[] = "/tmp/kperf-dashdash-XXXXXX", file[64], exe[PATH_MAX],
+		     cmd[PATH_MAX + 64];
+		struct stat sb;
 		int st = -1;
-		char *out = kb("stat -e task-clock -d 0.1 -o -- -a", &st);
+		char *out;
 
+		cr_assert_not_null(realpath(KB, exe), "%s", KB);
+		cr_assert_not_null(mkdtemp(dir));
+		cr_assert_eq(chdir(dir), 0); /* criterion runs each test in its own process */
+		snprintf(cmd, sizeof(cmd), "%s stat -e task-clock -d 0.1 -o -- -a 2>&1", exe);
+		out = tu_run(cmd, &st);
+		cr_assert_not_null(out);
 		cr_expect_eq(st, 0, "%s", out);
+		snprintf(file, sizeof(file), "%s/--", dir);
+		cr_expect_eq(stat(file, &sb), 0, "no file named --: %s", out);
 		free(out);
-		unlink("--");
+		unlink(file);
+		cr_assert_eq(rmdir(dir), 0);
 	}
 }
 

@@ -97,6 +97,24 @@ Test(pidns, what_the_namespace_does_not_contain)
 	tu_kill(&host);
 }
 
+/* mstx markers: by namespace pid (and the child it forks), and from every process with a
+ * host process marking in a loop, which the namespace sees as pid -1; off-CPU time by
+ * namespace pid (pidns_activity.c) */
+Test(pidns, markers_and_offcpu_inside_a_namespace)
+{
+	char *argv[] = { "mstx_wl", "--marks", "100", "--loop", "100000000", NULL };
+	struct tu_proc host;
+	char env[64];
+
+	inner("markers_by_pid", true, "");
+	inner("offcpu_by_pid", true, "");
+	host = tu_spawn_v(argv, 0);
+	cr_assert_gt(host.pid, 0);
+	snprintf(env, sizeof(env), "KPERF_PIDNS_HOSTPID=%d", host.pid);
+	inner("markers_of_every_process", true, env);
+	tu_kill(&host);
+}
+
 Test(pidns, proc_of_another_namespace_is_refused)
 {
 	char cmd[512], *out;

@@ -372,6 +372,12 @@ void kp_report_csv_header(FILE *f)
 	fputs(CSV_HEADER, f);
 }
 
+void kp_report_csv_header_stack(FILE *f)
+{
+	/* one more column: the rows with a stack (events, "stack" rows) fill it */
+	fprintf(f, "%.*s,stack\n", (int)strlen(CSV_HEADER) - 1, CSV_HEADER);
+}
+
 void kp_report_events_begin(FILE *f, enum kp_format fmt)
 {
 	if (fmt == KP_FORMAT_JSON)
@@ -394,6 +400,8 @@ void kp_report_event(FILE *f, enum kp_format fmt, const struct PmuTraceData *d,
 		fprintf(f, "%12.3f %16s/%-7d %s() = %" PRId64 " %12.3f us\n",
 			(double)(d->startTs - t0_ns) / 1e6, d->comm, d->tid, d->funcs, x->ret,
 			d->elapsedTime * 1e3);
+		if (d->stack)
+			kp_report_event_stack(f, fmt, d->stack);
 		break;
 	case KP_FORMAT_JSON:
 		/* by hand, not through cJSON: a flood of calls is printed as fast as it comes */
@@ -402,14 +410,20 @@ void kp_report_event(FILE *f, enum kp_format fmt, const struct PmuTraceData *d,
 		json_str(f, d->comm);
 		fputs(",\"syscall\":", f);
 		json_str(f, d->funcs);
-		fprintf(f, ",\"nr\":%d,\"ret\":%" PRId64 ",\"dur_ns\":%.0f}", x->nr, x->ret,
+		fprintf(f, ",\"nr\":%d,\"ret\":%" PRId64 ",\"dur_ns\":%.0f", x->nr, x->ret,
 			round(d->elapsedTime * 1e6));
+		if (d->stack)
+			kp_report_event_stack(f, fmt, d->stack);
+		fputc('}', f);
 		break;
 	case KP_FORMAT_CSV:
 		fprintf(f, "event,%d,%d,", (int)d->pid, d->tid);
 		csv_str(f, d->comm);
-		fprintf(f, ",%d,%s,%d,%" PRId64 ",%" PRId64 ",%.0f,,,,,,,,,,\n", d->cpu, d->funcs,
+		fprintf(f, ",%d,%s,%d,%" PRId64 ",%" PRId64 ",%.0f,,,,,,,,,,", d->cpu, d->funcs,
 			x->nr, d->startTs, x->ret, d->elapsedTime * 1e6);
+		if (d->stack) /* the "stack" column of kp_report_csv_header_stack */
+			kp_report_event_stack(f, fmt, d->stack);
+		fputc('\n', f);
 		break;
 	}
 }

@@ -18,6 +18,7 @@
 #include "core/pidns.h"
 #include "kperf/pcerrc.h"
 #include "kperf/pmu.h"
+#include "stack/stack.h"
 #include "tracefs/tracefs.h"
 #include "trace.h"
 #include "skel/syscall.skel.h"
@@ -41,8 +42,9 @@ struct kp_sys_bpf {
 	struct bpf_program *progs[NPROGS];
 	struct bpf_link *links[NPROGS];
 	struct ring_buffer *rb;
-	int summary_fd, counters_fd;
+	int summary_fd, counters_fd, stack_summary_fd, stacks_fd;
 	size_t ringbuf_bytes;
+	size_t record_size; /* kp_sys_event, or kp_sys_event_stk with stacks */
 	kp_sys_event_fn on_event;
 	void *ctx;
 	bool compat;
@@ -53,7 +55,7 @@ static int on_rb_sample(void *ctx, void *data, size_t size)
 {
 	struct kp_sys_bpf *b = ctx;
 
-	if (size >= sizeof(struct kp_sys_event) && b->on_event)
+	if (size >= b->record_size && b->on_event)
 		return b->on_event(b->ctx, data);
 	return 0;
 }
@@ -110,6 +112,8 @@ static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
 	}
 	/* reading task->files needs CO-RE: the fallback has none */
 	cfg->classify_fd = o->nfd_nrs > 0 && !b->compat;
+	cfg->kernel_stack = o->kernel_stack;
+	cfg->user_stack = o->user_stack;
 	for (i = 0; i < o->ncpus; i++) {
 		if (o->cpus[i] < 0 || o->cpus[i] >= KP_CPU_WORDS * 64)
 			return kp_fail(LIBPERF_ERR_INVALID_CPULIST, -EINVAL,
@@ -142,6 +146,11 @@ static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
 		bpf_map__set_max_entries(m, (__u32)getpagesize()); /* unused: smallest valid */
 	m = bpf_object__find_map_by_name(b->obj, "summary");
 	bpf_map__set_max_entries(m, o->summary_entries);
+	/* the maps of stacks cost nothing unless asked for (a map of 0 entries is EINVAL) */
+	m = bpf_object__find_map_by_name(b->obj, "stack_summary");
+	bpf_map__set_max_entries(m, o->kernel_stack || o->user_stack ? o->summary_entries : 1);
+	m = bpf_object__find_map_by_name(b->obj, "stacks");
+	bpf_map__set_max_entries(m, o->kernel_stack || o->user_stack ? o->stack_entries : 1);
 	m = bpf_object__find_map_by_name(b->obj, "targets");
 	/* room for the given processes, and for their children when following forks */
 	bpf_map__set_max_entries(m, o->follow_fork ? 65536 : (o->ntgids > 0 ? o->ntgids : 1));
@@ -275,6 +284,8 @@ int kp_sys_bpf_open(const struct kp_sys_bpf_opts *o, struct kp_sys_bpf **out)
 	if (!b)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 	b->on_event = o->on_event;
+	b->record_size = o->kernel_stack || o->user_stack ? sizeof(struct kp_sys_event_stk) :
+							    sizeof(struct kp_sys_event);
 	b->ctx = o->ctx;
 	b->ncpus = libbpf_num_possible_cpus();
 	if (btf && strcmp(btf, "/sys/kernel/btf/vmlinux"))
@@ -317,6 +328,8 @@ int kp_sys_bpf_open(const struct kp_sys_bpf_opts *o, struct kp_sys_bpf **out)
 	}
 	b->summary_fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "summary"));
 	b->counters_fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "counters"));
+	b->stack_summary_fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "stack_summary"));
+	b->stacks_fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "stacks"));
 	if (o->record_events) {
 		b->ringbuf_bytes = o->ringbuf_bytes;
 		b->rb = ring_buffer__new(
@@ -428,6 +441,92 @@ int kp_sys_bpf_summary(struct kp_sys_bpf *b, struct kp_sys_row **rows)
 	return (int)n;
 }
 
+int kp_sys_bpf_stack_summary(struct kp_sys_bpf *b, struct kp_sys_stack_row **rows)
+{
+	size_t vsize = (sizeof(struct kp_sys_stack_stat) + 7) / 8 * 8, cap = 0, n = 0;
+	struct kp_sys_stack_key key, next, *prev = NULL;
+	struct kp_sys_stack_row *out = NULL;
+	char *vals;
+	int c;
+
+	*rows = NULL;
+	vals = calloc((size_t)b->ncpus, vsize);
+	if (!vals)
+		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	while (bpf_map_get_next_key(b->stack_summary_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(b->stack_summary_fd, &key, vals))
+			continue; /* deleted meanwhile */
+		if (kp_grow((void **)&out, &cap, n + 1, sizeof(*out))) {
+			free(out);
+			free(vals);
+			return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+		}
+		memset(&out[n], 0, sizeof(out[n]));
+		out[n].key = key;
+		for (c = 0; c < b->ncpus; c++) {
+			const struct kp_sys_stack_stat *s =
+				(const void *)(vals + vsize * (size_t)c);
+			struct kp_sys_stack_stat *t = &out[n].stat;
+
+			if (!s->calls)
+				continue;
+			if (!t->calls || s->min_ns < t->min_ns)
+				t->min_ns = s->min_ns;
+			if (s->max_ns > t->max_ns)
+				t->max_ns = s->max_ns;
+			if (!t->comm[0])
+				memcpy(t->comm, s->comm, sizeof(t->comm));
+			t->calls += s->calls;
+			t->errors += s->errors;
+			t->total_ns += s->total_ns;
+		}
+		if (out[n].stat.calls)
+			n++;
+	}
+	free(vals);
+	*rows = out;
+	return (int)n;
+}
+
+void kp_sys_bpf_for_each_tgid(struct kp_sys_bpf *b, void (*fn)(void *ctx, uint32_t tgid), void *ctx)
+{
+	struct kp_sys_key key, next, *prev = NULL;
+
+	while (bpf_map_get_next_key(b->summary_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		fn(ctx, key.tgid);
+	}
+}
+
+unsigned kp_sys_bpf_stack(struct kp_sys_bpf *b, uint64_t id, bool kernel, uint64_t *ips,
+			  unsigned max)
+{
+	return kp_stack_read(b->stacks_fd, id, kernel, ips, max);
+}
+
+/* the summary by stack forgets the same processes (nothing to do without stacks) */
+static void forget_stack_rows(struct kp_sys_bpf *b, const int *tgids, unsigned n)
+{
+	struct kp_sys_stack_key key, next, *prev = NULL, *del = NULL;
+	size_t cap = 0, ndel = 0, i;
+
+	while (bpf_map_get_next_key(b->stack_summary_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		for (i = 0; i < n; i++)
+			if ((__u32)tgids[i] == key.tgid)
+				break;
+		if (i < n && !kp_grow((void **)&del, &cap, ndel + 1, sizeof(*del)))
+			del[ndel++] = key;
+	}
+	for (i = 0; i < ndel; i++)
+		bpf_map_delete_elem(b->stack_summary_fd, &del[i]);
+	free(del);
+}
+
 int kp_sys_bpf_forget(struct kp_sys_bpf *b, const int *tgids, unsigned n)
 {
 	struct kp_sys_key key, next, *prev = NULL, *del = NULL;
@@ -454,6 +553,7 @@ int kp_sys_bpf_forget(struct kp_sys_bpf *b, const int *tgids, unsigned n)
 	for (i = 0; i < ndel; i++)
 		removed += bpf_map_delete_elem(b->summary_fd, &del[i]) == 0;
 	free(del);
+	forget_stack_rows(b, tgids, n);
 	return removed;
 }
 
