@@ -108,11 +108,13 @@ Test(pidns, markers_and_offcpu_inside_a_namespace)
 
 	inner("markers_by_pid", true, "");
 	inner("offcpu_by_pid", true, "");
-	/* a few marks every 10 ms: a busy loop of marks would fill the ring buffer and drop
-	 * the namespace's own */
+	/* a few marks every 10 ms (a busy loop of marks would fill the ring buffer and drop
+	 * the namespace's own), for as long as this test process lives: a failed assertion
+	 * does not leave it behind */
 	snprintf(loop, sizeof(loop),
-		 "while :; do %s/workloads/mstx_wl --marks 1 --calls 0; sleep 0.01; done",
-		 tu_build());
+		 "while kill -0 %d 2>/dev/null; do %s/workloads/mstx_wl --marks 1 --calls 0; "
+		 "sleep 0.01; done",
+		 (int)getpid(), tu_build());
 	host = tu_spawn_v(argv, 0);
 	cr_assert_gt(host.pid, 0);
 	snprintf(env, sizeof(env), "KPERF_PIDNS_HOSTPID=%d", host.pid);
