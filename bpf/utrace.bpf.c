@@ -4,7 +4,8 @@
  *
  * One program, attached by userspace as a uprobe at each function entry and at each return
  * instruction of the functions asked for, per traced process, with the probe's site as attach
- * cookie where the kernel has cookies. A hit is filtered by process (as the caller names it:
+ * cookie where the kernel has cookies; where it has none (before 5.15), one copy of the
+ * program per site, the site a constant of the copy (cfg.site), sharing the maps. A hit is filtered by process (as the caller names it:
  * pidns.bpf.h), then recorded (time, address, thread, cpu, comm, site, and the Go g register
  * when asked) in a ring buffer. A record that cannot be reserved is counted. Nothing here
  * needs BTF: registers are read at the fixed offsets of user_regs.h, and the kernel structs
@@ -77,7 +78,7 @@ int kp_utrace_hit(void *ctx)
 	e->cpu = bpf_get_smp_processor_id();
 	/* a constant in read-only data: on kernels without the helper the verifier never sees
 	 * the call, which it removes as dead code */
-	e->site = cfg.use_cookie ? (__u32)bpf_get_attach_cookie(ctx) : 0;
+	e->site = cfg.use_cookie ? (__u32)bpf_get_attach_cookie(ctx) : cfg.site;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	/* one wake-up per hit would cost more than the hit: wake the reader only when a
 	 * good part of the buffer is waiting (it also polls on a timer) */

@@ -20,8 +20,9 @@ struct kp_ut_event {
 	__u32 tgid;
 	__u32 tid;
 	__u32 cpu;
-	/* the probe's attach cookie: its site + 1; 0 on kernels without cookies (before 5.15),
-	 * where userspace tells the site from (tgid, ip) and the process's mappings */
+	/* the probe's site + 1: its attach cookie, or on kernels without cookies (before
+	 * 5.15) the constant of the program's copy for that site (kp_ut_config.site); 0 when
+	 * unknown, then userspace tells the site from (tgid, ip) and the process's mappings */
 	__u32 site;
 	char comm[KP_UT_COMM_LEN];
 };
@@ -31,7 +32,8 @@ struct kp_ut_config {
 	__u8 filter_pid; /* only the processes of `targets` */
 	__u8 fetch_g; /* read the g register into each record */
 	__u8 use_cookie; /* the kernel has bpf_get_attach_cookie */
-	__u8 pad[5];
+	__u8 pad;
+	__u32 site; /* without cookies: the site + 1 of this copy of the program (0: none) */
 };
 
 #endif

@@ -37,10 +37,17 @@ Test(bpf_load, verifier_rejection_is_reported_as_such)
 {
 	struct utsname u;
 	const char *msg;
+	char log[1024], *p;
 
 	load_rejected();
 	msg = Perror();
 	uname(&u);
+	/* the kernel matrix (tests/kernels/table.py) shows what each kernel's verifier said,
+	 * on one line */
+	snprintf(log, sizeof(log), "%s", kp_bpf_rejected_log());
+	while ((p = strchr(log, '\n')))
+		*p = p[1] ? '|' : '\0';
+	cr_log_info("verifier log of %s: %s", u.release, log);
 	cr_assert_eq(Perrorno(), LIBPERF_ERR_BPF_ACT_FAILED, "%d %s", Perrorno(), msg);
 	cr_assert(strstr(msg, "the verifier of kernel "), "%s", msg);
 	cr_assert(strstr(msg, u.release), "the kernel release is named: %s", msg);

@@ -1,13 +1,16 @@
 #!/bin/sh
-# guest.sh OUT BUILD [FILTER [UNIT]] - what a test guest runs, in the project tree, as root, once the shared
+# guest.sh OUT BUILD [FILTER [UNIT [ALL]]] - what a test guest runs, in the project tree, as root, once the shared
 # root is mounted (tests/kernels/init). Every phase writes into OUT (a share the host reads):
 #   release, arch          uname -r / uname -m
 #   btf                    /sys/kernel/btf/vmlinux (to regenerate vmlinux/ARCH/vmlinux.h)
 #   features.txt           `kperf-bpf features`: the kernel's BPF features and the variant of
 #                          every BPF program that loads here
-#   integration.json/.log  every integration test (criterion), nothing selected by name, so a
-#                          test added to tests/integration runs here without a change
-#   python.xml/.log        the Python tests (pytest), when python3 and pytest are there
+#   integration.json/.log  the integration tests (criterion): every suite but those
+#                          tests/kernels/skip.list names (all of them with ALL=1), so a test
+#                          added to tests/integration runs here without a change
+#   python.xml/.log        the Python tests (pytest) but skip.list's files, when python3 and
+#                          pytest are there
+#   skipped-suites         what skip.list left out
 #   phases                 one line per phase: name, exit status, seconds
 # With FILTER, only the integration tests it selects run (a quicker look at one suite);
 # with FILTER py:EXPR, only the Python tests pytest -k EXPR selects; with sh:BASE64, that
@@ -17,6 +20,7 @@ out=$1
 build=$2
 filter=${3:-}
 unit=${4:-}
+all=${5:-}
 export KPERF_BUILD=$build
 export PYTHONDONTWRITEBYTECODE=1
 export HOME=/root
@@ -45,6 +49,8 @@ cp "$out/features.log" "$out/features.txt"
 # FILTER "py:EXPR" runs the Python tests that pytest -k EXPR selects instead
 case $filter in
 py:*)
+	tree=$(dirname "$build")/tree
+	[ -d "$tree/tests/python" ] && cd "$tree"
 	phase python 900 env KPERF_BPF_LIB="$build/lib/libkperf-bpf.so" PYTHONPATH=python \
 		python3 -m pytest -q -p no:cacheprovider --junitxml="$out/python.xml" \
 		-k "${filter#py:}" tests/python
@@ -65,17 +71,31 @@ sh:*)
 	exit 0
 	;;
 esac
+# what skip.list leaves out: a criterion filter !(a|b)/* and pytest --ignore options
+suites= ignore=
+if [ "$all" != 1 ]; then
+	suites=$(awk '$1 == "integration" { printf "%s%s", sep, $2; sep = "|" }' \
+		tests/kernels/skip.list)
+	ignore=$(awk '$1 == "python" { printf " --ignore=tests/python/%s", $2 }' \
+		tests/kernels/skip.list)
+	awk '$1 == "integration" || $1 == "python" { print $1, $2 }' tests/kernels/skip.list \
+		>"$out/skipped-suites"
+fi
 # --verbose: the log shows each test as it ends, so a hang names its test. The unit tests
 # hardly depend on the kernel and take minutes under emulation: only on request (UNIT=1)
 if [ "$unit" = 1 ]; then
 	phase unit 900 "$build/tests/unit" --jobs 2 --verbose --json="$out/unit.json"
 fi
 # a test that hangs is cut off by the phase's limit; table.py then reads the verbose log
-phase integration 720 "$build/tests/integration" --jobs 1 --verbose \
-	--json="$out/integration.json"
+phase integration 1200 "$build/tests/integration" --jobs 1 --verbose \
+	${suites:+--filter "!($suites)/*"} --json="$out/integration.json"
 if command -v python3 >/dev/null && python3 -c 'import pytest' 2>/dev/null; then
-	phase python 420 env KPERF_BPF_LIB="$build/lib/libkperf-bpf.so" PYTHONPATH=python \
-		python3 -m pytest -q -p no:cacheprovider \
+	# the copy of the tree run.sh took beside the build copies, when there is one
+	tree=$(dirname "$build")/tree
+	[ -d "$tree/tests/python" ] && cd "$tree"
+	# shellcheck disable=SC2086
+	phase python 600 env KPERF_BPF_LIB="$build/lib/libkperf-bpf.so" PYTHONPATH=python \
+		python3 -m pytest -q -p no:cacheprovider --durations=0 $ignore \
 		--junitxml="$out/python.xml" tests/python
 fi
 echo done >>"$out/phases"

@@ -9,11 +9,15 @@ arch=$1
 cache=${KPERF_KERNEL_CACHE:-/var/cache/kperf-kernels}
 root=$cache/rootfs-$arch
 # the shared libraries of libkperf-bpf and the tests (ldd build/arm64/tests/integration),
-# a shell and the tools guest.sh and the tests use (objcopy), Python for the package's tests
+# a shell and the tools guest.sh and the tests call (awk, objdump/objcopy/nm: binutils,
+# perf script/report: linux-perf, ldd: libc-bin, /etc/passwd: base-passwd), Python for the
+# package's tests
 pkgs="libc6 libgcc-s1 libstdc++6 libbpf1 libelf1 libdw1 zlib1g libdeflate0 libzstd1 liblzma5 libbz2-1.0
       libcjson1 libprotobuf-c1 libcapstone4 libcriterion3 dash coreutils procps util-linux grep sed
-      gawk findutils python3 python3-pytest busybox-static binutils"
-key=$(echo "$pkgs" | tr -s ' \n' ' ' | cksum)
+      gawk findutils python3 python3-pytest busybox-static binutils linux-perf libc-bin base-passwd"
+# the key: the package list and this script's fix-ups (a change to either rebuilds the root)
+key=$( (echo "$pkgs" | tr -s ' \n' ' '; sed -n '/^# fix-ups/,$p' "$0") | cksum)
+mkdir -p "$cache"
 if [ -f "$root/.kperf-key" ] && [ "$(cat "$root/.kperf-key")" = "$key" ]; then
 	exit 0
 fi
@@ -26,7 +30,8 @@ echo "rootfs: unpacking bookworm $arch into $root" >&2
 mmdebstrap --quiet --variant=extract --architectures="$arch" \
 	--include="$(echo "$pkgs" | tr -s ' \n' ',' | sed 's/,$//')" \
 	bookworm "$root" "deb $mirror bookworm main"
-# what extract leaves out: the usrmerge links, mount points, and the dynamic loader's cache
+# fix-ups: what extract leaves out (no maintainer script runs): the usrmerge links, mount
+# points, the alternatives (awk), the files postinst scripts write (/etc/passwd, /etc/group)
 for d in bin sbin lib; do
 	[ -e "$root/$d" ] || ln -s "usr/$d" "$root/$d"
 done
@@ -35,4 +40,12 @@ mkdir -p "$root/proc" "$root/sys" "$root/dev" "$root/tmp" "$root/run" "$root/var
 [ -e "$root/bin/sh" ] || ln -s dash "$root/bin/sh"
 [ -e "$root/usr/bin/python3" ] || ln -s "$(cd "$root/usr/bin" && ls python3.* | head -1)" \
 	"$root/usr/bin/python3"
+[ -e "$root/usr/bin/awk" ] || ln -s gawk "$root/usr/bin/awk"
+for f in passwd group; do
+	[ -s "$root/etc/$f" ] || cp "$root/usr/share/base-passwd/$f.master" "$root/etc/$f"
+done
+# every tool the tests call must be there: fail here, not in a guest 10 minutes later
+for t in sh awk objdump objcopy nm perf ldd python3 timeout; do
+	[ -x "$root/usr/bin/$t" ] || [ -x "$root/bin/$t" ] || { echo "rootfs: $t is missing from $root" >&2; exit 1; }
+done
 echo "$key" >"$root/.kperf-key"

@@ -7,11 +7,14 @@
 # x86_64 guests see this machine's / read-only over 9p (the host's libraries, Python, build);
 # arm64 guests see a cached Debian arm64 root (tests/kernels/rootfs.sh) and the project tree.
 # Each boot has its own time limit; a guest that does not finish is reported, not waited for.
+# qemu runs in the foreground of its time limit: stopping run.sh (Ctrl-C, or a kill of its
+# process group) stops the guests too.
 #
 # Environment: KPERF_KERNEL_CACHE (kernels, root; default /var/cache/kperf-kernels),
 # KPERF_KERNEL_OUT (results; default build/kernels), KPERF_KERNEL_TIMEOUT (seconds per boot,
-# default 1200: the guest's own phases end before), KPERF_KERNEL_JOBS (guests at once, default 2: a guest's tests mostly keep one
-# vCPU busy), KPERF_KERNEL_SMP (vCPUs per guest, 2),
+# default 2100: the guest's own phases end before), KPERF_KERNEL_JOBS (guests at once,
+# default 2: a guest's tests mostly keep one vCPU busy), KPERF_KERNEL_SMP (vCPUs per guest, 2),
+# KPERF_KERNEL_ALL=1 (also the suites tests/kernels/skip.list leaves out),
 # KPERF_BUILD / KPERF_BUILD_ARM64 (build trees, default build and build/arm64),
 # KPERF_KERNEL_README=0 (do not touch README.md), KPERF_KERNEL_FILTER=GLOB (only these
 # integration tests: criterion --filter; implies README=0), KPERF_KERNEL_UNIT=1 (the unit
@@ -21,8 +24,8 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 cache=${KPERF_KERNEL_CACHE:-/var/cache/kperf-kernels}
-outroot=${KPERF_KERNEL_OUT:-$src/build/kernels}
-limit=${KPERF_KERNEL_TIMEOUT:-1200}
+outroot=$(realpath -m "${KPERF_KERNEL_OUT:-$src/build/kernels}")
+limit=${KPERF_KERNEL_TIMEOUT:-2100}
 jobs=${KPERF_KERNEL_JOBS:-2}
 smp=${KPERF_KERNEL_SMP:-2}
 build_amd64=$(cd "$src" && realpath -m "${KPERF_BUILD:-build}")
@@ -46,11 +49,12 @@ boot() {
 	args="panic=-1 quiet loglevel=4 kp.src=$src kp.out=$out"
 	[ -n "${KPERF_KERNEL_FILTER:-}" ] && args="$args kp.filter=$KPERF_KERNEL_FILTER"
 	[ "${KPERF_KERNEL_UNIT:-0}" = 1 ] && args="$args kp.unit=1"
+	[ "${KPERF_KERNEL_ALL:-0}" = 1 ] && args="$args kp.all=1"
 	[ -n "${KPERF_BPF_DEBUG:-}" ] && args="$args KPERF_BPF_DEBUG=$KPERF_BPF_DEBUG"
 	case $arch in
 	amd64)
 		# shellcheck disable=SC2086
-		timeout -k 10 "$limit" qemu-system-x86_64 $common -cpu max \
+		timeout --foreground -k 10 "$limit" qemu-system-x86_64 $common -cpu max \
 			-virtfs "local,path=/,mount_tag=root,readonly=on,$share" \
 			-append "console=ttyS0 $args kp.build=$build_amd64" \
 			</dev/null >"$out/console.log" 2>&1
@@ -61,7 +65,7 @@ boot() {
 		# pauth-impdef: QEMU's cheap pointer authentication; the architected one
 		# (QARMA) makes every function return slow under TCG
 		# shellcheck disable=SC2086
-		timeout -k 10 "$limit" qemu-system-aarch64 $common -machine virt \
+		timeout --foreground -k 10 "$limit" qemu-system-aarch64 $common -machine virt \
 			-cpu max,pauth-impdef=on \
 			-virtfs "local,path=$root,mount_tag=root,readonly=on,$share" \
 			-virtfs "local,path=$src,mount_tag=src,readonly=on,$share" \
@@ -104,11 +108,16 @@ run_one() {
 	boot "$name" "$arch" "$kdir" "$out"
 	rc=$?
 	set -e
-	echo "$rc $(($(date +%s) - t0))" >"$out/boot"
+	# the CPU time of the guest (this shell's children): what it costs with no one else on
+	# the machine, whatever its wall time was under load
+	times >"$out/times" # not in a pipeline: a subshell would count its own children
+	cpu=$(tail -1 "$out/times" | awk '{ n = 0; for (i = 1; i <= NF; i++) {
+		split($i, t, "m"); n += t[1] * 60 + t[2] } printf "%d", n }')
+	echo "$rc $(($(date +%s) - t0)) $cpu" >"$out/boot"
 	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 		echo "timeout after $limit s" >>"$out/boot"
 	fi
-	echo "kernels: $name-$arch: done in $(($(date +%s) - t0)) s (qemu exit $rc)"
+	echo "kernels: $name-$arch: done in $(($(date +%s) - t0)) s, $cpu s of CPU (qemu exit $rc)"
 }
 
 # run.sh --one NAME ARCH SUITE PACKAGE: one guest (what the pool below starts)
@@ -120,6 +129,32 @@ fi
 
 select="$*"
 mkdir -p "$outroot"
+# The guests run a copy of each build tree, taken now: a build during the run (this
+# tree's or a test's) would otherwise change the programs under the running tests. Inside
+# the project tree, which the arm64 guests see too.
+case $outroot/ in "$src"/*) ;; *)
+	echo "kernels: KPERF_KERNEL_OUT must be inside $src (the arm64 guests see only it)" >&2
+	exit 1
+	;;
+esac
+for a in amd64 arm64; do
+	case $a in amd64) b=$build_amd64 ;; arm64) b=$build_arm64 ;; esac
+	rm -rf "$outroot/build-$a"
+	[ -x "$b/tests/integration" ] || continue
+	mkdir -p "$outroot/build-$a"
+	for d in bin lib tests workloads bpf; do
+		[ -d "$b/$d" ] && cp -a "$b/$d" "$outroot/build-$a/"
+	done
+done
+# and the Python package with its tests, from a copy of the tree's files (git's list:
+# tracked and not ignored), for the same reason: a merge during the run would bring tests
+# that the copied build does not match (guest.sh runs pytest there)
+rm -rf "$outroot/tree"
+mkdir -p "$outroot/tree"
+(cd "$src" && git ls-files -co --exclude-standard -z 2>/dev/null | tar --null -T - -cf -) |
+	tar -xf - -C "$outroot/tree"
+build_amd64=$outroot/build-amd64 build_arm64=$outroot/build-arm64
+export KPERF_BUILD="$build_amd64" KPERF_BUILD_ARM64="$build_arm64"
 t_all=$(date +%s)
 # a pool of $jobs guests: the next kernel boots as soon as one finishes
 grep -v '^#' "$here/kernels.list" | grep -v '^[[:space:]]*$' | while read -r name arch suite pkg; do

@@ -153,6 +153,7 @@ def main():
         if f and not f[0].startswith("#"):
             order.append(f"{f[0]}-{f[1]}")
     rows, failures, ok = [], [], True
+    cpu_total, verifier, skipped_suites = [0], [], set()
     extra_cols = []
     for key in order:
         d = os.path.join(root, key)
@@ -170,6 +171,15 @@ def main():
                 phases[p[0]] = (int(p[1]), int(p[2]))
         boot = read(os.path.join(d, "boot")).split()
         row["time"] = f"{boot[1]} s" if len(boot) >= 2 else "—"
+        if len(boot) >= 3 and boot[2].isdigit():
+            row["time"] += f" ({boot[2]} s CPU)"
+            cpu_total[0] += int(boot[2])
+        m = re.search(r"verifier log of (\S+): (.*)", read(os.path.join(d, "integration.log")))
+        if m:
+            verifier.append(f"{key} ({m.group(1)}): ...{m.group(2)[-160:]}")
+        left_out = read(os.path.join(d, "skipped-suites"))
+        if left_out:
+            skipped_suites.add(", ".join(line.split()[1] for line in left_out.splitlines()))
         row["variants"] = variants(read(os.path.join(d, "features.txt")))
         if skipped:
             row["note"] = skipped
@@ -229,6 +239,15 @@ def main():
             failures.append(f"{r['kernel']}: {r['note']}")
     table = "\n".join(lines)
     print(table)
+    if cpu_total[0]:
+        print(f"\nCPU time of the guests: {cpu_total[0]} s (the wall time of the matrix on two "
+              f"idle cores: about {cpu_total[0] // 2} s)")
+    for s in sorted(skipped_suites):
+        print(f"left out (tests/kernels/skip.list; KPERF_KERNEL_ALL=1 runs them): {s}")
+    if verifier:
+        print("\nthe forced verifier rejection (bpf_load), as each kernel's verifier said it:")
+        for v in verifier:
+            print("  " + v)
     if failures:
         print("\nfailures:")
         for f in failures:

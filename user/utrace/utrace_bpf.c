@@ -5,6 +5,12 @@
  * Uprobes go through the kernel's uprobe PMU (perf_event_open of type "uprobe", which libbpf
  * uses when /sys/bus/event_source/devices/uprobe exists); libbpf would fall back to writing
  * tracefs uprobe_events without it, so that case is refused here instead.
+ *
+ * A hit names its probe's site through the attach cookie. Kernels before 5.15 have no
+ * cookies (and libbpf 1.1 no other way for a uprobe to know where it is): there, each site
+ * gets its own copy of the program, loaded with the site as a constant and sharing the
+ * first copy's maps (ring buffer, filter, counters, the enabled flag), so that a hit is
+ * attributed exactly even in a library loaded after the open or gone before the read.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -30,6 +36,8 @@ struct kp_ut_bpf {
 	struct ring_buffer *rb;
 	size_t ringbuf_bytes;
 	bool use_cookie;
+	struct utrace_bpf **copies; /* without cookies: the program's copy of site + 1 */
+	size_t ncopies;
 	kp_ut_event_fn on_event;
 	void *ctx;
 	int ncpus;
@@ -116,6 +124,9 @@ int kp_ut_bpf_open(const struct kp_ut_bpf_opts *o, struct kp_ut_bpf **out)
 	b->skel->rodata->cfg.fetch_g = o->fetch_g;
 	b->use_cookie = have_attach_cookie();
 	b->skel->rodata->cfg.use_cookie = b->use_cookie;
+	/* without cookies this object only holds the maps: the sites' copies are the programs */
+	if (!b->use_cookie)
+		bpf_program__set_autoload(b->skel->progs.kp_utrace_hit, false);
 	b->skel->rodata->cfg.wakeup_bytes = o->ringbuf_bytes / 4;
 	bpf_map__set_max_entries(b->skel->maps.events, (__u32)o->ringbuf_bytes);
 	bpf_map__set_max_entries(b->skel->maps.targets, o->ntgids ? o->ntgids : 1);
@@ -142,16 +153,58 @@ fail:
 	return err < 0 ? err : -EINVAL;
 }
 
+/* The copy of the program for site <cookie> - 1, loaded on first use: the same read-only
+ * configuration but the site, and the first copy's maps. */
+static int site_copy(struct kp_ut_bpf *b, uint32_t cookie, struct bpf_program **prog)
+{
+	struct utrace_bpf *c;
+	int err;
+
+	if (kp_grow((void **)&b->copies, &b->ncopies, (size_t)cookie + 1, sizeof(*b->copies)))
+		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	if (!b->copies[cookie]) {
+		c = utrace_bpf__open();
+		if (!c)
+			return -errno;
+		*c->rodata = *b->skel->rodata;
+		c->rodata->cfg.site = cookie;
+		err = bpf_map__reuse_fd(c->maps.events, bpf_map__fd(b->skel->maps.events));
+		if (!err)
+			err = bpf_map__reuse_fd(c->maps.targets,
+						bpf_map__fd(b->skel->maps.targets));
+		if (!err)
+			err = bpf_map__reuse_fd(c->maps.counters,
+						bpf_map__fd(b->skel->maps.counters));
+		if (!err)
+			err = bpf_map__reuse_fd(c->maps.bss, bpf_map__fd(b->skel->maps.bss));
+		if (!err)
+			err = utrace_bpf__load(c);
+		if (err) {
+			utrace_bpf__destroy(c);
+			return err < 0 ? err : -EINVAL;
+		}
+		b->copies[cookie] = c;
+	}
+	*prog = b->copies[cookie]->progs.kp_utrace_hit;
+	return 0;
+}
+
 int kp_ut_bpf_attach(struct kp_ut_bpf *b, const char *path, uint64_t off, int tgid, uint32_t cookie)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = false,
 		    .bpf_cookie = b->use_cookie ? cookie : 0);
+	struct bpf_program *prog = b->skel->progs.kp_utrace_hit;
 	struct bpf_link *l;
+	int err;
 
 	if (kp_grow((void **)&b->links, &b->cap, b->nlinks + 1, sizeof(*b->links)))
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-	l = bpf_program__attach_uprobe_opts(b->skel->progs.kp_utrace_hit, tgid, path, (size_t)off,
-					    &uo);
+	if (!b->use_cookie && cookie) {
+		err = site_copy(b, cookie, &prog);
+		if (err)
+			return kp_bpf_load_error("user function tracing", err);
+	}
+	l = bpf_program__attach_uprobe_opts(prog, tgid, path, (size_t)off, &uo);
 	if (!l)
 		return -errno;
 	b->links[b->nlinks++] = l;
@@ -214,6 +267,9 @@ void kp_ut_bpf_close(struct kp_ut_bpf *b)
 	for (i = 0; i < b->nlinks; i++)
 		bpf_link__destroy(b->links[i]);
 	free(b->links);
+	for (i = 0; i < b->ncopies; i++)
+		utrace_bpf__destroy(b->copies[i]);
+	free(b->copies);
 	ring_buffer__free(b->rb);
 	utrace_bpf__destroy(b->skel);
 	free(b);
