@@ -7,6 +7,17 @@
  * add it to the per-CPU summary of (process, syscall) and, when asked, reserve a
  * per-call record in the ring buffer. A record that cannot be reserved is counted.
  *
+ * The process filter, where the kernel has BTF: a target's threads carry their state in the
+ * task storage (marked by kp_mark_targets, a task iterator run at attach, and by kp_proc_fork
+ * for the threads and children created afterwards), so sys_enter of any other thread is one
+ * task-storage miss, with no hash lookup and nothing written.
+ *
+ * The summary: a per-CPU hash of (process, syscall) rows; with a single process (and no
+ * children to follow), the by_nr per-CPU array indexed by syscall number instead. A call the
+ * hash has no room for is counted in by_nr, the per-syscall overflow row. When a process's
+ * last thread exits, a note in the exits ring tells userspace to move its rows out of the
+ * map into its own table, so the map holds the live processes only.
+ *
  * Built twice: as is (tp_btf + task storage, needs kernel BTF) and with KPERF_COMPAT
  * (classic raw_syscalls tracepoints + an LRU hash keyed by tid, no CO-RE at all), so
  * kernels without BTF still work.
@@ -74,6 +85,21 @@ struct {
 	__type(key, struct kp_sys_key);
 	__type(value, struct kp_sys_stat);
 } summary SEC(".maps");
+
+/* per syscall number: the single process's summary (cfg.single), else the calls the summary
+ * hash had no room for */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1); /* resized by userspace: the syscall numbers */
+	__type(key, __u32);
+	__type(value, struct kp_sys_stat);
+} by_nr SEC(".maps");
+
+/* processes whose last thread exited (struct kp_sys_exit_note) */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 << 10);
+} exits SEC(".maps");
 
 /* one zeroed value to create summary entries from (too big for the BPF stack) */
 struct {
@@ -176,6 +202,8 @@ static __always_inline bool traced(long nr)
 		if (!(cfg.cpu_mask[KP_BOUND(cpu >> 6, KP_CPU_WORDS - 1)] & (1ULL << (cpu & 63))))
 			return false;
 	}
+	if (cfg.task_filter)
+		return true; /* the thread's task storage says (on_enter) */
 	/* the process as the caller names it: only the calls the cheaper filters let through
 	 * pay for a translation (none in the initial namespace) */
 	tgid = kp_pidns_current() >> 32;
@@ -251,11 +279,20 @@ static __always_inline void on_enter(void *ctx, long nr, long arg0)
 		count(KP_CNT_STATE_FULL);
 	(void)st;
 #else
-	st = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st) {
-		count(KP_CNT_STATE_FULL);
-		return;
+	if (cfg.task_filter) {
+		/* a target's threads have their storage already; any other has none */
+		st = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0, 0);
+		if (!st || st->state != KP_TARGET_ACTIVE)
+			return;
+		if (cfg.filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
+			return;
+	} else {
+		st = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!st) {
+			count(KP_CNT_STATE_FULL);
+			return;
+		}
 	}
 	st->nr = nr;
 	st->fd = arg0;
@@ -266,26 +303,10 @@ static __always_inline void on_enter(void *ctx, long nr, long arg0)
 #endif
 }
 
-static __always_inline void update_summary(__u32 tgid, __u32 nr, __u64 dur, long ret)
+static __always_inline void add_call(struct kp_sys_stat *s, __u64 dur, long ret)
 {
-	struct kp_sys_key key = { .tgid = tgid, .nr = nr };
-	struct kp_sys_stat *s;
-	__u32 zero = 0, slot;
+	__u32 slot;
 
-	s = bpf_map_lookup_elem(&summary, &key);
-	if (!s) {
-		struct kp_sys_stat *init = bpf_map_lookup_elem(&zero_stat, &zero);
-
-		if (!init)
-			return;
-		bpf_map_update_elem(&summary, &key, init, BPF_NOEXIST);
-		s = bpf_map_lookup_elem(&summary, &key);
-		if (!s) {
-			count(KP_CNT_SUMMARY_FULL);
-			return;
-		}
-		bpf_get_current_comm(s->comm, sizeof(s->comm));
-	}
 	s->calls++;
 	if (ret < 0)
 		s->errors++;
@@ -297,6 +318,48 @@ static __always_inline void update_summary(__u32 tgid, __u32 nr, __u64 dur, long
 	/* log2_u64 is < 64 already, but that is not what an older verifier can see */
 	slot = log2_u64(dur);
 	s->hist[KP_BOUND(slot, KP_HIST_BPF_SLOTS - 1)]++;
+}
+
+static __always_inline void update_summary(__u32 tgid, __u32 nr, __u64 dur, long ret)
+{
+	struct kp_sys_key key = { .tgid = tgid, .nr = nr };
+	struct kp_sys_stat *s;
+	__u32 zero = 0;
+
+	if (cfg.single) {
+		/* the one process: a row per syscall number, no hash */
+		s = bpf_map_lookup_elem(&by_nr, &nr);
+		if (!s) {
+			count(KP_CNT_STATE_FULL); /* a number beyond the table: not counted */
+			return;
+		}
+		if (!s->calls)
+			bpf_get_current_comm(s->comm, sizeof(s->comm));
+		add_call(s, dur, ret);
+		return;
+	}
+	s = bpf_map_lookup_elem(&summary, &key);
+	if (!s) {
+		struct kp_sys_stat *init = bpf_map_lookup_elem(&zero_stat, &zero);
+
+		if (!init)
+			return;
+		bpf_map_update_elem(&summary, &key, init, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&summary, &key);
+		if (!s) {
+			/* no room: counted all the same, in the syscall's overflow row */
+			count(KP_CNT_SUMMARY_FULL);
+			s = bpf_map_lookup_elem(&by_nr, &nr);
+			if (!s) {
+				count(KP_CNT_STATE_FULL);
+				return;
+			}
+			add_call(s, dur, ret);
+			return;
+		}
+		bpf_get_current_comm(s->comm, sizeof(s->comm));
+	}
+	add_call(s, dur, ret);
 }
 
 /* the call by its stacks at entry */
@@ -332,7 +395,8 @@ static __always_inline void emit_record(__u64 id, const struct kp_task_state *st
 					__u64 dur, long ret)
 {
 	struct kp_sys_event *e;
-	__u64 flags = BPF_RB_NO_WAKEUP;
+	__u64 flags = BPF_RB_NO_WAKEUP, *unwoken;
+	__u32 unwoken_idx = KP_CNT_UNWOKEN;
 
 	if (dur < cfg.min_duration_ns)
 		return;
@@ -364,9 +428,13 @@ static __always_inline void emit_record(__u64 id, const struct kp_task_state *st
 	e->fd_ino = st->fd_ino;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	/* wake the reader only when enough is waiting: one wake-up per call would cost
-	 * more than the tracing itself; the reader also polls on a timer */
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= cfg.wakeup_bytes)
+	 * more than the tracing itself; the reader also polls on a timer. Counted per CPU
+	 * (no ring buffer query): every wakeup_records records of a CPU */
+	unwoken = bpf_map_lookup_elem(&counters, &unwoken_idx);
+	if (unwoken && ++*unwoken >= cfg.wakeup_records) {
+		*unwoken = 0;
 		flags = BPF_RB_FORCE_WAKEUP;
+	}
 	bpf_ringbuf_submit(e, flags);
 }
 
@@ -406,7 +474,7 @@ static __always_inline void follow_fork(__u32 ptgid, __u32 ctgid)
 
 	/* a new thread: already covered by its tgid; a child the caller cannot see (its
 	 * parent cannot be a target then either) */
-	if (ptgid == ctgid || ctgid == KP_PID_OUTSIDE)
+	if (!cfg.follow_fork || ptgid == ctgid || ctgid == KP_PID_OUTSIDE)
 		return;
 	state = bpf_map_lookup_elem(&targets, &ptgid);
 	if (!state)
@@ -421,6 +489,30 @@ static __always_inline void arm_on_exec(__u32 tgid)
 
 	if (state && *state == KP_TARGET_UNTIL_EXEC)
 		*state = KP_TARGET_ACTIVE;
+}
+
+/* the last thread of <tgid> exited: forget it as a target, and have its summary rows moved
+ * out of the map (a lost note leaves them there, still counted) */
+static __always_inline void process_gone(__u32 tgid)
+{
+	struct kp_sys_exit_note *n;
+
+	if (cfg.filter_pid)
+		bpf_map_delete_elem(&targets, &tgid);
+	if (!cfg.exit_notes || tgid == KP_PID_OUTSIDE)
+		return;
+	n = bpf_ringbuf_reserve(&exits, sizeof(*n), 0);
+	if (!n) {
+		count(KP_CNT_EXITS_LOST);
+		return;
+	}
+	n->tgid = tgid;
+	n->pad = 0;
+	/* rare next to syscalls: the reader is woken when a quarter of the ring waits, and
+	 * polls on a timer */
+	bpf_ringbuf_submit(n, bpf_ringbuf_query(&exits, BPF_RB_AVAIL_DATA) >= (64 << 10) ?
+				      BPF_RB_FORCE_WAKEUP :
+				      BPF_RB_NO_WAKEUP);
 }
 
 #ifdef KPERF_COMPAT
@@ -481,12 +573,31 @@ int kp_proc_exec(void *ctx)
 	return 0;
 }
 
+/* without CO-RE, whether the process's last thread is leaving cannot be read: its leader's
+ * exit stands for it (userspace checks that the process is gone before it moves rows) */
 SEC("tracepoint/sched/sched_process_exit")
 int kp_proc_exit(void *ctx)
 {
-	__u32 tid = (__u32)kp_pidns_current();
+	__u64 id = kp_pidns_current();
+	__u32 tid = (__u32)id;
 
-	bpf_map_delete_elem(&targets, &tid);
+	if (cfg.filter_pid)
+		bpf_map_delete_elem(&targets, &tid); /* the extra entries of threads */
+	if ((__u32)id == id >> 32)
+		process_gone(id >> 32);
+	return 0;
+}
+
+/* the task storage's programs: the fallback has no task storage */
+SEC("raw_tracepoint/sched_process_fork")
+int kp_mark_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	return 0;
+}
+
+SEC("raw_tracepoint/sched_process_exec")
+int kp_mark_targets(struct bpf_raw_tracepoint_args *ctx)
+{
 	return 0;
 }
 
@@ -508,10 +619,65 @@ int BPF_PROG(kp_sys_exit, struct pt_regs *regs, long ret)
 	return 0;
 }
 
+/* mark <task> with <state> in its task storage (created): it is a target from now on */
+static __always_inline void mark_task(struct task_struct *task, __u32 state)
+{
+	struct kp_task_state *st;
+
+	st = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (st && st->state != KP_TARGET_ACTIVE)
+		st->state = state;
+}
+
+/* the state of <task>'s process: its thread's mark, else the targets map (a thread created
+ * before the task iterator reached its parent) */
+static __always_inline __u32 target_state(struct task_struct *task, __u32 tgid)
+{
+	struct kp_task_state *st = bpf_task_storage_get(&task_state, task, 0, 0);
+	__u8 *state;
+
+	if (st && st->state)
+		return st->state;
+	state = bpf_map_lookup_elem(&targets, &tgid);
+	return state ? *state : KP_TARGET_NONE;
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(kp_proc_fork, struct task_struct *parent, struct task_struct *child)
 {
 	follow_fork(kp_pidns_task_tgid(parent), kp_pidns_task_tgid(child));
+	return 0;
+}
+
+/* task_filter: a new thread of a target is one too, and so is a new child when following */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(kp_mark_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = kp_pidns_task_tgid(parent), ctgid = kp_pidns_task_tgid(child), state;
+
+	if (ptgid != ctgid && (!cfg.follow_fork || ctgid == KP_PID_OUTSIDE))
+		return 0;
+	state = target_state(parent, ptgid);
+	if (state)
+		mark_task(child, state);
+	return 0;
+}
+
+/* task_filter: run once at attach, after kp_mark_fork is attached: every thread that exists
+ * then of a process in the targets map is marked */
+SEC("iter/task")
+int kp_mark_targets(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	__u32 tgid;
+	__u8 *state;
+
+	if (!task)
+		return 0;
+	tgid = kp_pidns_task_tgid(task);
+	state = bpf_map_lookup_elem(&targets, &tgid);
+	if (state)
+		mark_task(task, *state);
 	return 0;
 }
 
@@ -525,20 +691,24 @@ int kp_proc_fork_ns(struct bpf_raw_tracepoint_args *ctx)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(kp_proc_exec, struct task_struct *p)
 {
+	struct kp_task_state *st;
+
 	arm_on_exec(kp_pidns_task_tgid(p));
+	if (cfg.task_filter) {
+		st = bpf_task_storage_get(&task_state, p, 0, 0);
+		if (st && st->state == KP_TARGET_UNTIL_EXEC)
+			st->state = KP_TARGET_ACTIVE;
+	}
 	return 0;
 }
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(kp_proc_exit, struct task_struct *p)
 {
-	__u32 tgid;
-
-	/* forget the process when its last thread exits (signal->live already dropped) */
+	/* the process is gone when its last thread exits (signal->live already dropped) */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
-	tgid = kp_pidns_task_tgid(p);
-	bpf_map_delete_elem(&targets, &tgid);
+	process_gone(kp_pidns_task_tgid(p));
 	return 0;
 }
 

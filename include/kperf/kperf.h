@@ -111,7 +111,12 @@ const struct KperfTraceDataExt *KperfTraceGetExt(const struct PmuTraceData *data
 
 #define KPERF_HIST_SLOTS 40
 
-/* One (process, syscall) pair, cumulative since the trace was opened. */
+/* The comm of the rows of pid 0: calls the in-kernel summary had no room for (summaryEntries),
+ * counted per syscall without their process. */
+#define KPERF_TRACE_OVERFLOW_COMM "[map full]"
+
+/* One (process, syscall) pair, cumulative since the trace was opened; pid 0
+ * (KPERF_TRACE_OVERFLOW_COMM): the calls of a syscall the summary map had no room for. */
 struct PmuTraceSummary {
 	const char *funcs; /* syscall name */
 	int nr; /* syscall number */
@@ -130,7 +135,9 @@ struct PmuTraceSummary {
 struct PmuTraceStats {
 	uint64_t records; /* per-call records delivered by PmuTraceRead so far */
 	uint64_t dropped; /* per-call records lost: the ring buffer was full */
-	uint64_t summaryDropped; /* calls not counted: the summary map was full */
+	/* calls not in their process's row: counted in the pid 0 rows (the summary map was full),
+	 * or not counted at all (their start time could not be stored) */
+	uint64_t summaryDropped;
 	unsigned fallback; /* 1: the raw_syscalls / hash-map fallback is in use */
 	unsigned ringBufferKb; /* the ring buffer size in use */
 	/* with callStack: calls counted without their stack (stack map full, or the stack

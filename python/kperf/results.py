@@ -867,7 +867,7 @@ class TraceStats:
 
     records: int  # per-call records delivered by trace_read so far
     dropped: int  # per-call records lost (ring buffer full)
-    summaryDropped: int  # calls not counted (summary map full)
+    summaryDropped: int  # calls outside their process's row (pid 0 rows, or lost)
     fallback: bool  # the raw_syscalls / hash-map fallback is in use
     ringBufferKb: int  # ring buffer size in use (0: summaryOnly)
     stacksLost: int = 0  # callStack: calls counted without their stack (stack map full)

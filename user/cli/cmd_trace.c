@@ -87,8 +87,9 @@ static void usage(FILE *f)
 	      "      --stack-entries N    with --stack: distinct stacks kept (default 8192)\n"
 	      "      --ringbuf-kb KB      per-call ring buffer size (default 16384)\n"
 	      "      --summary-entries N  (process, syscall) rows the in-kernel summary holds\n"
-	      "                           (default 16384); calls beyond are reported as not\n"
-	      "                           counted\n"
+	      "                           at once (default 16384; an exited process's rows\n"
+	      "                           leave it); calls beyond are counted per syscall,\n"
+	      "                           under pid 0 [map full]\n"
 	      "  -h, --help               this text\n"
 	      "\n"
 	      "With a COMMAND, it is started and traced with all its descendants from its exec on;\n"
@@ -394,11 +395,22 @@ static void print_summary(FILE *out, int pd, const struct trace_opts *o, bool in
 	}
 	fill_meta(pd, &m, start_ms, attach_ms);
 	m.interval = interval;
+	/* the calls of the pid 0 rows are counted: what else summaryDropped has is not */
+	for (int i = 0; i < n; i++)
+		if (!s[i].pid && !strcmp(s[i].comm, KPERF_TRACE_OVERFLOW_COMM))
+			m.overflow += s[i].calls;
+	m.not_counted = m.not_counted > m.overflow ? m.not_counted - m.overflow : 0;
 	/* whatever the format and wherever the report goes: a human must not miss it */
+	if (!interval && m.overflow)
+		fprintf(stderr,
+			"kperf-bpf trace: warning: %" PRIu64 " calls are counted without their "
+			"process (pid 0, %s): the summary map was full (raise "
+			"--summary-entries)\n",
+			m.overflow, KPERF_TRACE_OVERFLOW_COMM);
 	if (!interval && m.not_counted)
 		fprintf(stderr,
 			"kperf-bpf trace: warning: %" PRIu64 " calls are missing from the summary: "
-			"its map was full (raise --summary-entries)\n",
+			"their start times could not be stored\n",
 			m.not_counted);
 	if (o->format == FORMAT_FOLDED || o->format == FORMAT_SVG) {
 		print_stacks(out, pd, o, s, n, m.duration_s);

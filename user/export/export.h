@@ -49,7 +49,9 @@ struct kp_trace_meta {
 	double duration_s; /* tracing time */
 	double attach_ms; /* from the command's start to the programs attached */
 	uint64_t dropped; /* per-call records lost */
-	uint64_t not_counted; /* calls missing from the summary (map full) */
+	uint64_t not_counted; /* calls missing from the summary (start time not stored) */
+	/* calls counted without their process, in the pid 0 rows (summary map full) */
+	uint64_t overflow;
 	bool fallback; /* raw_syscalls fallback in use */
 	bool interval; /* an interval report (-i), not the final one */
 };

@@ -7,8 +7,9 @@
  * everything since the previous read. The store is bounded (maxStoredRecords): once full,
  * records wait in the ring buffer, and what the ring buffer cannot hold is dropped by the
  * BPF program and counted, so memory is the store plus the ring buffer, however fast
- * calls come and however slowly the caller reads. The summary needs no thread: it lives in
- * a kernel map and is read on demand.
+ * calls come and however slowly the caller reads. The same thread moves the summary rows of
+ * processes that exited out of the kernel map (kp_sys_bpf_harvest), so that the map holds the
+ * live processes only; the summary is read on demand.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -66,6 +67,8 @@ static int store_record(void *ctx, const struct kp_sys_event *e)
  * rb_lock held. Whether the store is full now. */
 static bool consume(struct kp_trace *t)
 {
+	if (t->summary_only)
+		return false;
 	if (t->nrecs < t->max_stored)
 		kp_sys_bpf_consume(t->bpf);
 	return t->nrecs >= t->max_stored;
@@ -74,7 +77,7 @@ static bool consume(struct kp_trace *t)
 static void *poller_main(void *arg)
 {
 	struct kp_trace *t = arg;
-	struct epoll_event ev[2];
+	struct epoll_event ev[3];
 	struct pollfd wake;
 	bool full = false;
 
@@ -86,13 +89,14 @@ static void *poller_main(void *arg)
 		} else {
 			/* woken early when a quarter of the ring buffer is full; otherwise the
 			 * timeout bounds how stale a record can get */
-			epoll_wait(t->epoll_fd, ev, 2, POLL_MS);
+			epoll_wait(t->epoll_fd, ev, 3, POLL_MS);
 		}
 		pthread_mutex_lock(&t->rb_lock);
 		full = consume(t);
 		if (t->stacks)
 			kp_trace_scan_processes(t);
 		pthread_mutex_unlock(&t->rb_lock);
+		kp_sys_bpf_harvest(t->bpf);
 	}
 	return NULL;
 }
@@ -100,10 +104,12 @@ static void *poller_main(void *arg)
 static int start_poller(struct kp_trace *t)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
-	int err;
+	int err, fd;
 
-	/* with stacks the poller also notes the processes that show up, for their symbols */
-	if ((t->summary_only && !t->stacks) || t->poller_on)
+	/* records to drain, exits to move rows out of the map for, or (with stacks) the
+	 * processes that show up, for their symbols */
+	if (t->poller_on ||
+	    (t->summary_only && !t->stacks && kp_sys_bpf_exits_epoll_fd(t->bpf) < 0))
 		return 0;
 	if (t->epoll_fd < 0) {
 		t->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -113,9 +119,15 @@ static int start_poller(struct kp_trace *t)
 				       strerror(errno));
 		ev.data.fd = t->wake_fd;
 		epoll_ctl(t->epoll_fd, EPOLL_CTL_ADD, t->wake_fd, &ev);
-		ev.data.fd = kp_sys_bpf_epoll_fd(t->bpf);
-		if (ev.data.fd >= 0 && epoll_ctl(t->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+		fd = kp_sys_bpf_epoll_fd(t->bpf);
+		ev.data.fd = fd;
+		if (fd >= 0 && epoll_ctl(t->epoll_fd, EPOLL_CTL_ADD, fd, &ev))
 			return kp_fail(UNKNOWN_ERROR, -errno, "cannot poll the ring buffer: %s",
+				       strerror(errno));
+		fd = kp_sys_bpf_exits_epoll_fd(t->bpf);
+		ev.data.fd = fd;
+		if (fd >= 0 && epoll_ctl(t->epoll_fd, EPOLL_CTL_ADD, fd, &ev))
+			return kp_fail(UNKNOWN_ERROR, -errno, "cannot poll the exits ring: %s",
 				       strerror(errno));
 	}
 	atomic_store(&t->stop, false);
@@ -414,11 +426,15 @@ void kp_trace_warn_drops(struct kp_trace *t)
 
 	kp_sys_bpf_counters(t->bpf, c);
 	dropped = c[KP_CNT_DROPPED] + t->store_dropped;
-	if (c[KP_CNT_SUMMARY_FULL] + c[KP_CNT_STATE_FULL])
+	if (c[KP_CNT_SUMMARY_FULL])
 		kp_warn(KPERF_WARN_SUMMARY_FULL,
-			"%llu calls were not counted: the summary map is full (raise "
-			"summaryEntries) or start times could not be stored",
-			(unsigned long long)(c[KP_CNT_SUMMARY_FULL] + c[KP_CNT_STATE_FULL]));
+			"%llu calls are counted without their process (pid 0, " KPERF_TRACE_OVERFLOW_COMM
+			"): the summary map was full (raise summaryEntries)",
+			(unsigned long long)c[KP_CNT_SUMMARY_FULL]);
+	if (c[KP_CNT_STATE_FULL])
+		kp_warn(KPERF_WARN_SUMMARY_FULL,
+			"%llu calls were not counted: their start times could not be stored",
+			(unsigned long long)c[KP_CNT_STATE_FULL]);
 	if (c[KP_CNT_STACK_SUMMARY_FULL])
 		kp_warn(KPERF_WARN_SUMMARY_FULL,
 			"%llu calls are missing from the summary by stack: its map is full (raise "
@@ -512,6 +528,10 @@ static const char *syscall_label(int nr, char *slot)
 static void comm_label(char *slot, uint32_t tgid, const char *comm)
 {
 	_Static_assert(sizeof(KP_PIDNS_OUTSIDE_COMM) <= NAME_SLOT, "label too long");
+	if (tgid == KP_SYS_OVERFLOW_TGID) {
+		memcpy(slot, KPERF_TRACE_OVERFLOW_COMM, sizeof(KPERF_TRACE_OVERFLOW_COMM));
+		return;
+	}
 	if (tgid == KP_PID_OUTSIDE) {
 		memcpy(slot, KP_PIDNS_OUTSIDE_COMM, sizeof(KP_PIDNS_OUTSIDE_COMM));
 		return;
@@ -682,7 +702,7 @@ KP_EXPORT int PmuTraceReadSummary(int pd, struct PmuTraceSummary **out)
 		s[i] = (struct PmuTraceSummary){
 			.funcs = syscall_label((int)r->key.nr, name),
 			.nr = (int)r->key.nr,
-			.pid = (pid_t)r->key.tgid,
+			.pid = r->key.tgid == KP_SYS_OVERFLOW_TGID ? 0 : (pid_t)r->key.tgid,
 			.comm = comm,
 			.calls = r->stat.calls,
 			.errors = r->stat.errors,

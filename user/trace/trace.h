@@ -85,7 +85,30 @@ struct kp_sys_row {
 	struct kp_sys_stat stat; /* summed over CPUs */
 };
 
-/* The summary, summed over CPUs; *rows is malloc'd. Returns the count or -errno. */
+/* ---- summary_table.c ---- */
+
+/* (process, syscall) rows in userspace, with an index */
+struct kp_sys_table {
+	struct kp_sys_row *rows;
+	size_t n, cap;
+	size_t *index; /* open addressing: row + 1, 0 free */
+	size_t isize;
+	size_t max_rows; /* 0: no limit; beyond, a new pair goes to its overflow row */
+	uint64_t folded; /* calls put into overflow rows for want of a row */
+};
+
+/* Add <s> (a kernel value: its histogram folded) to row <key>, created if new. */
+int kp_sys_table_add(struct kp_sys_table *t, const struct kp_sys_key *key,
+		     const struct kp_sys_stat *s);
+int kp_sys_table_copy(struct kp_sys_table *to, const struct kp_sys_table *from);
+/* Remove the rows of the <n> processes <tgids>; the number removed. */
+size_t kp_sys_table_drop(struct kp_sys_table *t, const int *tgids, unsigned n);
+void kp_sys_table_free(struct kp_sys_table *t);
+/* to += from (calls, errors, total, min, max, comm if none, histogram folded) */
+void kp_sys_stat_add(struct kp_sys_stat *to, const struct kp_sys_stat *from);
+
+/* The summary, summed over CPUs, with the rows of the processes that exited; *rows is
+ * malloc'd. Returns the count or -errno. */
 int kp_sys_bpf_summary(struct kp_sys_bpf *b, struct kp_sys_row **rows);
 struct kp_sys_stack_row {
 	struct kp_sys_stack_key key;
@@ -102,7 +125,13 @@ void kp_sys_bpf_for_each_tgid(struct kp_sys_bpf *b, void (*fn)(void *ctx, uint32
  * number, 0 when unknown. */
 unsigned kp_sys_bpf_stack(struct kp_sys_bpf *b, uint64_t id, bool kernel, uint64_t *ips,
 			  unsigned max);
-/* Delete the summary rows of <tgids> (processes that are gone); the number deleted or -errno. */
+/* Move the rows of the processes that exited out of the kernel map (into the table the
+ * summary adds); thread-safe against kp_sys_bpf_summary. The fd to wait on for exits: -1
+ * when the rows stay in the kernel (one process). */
+void kp_sys_bpf_harvest(struct kp_sys_bpf *b);
+int kp_sys_bpf_exits_epoll_fd(struct kp_sys_bpf *b);
+/* Delete the summary rows of <tgids> (processes that are gone), in the kernel map and among
+ * the rows of exited processes; the number deleted or -errno. */
 int kp_sys_bpf_forget(struct kp_sys_bpf *b, const int *tgids, unsigned n);
 /* The counters of enum kp_counter, summed over CPUs. */
 void kp_sys_bpf_counters(struct kp_sys_bpf *b, uint64_t out[KP_CNT_MAX]);
