@@ -3,9 +3,6 @@
 # next to libkperf's own Python classes on the same records when LIBKPERF_PYTHON names
 # libkperf's python/modules directory (e.g. a checkout of openeuler-mirror/libkperf).
 # Needs root. Usage: KPERF_BUILD=build LIBKPERF_PYTHON=/path/python/modules sh bench/python_read.sh
-B=${KPERF_BUILD:-build}
-if [ ! -x "$B/workloads/cpuburn" ] || [ ! -e "$B/lib/libkperf-bpf.so" ]; then
-	echo "python_read.sh: build first: make" >&2
-	exit 1
-fi
-KPERF_BUILD="$B" /usr/bin/python3 "$(dirname "$0")/python_read.py" "$@"
+. "$(dirname "$0")/build.sh"
+bench_build
+/usr/bin/python3 "$(dirname "$0")/python_read.py" "$@"

@@ -2,11 +2,14 @@
  * trace_overhead - what syscall tracing costs a process, as ratios measured in one run.
  *
  * A child process makes N getppid() calls and reports ns per call. It runs untraced, under
- * the floor (bpf/bench_floor.bpf.c: empty sys_enter/sys_exit behind a pid filter), under
- * kperf-bpf in summary-only and per-call modes, untraced while another process is traced,
+ * the floor (bpf/bench_floor.bpf.c: sys_enter/sys_exit programs that only read their tgid:
+ * what any program on those tracepoints costs every process), under kperf-bpf in
+ * summary-only and per-call modes, untraced while another process is traced (a bystander),
  * and, where installed, under bpftrace, `perf trace -s` and `strace -c`. The configurations
- * are interleaved over several rounds and the median of each is compared with the median
- * of the untraced runs. Also reports how long `kperf-bpf trace` takes to attach.
+ * are interleaved over several rounds; the median of each is given as a ratio to the
+ * untraced median and to the floor's. With kernel.bpf_stats_enabled (turned on for the run
+ * through BPF_ENABLE_STATS), the ns per run of kperf-bpf's sys_enter/sys_exit programs are
+ * reported as well. Also reports how long `kperf-bpf trace` takes to attach.
  *
  *   trace_overhead [--calls N] [--rounds R] [--no-peers]
  */
@@ -41,10 +44,10 @@ enum config {
 
 static const char *const names[NCONFIG] = {
 	"untraced",
-	"floor: empty sys_enter/exit + pid filter",
+	"floor: empty sys_enter/exit (read tgid)",
 	"kperf-bpf summary only",
 	"kperf-bpf per-call records",
-	"untraced, while another process is traced",
+	"bystander: untraced, another one traced",
 	"bpftrace (per-syscall latency histogram)",
 	"perf trace -s",
 	"strace -c",
@@ -56,6 +59,30 @@ struct child {
 };
 
 static long calls = 2000000;
+static unsigned long long drops; /* per-call records dropped, all rounds */
+/* run time and count of kperf-bpf's sys_enter + sys_exit programs, per configuration */
+static unsigned long long run_ns[NCONFIG], run_cnt[NCONFIG];
+
+/* add the run time of the loaded kp_sys_enter/kp_sys_exit programs (bpf_stats) */
+static void prog_stats(enum config cfg)
+{
+	__u32 id = 0;
+
+	while (!bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		    (!strcmp(info.name, "kp_sys_enter") || !strcmp(info.name, "kp_sys_exit"))) {
+			run_ns[cfg] += info.run_time_ns;
+			run_cnt[cfg] += info.run_cnt;
+		}
+		close(fd);
+	}
+}
 
 static double now_ns(void)
 {
@@ -156,12 +183,11 @@ static double measure(enum config cfg, long n)
 	case UNTRACED:
 		return run_loop(&c);
 	case FLOOR: {
-		struct bench_floor_bpf *skel = bench_floor_bpf__open_and_load();
-		__u32 key = (__u32)c.pid;
-		__u8 one = 1;
+		struct bench_floor_bpf *skel = bench_floor_bpf__open();
 
-		if (!skel || bpf_map_update_elem(bpf_map__fd(skel->maps.targets), &key, &one, 0) ||
-		    bench_floor_bpf__attach(skel)) {
+		if (skel)
+			skel->rodata->target_tgid = (__u32)c.pid;
+		if (!skel || bench_floor_bpf__load(skel) || bench_floor_bpf__attach(skel)) {
 			fprintf(stderr, "floor: cannot load the BPF object\n");
 			run_loop(&c);
 			bench_floor_bpf__destroy(skel);
@@ -189,10 +215,17 @@ static double measure(enum config cfg, long n)
 			return -1;
 		}
 		ns = run_loop(&c);
-		if (cfg == PER_CALL && PmuTraceGetStats(pd, &st) == 0 && st.dropped)
-			fprintf(stderr,
-				"  note: %llu per-call records dropped at the default buffer\n",
-				(unsigned long long)st.dropped);
+		if (cfg == PER_CALL) {
+			struct PmuTraceData *d;
+			int n;
+
+			/* read what the poller stored: the drops are known once all is in */
+			while ((n = PmuTraceRead(pd, &d)) > 0)
+				PmuTraceDataFree(d);
+			if (PmuTraceGetStats(pd, &st) == 0)
+				drops += st.dropped;
+		}
+		prog_stats(cfg);
 		PmuTraceClose(pd);
 		if (cfg == OTHER_TRACED)
 			run_loop(&other);
@@ -264,7 +297,7 @@ int main(int argc, char **argv)
 {
 	double results[NCONFIG][MAX_ROUNDS], med[NCONFIG];
 	bool run[NCONFIG], peers = true;
-	int rounds = 5, r, c, i;
+	int rounds = 5, r, c, i, stats_fd;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--calls") && i + 1 < argc)
@@ -285,6 +318,7 @@ int main(int argc, char **argv)
 	run[PERF_TRACE] = peers && have("perf");
 	run[STRACE] = peers && have("strace");
 
+	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME); /* off again when closed */
 	printf("syscall tracing overhead: %ld getppid() calls per run, %d rounds, median\n\n",
 	       calls, rounds);
 	for (r = 0; r < rounds; r++) {
@@ -305,17 +339,27 @@ int main(int argc, char **argv)
 		qsort(results[c], (size_t)nr, sizeof(double), cmp_double);
 		med[c] = results[c][nr / 2];
 	}
-	printf("%-46s %10s %10s\n", "configuration", "ns/call", "ratio");
+	printf("%-46s %9s %10s %9s %14s\n", "configuration", "ns/call", "x untraced", "x floor",
+	       "prog ns/call");
 	for (c = 0; c < NCONFIG; c++) {
 		if (!run[c]) {
-			printf("%-46s %10s %10s\n", names[c], "-",
+			printf("%-46s %9s %10s\n", names[c], "-",
 			       peers ? "(not installed)" : "(skipped)");
 			continue;
 		}
-		printf("%-46s %10.1f %9.2fx\n", names[c], med[c], med[c] / med[UNTRACED]);
+		printf("%-46s %9.1f %9.2fx %8.2fx", names[c], med[c], med[c] / med[UNTRACED],
+		       med[c] / med[FLOOR]);
+		/* both programs' time per traced call (sys_enter + sys_exit), all rounds */
+		if (run_cnt[c] && c != OTHER_TRACED)
+			printf(" %14.1f", (double)run_ns[c] / ((double)run_cnt[c] / 2));
+		putchar('\n');
 	}
-	printf("\nkperf-bpf summary vs floor: %.2fx;  per-call vs floor: %.2fx\n",
-	       med[SUMMARY] / med[FLOOR], med[PER_CALL] / med[FLOOR]);
+	printf("\nvs floor: summary %.2fx (target 1.15), per-call %.2fx (target 1.30, %llu records "
+	       "dropped), bystander %.2fx (target 1.03)\n",
+	       med[SUMMARY] / med[FLOOR], med[PER_CALL] / med[FLOOR], drops,
+	       med[OTHER_TRACED] / med[FLOOR]);
+	if (stats_fd < 0)
+		printf("(no program run times: BPF_ENABLE_STATS refused)\n");
 	if (run[BPFTRACE])
 		printf("bpftrace vs kperf-bpf summary: %.2fx\n", med[BPFTRACE] / med[SUMMARY]);
 	printf("kperf-bpf trace attached %.1f ms after it started\n", attach_ms());

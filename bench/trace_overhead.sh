@@ -1,3 +1,5 @@
 #!/bin/sh
 # Syscall tracing overhead (bench/trace_overhead.c): ratios measured in one run.
-exec "${KPERF_BUILD:-build}/bench/trace_overhead" "$@"
+. "$(dirname "$0")/build.sh"
+bench_build trace_overhead
+exec "$B/bench/trace_overhead" "$@"

@@ -12,14 +12,22 @@
  * sched_process_fork tracepoint (child_pid at the offset tracefs gives) and forgets a process
  * when its main thread exits; that is the only place processes are handled here.
  *
+ * Pids, filtered and reported, are those of the caller's PID namespace (pidns.bpf.h): in a
+ * namespace, forks are followed through the raw tracepoint instead (the record's child_pid
+ * is the initial namespace's; the child's task gives its pid in the caller's), and a marker
+ * of a process the caller does not see reports KP_PID_OUTSIDE (-1).
+ *
  * Nothing needs BTF: USDT arguments are read by libbpf's usdt.bpf.h (by attach cookie, or
- * by address on kernels before 5.15), so this loads on every kernel with ring buffers.
+ * by address on kernels before 5.15), so this loads on every kernel with ring buffers (the
+ * pid walk of a namespace takes its offsets from the kernel's BTF, read by userspace).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
 #include "mstx_event.h"
+#define KP_PIDNS_NO_CORE 1
+#include "pidns.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -71,7 +79,7 @@ static __always_inline int record(__u32 kind, __u64 id, const char *domain, cons
 
 	if (!enabled)
 		return 0;
-	pid_tgid = bpf_get_current_pid_tgid();
+	pid_tgid = kp_pidns_current();
 	tgid = pid_tgid >> 32;
 	if (cfg.filter_pid && !bpf_map_lookup_elem(&targets, &tgid))
 		return 0;
@@ -128,26 +136,41 @@ int BPF_USDT(kp_mstx_range_end, __u64 id, const char *domain)
 
 /* ---- the process filter: follow forks, forget on exit ---- */
 
-SEC("tracepoint/sched/sched_process_fork")
-int kp_mstx_fork(void *ctx)
+static __always_inline void follow_fork(__u32 parent, __u32 child)
 {
-	__u32 parent = bpf_get_current_pid_tgid() >> 32, child = 0;
 	__u8 one = 1;
 
 	if (!bpf_map_lookup_elem(&targets, &parent))
-		return 0;
+		return;
+	if (child && child != parent && child != KP_PID_OUTSIDE)
+		bpf_map_update_elem(&targets, &child, &one, BPF_ANY);
+}
+
+/* in the initial namespace: the child's pid is in the record */
+SEC("tracepoint/sched/sched_process_fork")
+int kp_mstx_fork(void *ctx)
+{
+	__u32 child = 0;
+
 	/* child_pid is a tid: for a new thread it is a harmless extra entry, removed when that
 	 * thread exits */
 	bpf_probe_read_kernel(&child, sizeof(child), ctx + (cfg.fork_child_pid_off & 0xfff));
-	if (child && child != parent)
-		bpf_map_update_elem(&targets, &child, &one, BPF_ANY);
+	follow_fork(bpf_get_current_pid_tgid() >> 32, child);
+	return 0;
+}
+
+/* in a PID namespace: the child's pid in the caller's namespace, read from its task */
+SEC("raw_tracepoint/sched_process_fork")
+int kp_mstx_fork_ns(struct bpf_raw_tracepoint_args *ctx)
+{
+	follow_fork(kp_pidns_current() >> 32, kp_pidns_task_tgid((const void *)ctx->args[1]));
 	return 0;
 }
 
 SEC("tracepoint/sched/sched_process_exit")
 int kp_mstx_exit(void *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)kp_pidns_current();
 
 	bpf_map_delete_elem(&targets, &tid);
 	return 0;

@@ -22,12 +22,19 @@
  * the current task (the task state aside, read where userspace says). So the object needs no
  * BTF: the raw tracepoint programs (raw_tp/) run on kernels without
  * it, the tp_btf/ ones (the same code) everywhere else; userspace loads one set.
+ *
+ * Pids, followed and reported, are those of the caller's PID namespace (pidns.bpf.h; the
+ * walk to a task that is not the current one uses offsets userspace read in the kernel's
+ * BTF); a thread the caller does not see is KP_PID_OUTSIDE (-1), and only a collection of
+ * every process reports one.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "offcpu_event.h"
 #include "stack_capture.bpf.h"
+#define KP_PIDNS_NO_CORE 1
+#include "pidns.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -135,16 +142,25 @@ static __always_inline struct kp_off_thread *follow_next(__u64 task)
 {
 	struct kp_off_thread init = {};
 	__u32 tgid = 0;
+	__u64 ids;
 
-	if (!cfg.tgid_off ||
-	    bpf_probe_read_kernel(&tgid, sizeof(tgid), (const void *)(task + cfg.tgid_off)) ||
-	    !tgid || target_state(tgid, task) != KP_OFF_ACTIVE)
+	if (kp_pidns.on) {
+		/* in a PID namespace: the task's pids in it, found through its struct pid */
+		ids = kp_pidns_walk_ids((const void *)task);
+		tgid = ids >> 32;
+		init.tid = (__u32)ids;
+	} else if (!cfg.tgid_off ||
+		   bpf_probe_read_kernel(&tgid, sizeof(tgid),
+					 (const void *)(task + cfg.tgid_off)) ||
+		   bpf_probe_read_kernel(&init.tid, sizeof(init.tid),
+					 (const void *)(task + cfg.pid_off))) {
+		return NULL;
+	}
+	if (!tgid || target_state(tgid, task) != KP_OFF_ACTIVE)
 		return NULL;
 	init.tgid = tgid;
-	if (bpf_probe_read_kernel(&init.tid, sizeof(init.tid),
-				  (const void *)(task + cfg.pid_off)) ||
-	    bpf_probe_read_kernel(init.comm, sizeof(init.comm),
-				  (const void *)(task + cfg.comm_off)))
+	if (!cfg.comm_off || bpf_probe_read_kernel(init.comm, sizeof(init.comm),
+						   (const void *)(task + cfg.comm_off)))
 		return NULL;
 	if (bpf_map_update_elem(&threads, &task, &init, BPF_NOEXIST))
 		return NULL; /* full: counted when it leaves the cpu */
@@ -194,7 +210,7 @@ static __always_inline int on_switch(void *ctx, __u64 preempt, __u64 prev, __u64
 	__u64 now = bpf_ktime_get_ns(), start;
 	struct kp_off_thread *t;
 
-	t = follow(prev, bpf_get_current_pid_tgid(), 0);
+	t = follow(prev, kp_pidns_current(), 0);
 	if (t && t->on_since) {
 		add(t, KP_OFF_ON_CPU, 0, now - t->on_since);
 		t->on_since = 0;
@@ -225,7 +241,7 @@ static __always_inline int on_switch(void *ctx, __u64 preempt, __u64 prev, __u64
 /* a followed process forks: the child is followed (in the parent's state) */
 static __always_inline int on_fork(__u64 child)
 {
-	__u64 id = bpf_get_current_pid_tgid(), task = bpf_get_current_task();
+	__u64 id = kp_pidns_current(), task = bpf_get_current_task();
 	__u8 st;
 
 	if (!cfg.filter_pid)
@@ -239,7 +255,7 @@ static __always_inline int on_fork(__u64 child)
 static __always_inline int on_exec(void)
 {
 	__u64 task = bpf_get_current_task();
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 tgid = kp_pidns_current() >> 32;
 	struct kp_off_thread *t;
 	__u8 *st;
 
@@ -258,7 +274,7 @@ static __always_inline int on_exec(void)
 /* an exiting thread's last switches are no blocks; its entry goes when its task is freed */
 static __always_inline int on_exit(void)
 {
-	__u64 id = bpf_get_current_pid_tgid(), task = bpf_get_current_task();
+	__u64 id = kp_pidns_current(), task = bpf_get_current_task();
 	__u32 tgid = id >> 32;
 	struct kp_off_thread *t;
 

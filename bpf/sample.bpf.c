@@ -155,14 +155,15 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, __u32 evt)
 
 	/* per-cpu events sampling processes (blocked sampling): a cpu-clock event per thread
 	 * restarts its timer at every context switch, a per-cpu one does not */
+	id = kp_pidns_current();
 	if (cfg.filter_sample) {
-		__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+		/* the targets are the caller's namespace's pids, as the fork tracking's */
+		__u32 tgid = id >> 32;
 
 		if (!bpf_map_lookup_elem(&targets, &tgid))
 			return 0;
 	}
 	key.evt = evt;
-	id = kp_pidns_current();
 	fill_common(ctx, &key.cpu, &key.kstack, &key.ustack);
 	key.tgid = id >> 32;
 	key.tid = (__u32)id;

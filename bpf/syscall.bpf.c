@@ -7,12 +7,28 @@
  * add it to the per-CPU summary of (process, syscall) and, when asked, reserve a
  * per-call record in the ring buffer. A record that cannot be reserved is counted.
  *
+ * The process filter, where the kernel has BTF: a target's threads carry their state in the
+ * task storage (marked by kp_mark_targets, a task iterator run at attach, and by kp_proc_fork
+ * for the threads and children created afterwards), so sys_enter of any other thread is one
+ * task-storage miss, with no hash lookup and nothing written.
+ *
+ * The summary: a per-CPU hash of (process, syscall) rows; with a single process (and no
+ * children to follow), the by_nr per-CPU array indexed by syscall number instead. A call the
+ * hash has no room for is counted in by_nr, the per-syscall overflow row. When a process's
+ * last thread exits, a note in the exits ring tells userspace to move its rows out of the
+ * map into its own table, so the map holds the live processes only.
+ *
  * Built twice: as is (tp_btf + task storage, needs kernel BTF) and with KPERF_COMPAT
  * (classic raw_syscalls tracepoints + an LRU hash keyed by tid, no CO-RE at all), so
  * kernels without BTF still work.
  *
  * Processes are named as the caller sees them (pidns.bpf.h): the targets, the summary keys
  * and the records hold pids of the caller's PID namespace.
+ *
+ * With stacks (cfg.kernel_stack, cfg.user_stack, a load-time choice) sys_enter also takes the
+ * stacks with stack_capture.bpf.h, the records carry their ids and sys_exit adds the call to
+ * stack_summary, keyed by (process, syscall, stacks). Without, the verifier drops all of it:
+ * the path of every call is the same as before.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -24,6 +40,9 @@
 #define KP_PIDNS_NO_CORE 1
 #endif
 #include "pidns.bpf.h"
+#include "stack_capture.bpf.h"
+
+_Static_assert(KP_CNT_CAP + KP_CAP_FAILS == KP_CNT_MAX, "stack counters do not fit");
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -67,6 +86,21 @@ struct {
 	__type(value, struct kp_sys_stat);
 } summary SEC(".maps");
 
+/* per syscall number: the single process's summary (cfg.single), else the calls the summary
+ * hash had no room for */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1); /* resized by userspace: the syscall numbers */
+	__type(key, __u32);
+	__type(value, struct kp_sys_stat);
+} by_nr SEC(".maps");
+
+/* processes whose last thread exited (struct kp_sys_exit_note) */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 << 10);
+} exits SEC(".maps");
+
 /* one zeroed value to create summary entries from (too big for the BPF stack) */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -86,6 +120,33 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } counters SEC(".maps");
+
+/* the stacks at entry, by id (resized by userspace, 1 entry without stacks) */
+KP_CAP_STACK_MAP(stacks);
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384); /* resized by userspace, 1 entry without stacks */
+	__type(key, struct kp_sys_stack_key);
+	__type(value, struct kp_sys_stack_stat);
+} stack_summary SEC(".maps");
+
+static __always_inline bool want_stacks(void)
+{
+	return cfg.kernel_stack || cfg.user_stack;
+}
+
+/* the stacks of the call being entered, before its start time is taken: their cost is not
+ * part of its latency */
+static __always_inline void take_stacks(void *ctx, struct kp_task_state *st)
+{
+	st->kstack = cfg.kernel_stack ?
+			     kp_capture_stack(ctx, false, &stacks, &counters, KP_CNT_CAP) :
+			     KP_CAP_NONE;
+	st->ustack = cfg.user_stack ? kp_capture_stack(ctx, true, &stacks, &counters, KP_CNT_CAP) :
+				      KP_CAP_NONE;
+}
 
 static __always_inline void count(__u32 idx)
 {
@@ -141,6 +202,8 @@ static __always_inline bool traced(long nr)
 		if (!(cfg.cpu_mask[KP_BOUND(cpu >> 6, KP_CPU_WORDS - 1)] & (1ULL << (cpu & 63))))
 			return false;
 	}
+	if (cfg.task_filter)
+		return true; /* the thread's task storage says (on_enter) */
 	/* the process as the caller names it: only the calls the cheaper filters let through
 	 * pay for a translation (none in the initial namespace) */
 	tgid = kp_pidns_current() >> 32;
@@ -198,7 +261,7 @@ static __always_inline void classify_fd(struct kp_task_state *st, long nr, long 
 }
 #endif
 
-static __always_inline void on_enter(long nr, long arg0)
+static __always_inline void on_enter(void *ctx, long nr, long arg0)
 {
 	struct kp_task_state *st;
 
@@ -207,45 +270,43 @@ static __always_inline void on_enter(long nr, long arg0)
 #ifdef KPERF_COMPAT
 	/* the kernel's own tid: the in-flight state is per thread, whatever its namespace */
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct kp_task_state init = { .start_ns = bpf_ktime_get_ns(), .nr = nr, .fd = arg0 };
+	struct kp_task_state init = { .nr = nr, .fd = arg0 };
 
+	if (want_stacks())
+		take_stacks(ctx, &init);
+	init.start_ns = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&task_state, &tid, &init, BPF_ANY))
 		count(KP_CNT_STATE_FULL);
 	(void)st;
 #else
-	st = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st) {
-		count(KP_CNT_STATE_FULL);
-		return;
+	if (cfg.task_filter) {
+		/* a target's threads have their storage already; any other has none */
+		st = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0, 0);
+		if (!st || st->state != KP_TARGET_ACTIVE)
+			return;
+		if (cfg.filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
+			return;
+	} else {
+		st = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!st) {
+			count(KP_CNT_STATE_FULL);
+			return;
+		}
 	}
 	st->nr = nr;
 	st->fd = arg0;
 	classify_fd(st, nr, arg0);
+	if (want_stacks())
+		take_stacks(ctx, st);
 	st->start_ns = bpf_ktime_get_ns();
 #endif
 }
 
-static __always_inline void update_summary(__u32 tgid, __u32 nr, __u64 dur, long ret)
+static __always_inline void add_call(struct kp_sys_stat *s, __u64 dur, long ret)
 {
-	struct kp_sys_key key = { .tgid = tgid, .nr = nr };
-	struct kp_sys_stat *s;
-	__u32 zero = 0, slot;
+	__u32 slot;
 
-	s = bpf_map_lookup_elem(&summary, &key);
-	if (!s) {
-		struct kp_sys_stat *init = bpf_map_lookup_elem(&zero_stat, &zero);
-
-		if (!init)
-			return;
-		bpf_map_update_elem(&summary, &key, init, BPF_NOEXIST);
-		s = bpf_map_lookup_elem(&summary, &key);
-		if (!s) {
-			count(KP_CNT_SUMMARY_FULL);
-			return;
-		}
-		bpf_get_current_comm(s->comm, sizeof(s->comm));
-	}
 	s->calls++;
 	if (ret < 0)
 		s->errors++;
@@ -259,15 +320,98 @@ static __always_inline void update_summary(__u32 tgid, __u32 nr, __u64 dur, long
 	s->hist[KP_BOUND(slot, KP_HIST_BPF_SLOTS - 1)]++;
 }
 
+static __always_inline void update_summary(__u32 tgid, __u32 nr, __u64 dur, long ret)
+{
+	struct kp_sys_key key = { .tgid = tgid, .nr = nr };
+	struct kp_sys_stat *s;
+	__u32 zero = 0;
+
+	if (cfg.single) {
+		/* the one process: a row per syscall number, no hash */
+		s = bpf_map_lookup_elem(&by_nr, &nr);
+		if (!s) {
+			count(KP_CNT_STATE_FULL); /* a number beyond the table: not counted */
+			return;
+		}
+		if (!s->calls)
+			bpf_get_current_comm(s->comm, sizeof(s->comm));
+		add_call(s, dur, ret);
+		return;
+	}
+	s = bpf_map_lookup_elem(&summary, &key);
+	if (!s) {
+		struct kp_sys_stat *init = bpf_map_lookup_elem(&zero_stat, &zero);
+
+		if (!init)
+			return;
+		bpf_map_update_elem(&summary, &key, init, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&summary, &key);
+		if (!s) {
+			/* no room: counted all the same, in the syscall's overflow row */
+			count(KP_CNT_SUMMARY_FULL);
+			s = bpf_map_lookup_elem(&by_nr, &nr);
+			if (!s) {
+				count(KP_CNT_STATE_FULL);
+				return;
+			}
+			add_call(s, dur, ret);
+			return;
+		}
+		bpf_get_current_comm(s->comm, sizeof(s->comm));
+	}
+	add_call(s, dur, ret);
+}
+
+/* the call by its stacks at entry */
+static __always_inline void update_stack_summary(__u32 tgid, const struct kp_task_state *st,
+						 __u64 dur, long ret)
+{
+	struct kp_sys_stack_key key = {
+		.tgid = tgid, .nr = st->nr, .kstack = st->kstack, .ustack = st->ustack
+	};
+	struct kp_sys_stack_stat *s, init = {};
+
+	s = bpf_map_lookup_elem(&stack_summary, &key);
+	if (!s) {
+		bpf_map_update_elem(&stack_summary, &key, &init, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&stack_summary, &key);
+		if (!s) {
+			count(KP_CNT_STACK_SUMMARY_FULL);
+			return;
+		}
+		bpf_get_current_comm(s->comm, sizeof(s->comm));
+	}
+	s->calls++;
+	if (ret < 0)
+		s->errors++;
+	s->total_ns += dur;
+	if (s->calls == 1 || dur < s->min_ns)
+		s->min_ns = dur;
+	if (dur > s->max_ns)
+		s->max_ns = dur;
+}
+
 static __always_inline void emit_record(__u64 id, const struct kp_task_state *st, __u64 start,
 					__u64 dur, long ret)
 {
 	struct kp_sys_event *e;
-	__u64 flags = BPF_RB_NO_WAKEUP;
+	__u64 flags = BPF_RB_NO_WAKEUP, *unwoken;
+	__u32 unwoken_idx = KP_CNT_UNWOKEN;
 
 	if (dur < cfg.min_duration_ns)
 		return;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (want_stacks()) {
+		/* the record with its stacks: the same record, the ids after it */
+		struct kp_sys_event_stk *es = bpf_ringbuf_reserve(&events, sizeof(*es), 0);
+
+		if (es) {
+			es->kstack = st->kstack;
+			es->ustack = st->ustack;
+		}
+		e = (struct kp_sys_event *)es;
+	} else {
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	}
 	if (!e) {
 		count(KP_CNT_DROPPED);
 		return;
@@ -284,9 +428,13 @@ static __always_inline void emit_record(__u64 id, const struct kp_task_state *st
 	e->fd_ino = st->fd_ino;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	/* wake the reader only when enough is waiting: one wake-up per call would cost
-	 * more than the tracing itself; the reader also polls on a timer */
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= cfg.wakeup_bytes)
+	 * more than the tracing itself; the reader also polls on a timer. Counted per CPU
+	 * (no ring buffer query): every wakeup_records records of a CPU */
+	unwoken = bpf_map_lookup_elem(&counters, &unwoken_idx);
+	if (unwoken && ++*unwoken >= cfg.wakeup_records) {
+		*unwoken = 0;
 		flags = BPF_RB_FORCE_WAKEUP;
+	}
 	bpf_ringbuf_submit(e, flags);
 }
 
@@ -311,6 +459,8 @@ static __always_inline void on_exit(long ret)
 	dur = now - start;
 	id = kp_pidns_current();
 	update_summary(id >> 32, copy.nr, dur, ret);
+	if (want_stacks())
+		update_stack_summary(id >> 32, &copy, dur, ret);
 	if (cfg.record_events)
 		emit_record(id, &copy, start, dur, ret);
 }
@@ -324,7 +474,7 @@ static __always_inline void follow_fork(__u32 ptgid, __u32 ctgid)
 
 	/* a new thread: already covered by its tgid; a child the caller cannot see (its
 	 * parent cannot be a target then either) */
-	if (ptgid == ctgid || ctgid == KP_PID_OUTSIDE)
+	if (!cfg.follow_fork || ptgid == ctgid || ctgid == KP_PID_OUTSIDE)
 		return;
 	state = bpf_map_lookup_elem(&targets, &ptgid);
 	if (!state)
@@ -339,6 +489,30 @@ static __always_inline void arm_on_exec(__u32 tgid)
 
 	if (state && *state == KP_TARGET_UNTIL_EXEC)
 		*state = KP_TARGET_ACTIVE;
+}
+
+/* the last thread of <tgid> exited: forget it as a target, and have its summary rows moved
+ * out of the map (a lost note leaves them there, still counted) */
+static __always_inline void process_gone(__u32 tgid)
+{
+	struct kp_sys_exit_note *n;
+
+	if (cfg.filter_pid)
+		bpf_map_delete_elem(&targets, &tgid);
+	if (!cfg.exit_notes || tgid == KP_PID_OUTSIDE)
+		return;
+	n = bpf_ringbuf_reserve(&exits, sizeof(*n), 0);
+	if (!n) {
+		count(KP_CNT_EXITS_LOST);
+		return;
+	}
+	n->tgid = tgid;
+	n->pad = 0;
+	/* rare next to syscalls: the reader is woken when a quarter of the ring waits, and
+	 * polls on a timer */
+	bpf_ringbuf_submit(n, bpf_ringbuf_query(&exits, BPF_RB_AVAIL_DATA) >= (64 << 10) ?
+				      BPF_RB_FORCE_WAKEUP :
+				      BPF_RB_NO_WAKEUP);
 }
 
 #ifdef KPERF_COMPAT
@@ -359,7 +533,7 @@ struct kp_raw_sys_exit {
 SEC("tracepoint/raw_syscalls/sys_enter")
 int kp_sys_enter(struct kp_raw_sys_enter *ctx)
 {
-	on_enter(ctx->id, ctx->args[0]);
+	on_enter(ctx, ctx->id, ctx->args[0]);
 	return 0;
 }
 
@@ -399,12 +573,31 @@ int kp_proc_exec(void *ctx)
 	return 0;
 }
 
+/* without CO-RE, whether the process's last thread is leaving cannot be read: its leader's
+ * exit stands for it (userspace checks that the process is gone before it moves rows) */
 SEC("tracepoint/sched/sched_process_exit")
 int kp_proc_exit(void *ctx)
 {
-	__u32 tid = (__u32)kp_pidns_current();
+	__u64 id = kp_pidns_current();
+	__u32 tid = (__u32)id;
 
-	bpf_map_delete_elem(&targets, &tid);
+	if (cfg.filter_pid)
+		bpf_map_delete_elem(&targets, &tid); /* the extra entries of threads */
+	if ((__u32)id == id >> 32)
+		process_gone(id >> 32);
+	return 0;
+}
+
+/* the task storage's programs: the fallback has no task storage */
+SEC("raw_tracepoint/sched_process_fork")
+int kp_mark_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	return 0;
+}
+
+SEC("raw_tracepoint/sched_process_exec")
+int kp_mark_targets(struct bpf_raw_tracepoint_args *ctx)
+{
 	return 0;
 }
 
@@ -415,7 +608,7 @@ int BPF_PROG(kp_sys_enter, struct pt_regs *regs, long id)
 {
 	/* the first argument costs a read of the registers: only when a descriptor is looked at
 	 * (cfg is read-only data, so the verifier drops the read when it is not) */
-	on_enter(id, cfg.classify_fd ? PT_REGS_PARM1_CORE_SYSCALL(regs) : -1);
+	on_enter(ctx, id, cfg.classify_fd ? PT_REGS_PARM1_CORE_SYSCALL(regs) : -1);
 	return 0;
 }
 
@@ -426,10 +619,65 @@ int BPF_PROG(kp_sys_exit, struct pt_regs *regs, long ret)
 	return 0;
 }
 
+/* mark <task> with <state> in its task storage (created): it is a target from now on */
+static __always_inline void mark_task(struct task_struct *task, __u32 state)
+{
+	struct kp_task_state *st;
+
+	st = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (st && st->state != KP_TARGET_ACTIVE)
+		st->state = state;
+}
+
+/* the state of <task>'s process: its thread's mark, else the targets map (a thread created
+ * before the task iterator reached its parent) */
+static __always_inline __u32 target_state(struct task_struct *task, __u32 tgid)
+{
+	struct kp_task_state *st = bpf_task_storage_get(&task_state, task, 0, 0);
+	__u8 *state;
+
+	if (st && st->state)
+		return st->state;
+	state = bpf_map_lookup_elem(&targets, &tgid);
+	return state ? *state : KP_TARGET_NONE;
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(kp_proc_fork, struct task_struct *parent, struct task_struct *child)
 {
 	follow_fork(kp_pidns_task_tgid(parent), kp_pidns_task_tgid(child));
+	return 0;
+}
+
+/* task_filter: a new thread of a target is one too, and so is a new child when following */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(kp_mark_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = kp_pidns_task_tgid(parent), ctgid = kp_pidns_task_tgid(child), state;
+
+	if (ptgid != ctgid && (!cfg.follow_fork || ctgid == KP_PID_OUTSIDE))
+		return 0;
+	state = target_state(parent, ptgid);
+	if (state)
+		mark_task(child, state);
+	return 0;
+}
+
+/* task_filter: run once at attach, after kp_mark_fork is attached: every thread that exists
+ * then of a process in the targets map is marked */
+SEC("iter/task")
+int kp_mark_targets(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	__u32 tgid;
+	__u8 *state;
+
+	if (!task)
+		return 0;
+	tgid = kp_pidns_task_tgid(task);
+	state = bpf_map_lookup_elem(&targets, &tgid);
+	if (state)
+		mark_task(task, *state);
 	return 0;
 }
 
@@ -443,20 +691,24 @@ int kp_proc_fork_ns(struct bpf_raw_tracepoint_args *ctx)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(kp_proc_exec, struct task_struct *p)
 {
+	struct kp_task_state *st;
+
 	arm_on_exec(kp_pidns_task_tgid(p));
+	if (cfg.task_filter) {
+		st = bpf_task_storage_get(&task_state, p, 0, 0);
+		if (st && st->state == KP_TARGET_UNTIL_EXEC)
+			st->state = KP_TARGET_ACTIVE;
+	}
 	return 0;
 }
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(kp_proc_exit, struct task_struct *p)
 {
-	__u32 tgid;
-
-	/* forget the process when its last thread exits (signal->live already dropped) */
+	/* the process is gone when its last thread exits (signal->live already dropped) */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
-	tgid = kp_pidns_task_tgid(p);
-	bpf_map_delete_elem(&targets, &tgid);
+	process_gone(kp_pidns_task_tgid(p));
 	return 0;
 }
 

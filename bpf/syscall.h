@@ -15,7 +15,9 @@
 #define KP_COMM_LEN 16
 
 /* value of the targets map (tgid -> state) */
+/* value of the targets map (tgid -> state), and kp_task_state.state of a thread */
 enum kp_target_state {
+	KP_TARGET_NONE = 0, /* not a target (a thread traced because everything is) */
 	KP_TARGET_ACTIVE = 1, /* traced */
 	KP_TARGET_UNTIL_EXEC = 2, /* traced from its next exec on */
 };
@@ -23,10 +25,18 @@ enum kp_target_state {
 /* indexes of the per-CPU counters array */
 enum kp_counter {
 	KP_CNT_DROPPED = 0, /* per-call record not reserved: ring buffer full */
-	KP_CNT_SUMMARY_FULL = 1, /* call not counted: summary map full */
+	KP_CNT_SUMMARY_FULL = 1, /* call counted in the per-syscall overflow row: map full */
 	KP_CNT_STATE_FULL = 2, /* call not timed: no room for its start time */
-	KP_CNT_MAX
+	KP_CNT_STACK_SUMMARY_FULL = 3, /* call not counted by stack: stack summary map full */
+	KP_CNT_EXITS_LOST = 4, /* exit notice not queued: its rows stay in the map */
+	KP_CNT_UNWOKEN = 5, /* records submitted since the reader was last woken (per CPU) */
+	KP_CNT_CAP = 6, /* KP_CAP_FAILS counters of stack_capture.bpf.h from here on */
+	KP_CNT_MAX = 9
 };
+
+/* the tgid of the summary's overflow rows (by_nr, when the hash is full): calls counted
+ * without their process */
+#define KP_SYS_OVERFLOW_TGID 0xfffffffeu
 
 struct kp_sys_key {
 	__u32 tgid;
@@ -51,13 +61,22 @@ enum kp_fd_kind {
 	KP_FD_OTHER = 3, /* a file, a device, ... or no such descriptor */
 };
 
-/* the in-flight call of a thread (task storage, or LRU hash keyed by tid) */
+/* the in-flight call of a thread (task storage, or LRU hash keyed by tid); in the task
+ * storage, also whether the thread is a target (set before its first call, see
+ * syscall.bpf.c), so that a thread of no target costs one storage miss and nothing more */
 struct kp_task_state {
 	__u64 start_ns;
 	__u32 nr;
 	__s32 fd; /* the first argument, as an int */
 	__u64 fd_ino; /* inode number of that descriptor's file (fd_mask syscalls) */
 	__u32 fd_kind; /* enum kp_fd_kind */
+	__u32 state; /* enum kp_target_state (task_filter) */
+	__u64 kstack, ustack; /* stack ids at entry (cfg.kernel_stack, user_stack), else 0 */
+};
+
+/* a process whose last thread exited: its summary rows can leave the map (the exits ring) */
+struct kp_sys_exit_note {
+	__u32 tgid;
 	__u32 pad;
 };
 
@@ -76,6 +95,32 @@ struct kp_sys_event {
 	__u64 fd_ino; /* its inode number (fd_mask syscalls, KP_FD_SOCKET/PIPE) */
 };
 
+/* one completed call with the stacks taken at its entry: the record when cfg.kernel_stack or
+ * cfg.user_stack is set (ids of the stacks map, KP_CAP_NONE when none) */
+struct kp_sys_event_stk {
+	struct kp_sys_event e;
+	__u64 kstack;
+	__u64 ustack;
+};
+
+/* the summary by stack (map stack_summary, only loaded with stacks): per process, syscall and
+ * the stacks at entry */
+struct kp_sys_stack_key {
+	__u32 tgid;
+	__u32 nr;
+	__u64 kstack;
+	__u64 ustack;
+};
+
+struct kp_sys_stack_stat {
+	__u64 calls;
+	__u64 errors;
+	__u64 total_ns;
+	__u64 min_ns;
+	__u64 max_ns;
+	char comm[KP_COMM_LEN];
+};
+
 /* load-time configuration: one const volatile global, so both object variants share it */
 struct kp_sys_config {
 	__u64 syscall_mask[KP_SYSCALL_WORDS];
@@ -84,7 +129,7 @@ struct kp_sys_config {
 	 * its file and its inode go into the per-call record (kernel BTF only) */
 	__u64 fd_mask[KP_SYSCALL_WORDS];
 	__u64 min_duration_ns;
-	__u64 wakeup_bytes; /* force a reader wake-up once this much data is waiting */
+	__u64 wakeup_records; /* force a reader wake-up after this many records of a CPU */
 	__u32 self_tgid; /* the tracer itself: never traced */
 	__u32 fork_child_pid_off; /* compat: offset of child_pid in sched_process_fork */
 	__u8 filter_pid;
@@ -93,6 +138,15 @@ struct kp_sys_config {
 	__u8 filter_cgroup;
 	__u8 record_events;
 	__u8 classify_fd; /* fd_mask is not empty */
+	__u8 kernel_stack; /* take the kernel stack at entry: records and stack_summary */
+	__u8 user_stack; /* take the user stack at entry */
+	/* targets are marked in their threads' task storage (kernel BTF only): sys_enter looks
+	 * nowhere else */
+	__u8 task_filter;
+	/* one process, no children: its summary is the by_nr array, indexed by syscall */
+	__u8 single;
+	__u8 exit_notes; /* queue a kp_sys_exit_note when a process exits */
+	__u8 follow_fork; /* children of targets are targets */
 	__u8 pad[2];
 };
 

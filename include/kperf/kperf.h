@@ -90,6 +90,9 @@ struct KperfTraceOpts {
 	 * dropped and counted. PmuTraceRead hands out at most this many: read until it
 	 * returns 0 to have them all. */
 	unsigned maxStoredRecords;
+	/* with callStack: distinct stacks kept for the whole trace (0: 8192); a call whose
+	 * stack finds no room is counted without it (PmuTraceStats.stacksLost) */
+	unsigned stackEntries;
 };
 
 int KperfTraceOpen(enum PmuTraceType traceType, struct PmuTraceAttr *traceAttr,
@@ -108,7 +111,12 @@ const struct KperfTraceDataExt *KperfTraceGetExt(const struct PmuTraceData *data
 
 #define KPERF_HIST_SLOTS 40
 
-/* One (process, syscall) pair, cumulative since the trace was opened. */
+/* The comm of the rows of pid 0: calls the in-kernel summary had no room for (summaryEntries),
+ * counted per syscall without their process. */
+#define KPERF_TRACE_OVERFLOW_COMM "[map full]"
+
+/* One (process, syscall) pair, cumulative since the trace was opened; pid 0
+ * (KPERF_TRACE_OVERFLOW_COMM): the calls of a syscall the summary map had no room for. */
 struct PmuTraceSummary {
 	const char *funcs; /* syscall name */
 	int nr; /* syscall number */
@@ -127,10 +135,41 @@ struct PmuTraceSummary {
 struct PmuTraceStats {
 	uint64_t records; /* per-call records delivered by PmuTraceRead so far */
 	uint64_t dropped; /* per-call records lost: the ring buffer was full */
-	uint64_t summaryDropped; /* calls not counted: the summary map was full */
+	/* calls not in their process's row: counted in the pid 0 rows (the summary map was full),
+	 * or not counted at all (their start time could not be stored) */
+	uint64_t summaryDropped;
 	unsigned fallback; /* 1: the raw_syscalls / hash-map fallback is in use */
 	unsigned ringBufferKb; /* the ring buffer size in use */
+	/* with callStack: calls counted without their stack (stack map full, or the stack
+	 * could not be taken), and calls missing from the summary by stack (its map full) */
+	uint64_t stacksLost;
+	uint64_t stackSummaryDropped;
 };
+
+/* One (process, syscall, stack at entry) of the summary by stack, which a trace keeps in the
+ * kernel when opened with callStack (whatever summaryOnly says): cumulative since the open. */
+struct KperfTraceStackSummary {
+	const char *funcs; /* syscall name */
+	int nr; /* syscall number */
+	pid_t pid; /* process (thread group) */
+	const char *comm; /* the process's command name when it first made this call */
+	uint64_t calls;
+	uint64_t errors; /* calls that returned a negative value */
+	uint64_t totalNs;
+	uint64_t minNs;
+	uint64_t maxNs;
+	/* the stack at entry: kernel frames first (kernelFrames of them), then user frames,
+	 * each part leaf first; resolved with lines under a DWARF symbolMode. NULL when no
+	 * stack could be taken or kept (the calls are still counted here) */
+	struct Stack *stack;
+	unsigned kernelFrames;
+};
+
+/* The summary by stack of trace <pd> (opened with callStack), sorted by total time
+ * descending; returns the number of entries or -1 (KPERF_ERR_INVALID_ATTR without
+ * callStack). */
+int KperfTraceReadStackSummary(int pd, struct KperfTraceStackSummary **summary);
+void KperfTraceStackSummaryFree(struct KperfTraceStackSummary *summary);
 
 /* Summaries sorted by (pid, total time descending); returns their number or -1. */
 int PmuTraceReadSummary(int pd, struct PmuTraceSummary **summary);

@@ -150,6 +150,7 @@ class KperfTraceOpts(ctypes.Structure):
         ("summaryEntries", c_uint),
         ("excludeSelf", c_uint),
         ("maxStoredRecords", c_uint),
+        ("stackEntries", c_uint),
     ]
 
 
@@ -305,6 +306,24 @@ class PmuTraceStats(ctypes.Structure):
         ("summaryDropped", c_uint64),
         ("fallback", c_uint),
         ("ringBufferKb", c_uint),
+        ("stacksLost", c_uint64),
+        ("stackSummaryDropped", c_uint64),
+    ]
+
+
+class KperfTraceStackSummary(ctypes.Structure):
+    _fields_ = [
+        ("funcs", c_char_p),
+        ("nr", c_int),
+        ("pid", c_int),
+        ("comm", c_char_p),
+        ("calls", c_uint64),
+        ("errors", c_uint64),
+        ("totalNs", c_uint64),
+        ("minNs", c_uint64),
+        ("maxNs", c_uint64),
+        ("stack", POINTER(Stack)),
+        ("kernelFrames", c_uint),
     ]
 
 
@@ -483,6 +502,7 @@ ALL = {
     "PmuDeviceData": PmuDeviceData,
     "PmuTraceSummary": PmuTraceSummary,
     "PmuTraceStats": PmuTraceStats,
+    "KperfTraceStackSummary": KperfTraceStackSummary,
     "AsmCode": AsmCode,
     "StackAsm": StackAsm,
     "PmuHwMetricAttr": PmuHwMetricAttr,

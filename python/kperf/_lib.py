@@ -114,6 +114,8 @@ PROTOTYPES = {
     "PmuSysCallFuncList": (_P(c_char_p), [_P(c_uint)]),
     "PmuTraceReadSummary": (c_int, [c_int, _P(_P(cs.PmuTraceSummary))]),
     "PmuTraceSummaryFree": (None, [_P(cs.PmuTraceSummary)]),
+    "KperfTraceReadStackSummary": (c_int, [c_int, _P(_P(cs.KperfTraceStackSummary))]),
+    "KperfTraceStackSummaryFree": (None, [_P(cs.KperfTraceStackSummary)]),
     "PmuTraceGetStats": (c_int, [c_int, _P(cs.PmuTraceStats)]),
     "PmuSysCallNumber": (c_int, [c_char_p]),
     "PmuEventListFree": (None, []),

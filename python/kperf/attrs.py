@@ -311,7 +311,9 @@ class PmuTraceAttr(_CAttr):
       summaryEntries: (process, syscall) entries of the summary (0: 16384);
       excludeSelf: with no pidList, leave out the caller's own syscalls;
       maxStoredRecords: records kept between two reads (0: the library's default); a
-                        trace_read hands out at most this many: read until it returns 0.
+                        trace_read hands out at most this many: read until it returns 0;
+      stackEntries: with callStack, distinct stacks kept (0: 8192). With callStack the
+                    trace also keeps a summary by stack: trace_read_stack_summary().
     """
 
     _c_type = cs.PmuTraceAttr
@@ -331,6 +333,7 @@ class PmuTraceAttr(_CAttr):
         "summaryEntries",
         "excludeSelf",
         "maxStoredRecords",
+        "stackEntries",
     )
 
     def __init__(
@@ -350,6 +353,7 @@ class PmuTraceAttr(_CAttr):
         summaryEntries=0,
         excludeSelf=False,
         maxStoredRecords=0,
+        stackEntries=0,
     ):
         self._init(_values(locals()))
 
@@ -369,6 +373,7 @@ class PmuTraceAttr(_CAttr):
     summaryEntries = _Scalar(unsigned(32), opts=True)
     excludeSelf = _Scalar(flag, bool, opts=True)
     maxStoredRecords = _Scalar(unsigned(32), opts=True)
+    stackEntries = _Scalar(unsigned(32), opts=True)
 
     @property
     def cgroupPath(self) -> Optional[str]:

@@ -17,6 +17,7 @@ from . import _cstructs as cs
 from . import _lib
 from ._convert import INT_MAX, INT_MIN, as_list, cint, text, to_bytes, unsigned
 from .attrs import PmuAttr, PmuDeviceAttr, PmuHwMetricAttr, PmuTraceAttr
+from .symbols import Stack
 from .enums import PmuBdfType, PmuEventType, PmuTaskType, PmuTraceType
 from .perror import DataFreedError, Error, KperfError, _raise_last
 from .results import (
@@ -26,6 +27,7 @@ from .results import (
     PmuTraceData,
     SampleRawData,
     SampleRawField,
+    TraceStackSummary,
     TraceStats,
     TraceSummary,
     _pending_frees,  # noqa: F401 (tests look at the queue here)
@@ -451,6 +453,39 @@ def trace_read_summary(pd: int) -> List[TraceSummary]:
             _lib.fn("PmuTraceSummaryFree")(p)
 
 
+def trace_read_stack_summary(pd: int) -> List[TraceStackSummary]:
+    """The summary by stack of trace <pd> (KperfTraceReadStackSummary; the trace was opened
+    with callStack): one TraceStackSummary per (process, syscall, stack at entry), cumulative
+    since trace_open, sorted by total time (descending). Raises KperfError on failure."""
+    pd = _pd(pd)
+    if pd is None:
+        _raise_last()
+    p = ctypes.POINTER(cs.KperfTraceStackSummary)()
+    n = _call("KperfTraceReadStackSummary", pd, ctypes.byref(p))
+    if n < 0:
+        _raise_last()
+    try:
+        return [
+            TraceStackSummary(
+                text(s.funcs),
+                s.nr,
+                s.pid,
+                text(s.comm),
+                s.calls,
+                s.errors,
+                s.totalNs,
+                s.minNs,
+                s.maxNs,
+                Stack.from_c_stack(s.stack) if s.stack else None,
+                s.kernelFrames,
+            )
+            for s in (p[i] for i in range(n))
+        ]
+    finally:
+        if p:
+            _lib.fn("KperfTraceStackSummaryFree")(p)
+
+
 def trace_stats(pd: int) -> TraceStats:
     """Record and drop counters of trace <pd> (PmuTraceGetStats). Raises KperfError."""
     pd = _pd(pd)
@@ -460,7 +495,13 @@ def trace_stats(pd: int) -> TraceStats:
     if _call("PmuTraceGetStats", pd, ctypes.byref(st)) != 0:
         _raise_last()
     return TraceStats(
-        st.records, st.dropped, st.summaryDropped, bool(st.fallback), st.ringBufferKb
+        st.records,
+        st.dropped,
+        st.summaryDropped,
+        bool(st.fallback),
+        st.ringBufferKb,
+        st.stacksLost,
+        st.stackSummaryDropped,
     )
 
 
@@ -485,6 +526,7 @@ __all__ = [
     "trace_read",
     "trace_close",
     "trace_read_summary",
+    "trace_read_stack_summary",
     "trace_stats",
     "sys_call_func_list",
     "syscall_number",

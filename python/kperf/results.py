@@ -867,9 +867,42 @@ class TraceStats:
 
     records: int  # per-call records delivered by trace_read so far
     dropped: int  # per-call records lost (ring buffer full)
-    summaryDropped: int  # calls not counted (summary map full)
+    summaryDropped: int  # calls outside their process's row (pid 0 rows, or lost)
     fallback: bool  # the raw_syscalls / hash-map fallback is in use
     ringBufferKb: int  # ring buffer size in use (0: summaryOnly)
+    stacksLost: int = 0  # callStack: calls counted without their stack (stack map full)
+    stackSummaryDropped: int = 0  # callStack: calls missing from the summary by stack
+
+
+@dataclass(frozen=True)
+class TraceStackSummary:
+    """One (process, syscall, stack at entry) of the summary by stack (callStack), cumulative
+    since trace_open. stack: kernel frames first (kernelFrames of them), then user frames, each
+    part leaf first; None when no stack was kept for those calls."""
+
+    funcs: str
+    nr: int
+    pid: int
+    comm: str
+    calls: int
+    errors: int
+    totalNs: int
+    minNs: int
+    maxNs: int
+    stack: Optional[Stack] = field(repr=False)
+    kernelFrames: int
+
+    @property
+    def avgNs(self) -> float:
+        return self.totalNs / self.calls if self.calls else 0.0
+
+    @property
+    def userStack(self) -> Optional[Stack]:
+        """The first user frame of the stack (its leaf), None when it has none."""
+        s, i = self.stack, 0
+        while s is not None and i < self.kernelFrames:
+            s, i = s.next, i + 1
+        return s
 
 
 __all__ = [
@@ -887,4 +920,5 @@ __all__ = [
     "PmuDeviceData",
     "TraceSummary",
     "TraceStats",
+    "TraceStackSummary",
 ]

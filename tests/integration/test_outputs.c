@@ -317,7 +317,8 @@ Test(outputs, bad_lists_and_a_bare_double_dash_are_refused)
 	}
 }
 
-/* a summary map too small: the calls it could not hold, in CSV, JSON, the table, on stderr */
+/* a summary map too small: the calls it could not hold are counted without their process, in
+ * CSV, JSON, the table, and said on stderr */
 Test(outputs, calls_not_counted_appear_in_every_format)
 {
 	static const char *const formats[] = { "csv", "json", "table" };
@@ -328,23 +329,33 @@ Test(outputs, calls_not_counted_appear_in_every_format)
 		int st = -1;
 
 		/* ld.so's openat and the workload's getppid fill the 2 rows: its 2000 writes
-		 * are not counted */
+		 * go to the overflow row of write */
 		snprintf(args, sizeof(args),
 			 "trace --summary-entries 2 -e openat,getppid,write --format %s -- "
 			 "%s/workloads/syscalls",
 			 formats[i], tu_build());
 		out = kb(args, &st);
 		cr_assert_eq(st, 0, "%s", out);
-		cr_expect(strstr(out, "kperf-bpf trace: warning: 2000 calls are missing from the "
-				      "summary: its map was full (raise --summary-entries)\n"),
+		cr_expect(strstr(out, "kperf-bpf trace: warning: 2000 calls are counted without "
+				      "their process (pid 0, [map full]): the summary map was full "
+				      "(raise --summary-entries)\n"),
 			  "%s: %s", formats[i], out);
-		if (i == 0)
-			cr_expect(strstr(out, "\nnot_counted,,,,,,,,,,2000,,,,,,,,"), "%s", out);
-		else if (i == 1)
-			cr_expect(strstr(out, "\"not_counted\":2000,"), "%s", out);
-		else
-			cr_expect(strstr(out, " WARNING: 2000 calls are missing from the summary"),
+		if (i == 0) {
+			cr_expect(strstr(out, "\nsummary,0,,\"[map full]\",,write,1,,,,2000,0,"),
 				  "%s", out);
+			cr_expect(strstr(out, "\noverflow,,,,,,,,,,2000,,,,,,,,"), "%s", out);
+			cr_expect(!strstr(out, "not_counted"), "%s", out);
+		} else if (i == 1) {
+			cr_expect(strstr(out, "\"not_counted\":0,\"overflow\":2000,"), "%s", out);
+			cr_expect(strstr(out, "{\"pid\":0,\"comm\":\"[map full]\",\"syscalls\":[{"
+					      "\"name\":\"write\",\"nr\":1,\"calls\":2000,"),
+				  "%s", out);
+		} else {
+			cr_expect(strstr(out,
+					 " WARNING: 2000 calls are counted without their "
+					 "process (pid 0, [map full]): the summary map was full."),
+				  "%s", out);
+		}
 		free(out);
 	}
 }

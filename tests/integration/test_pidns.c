@@ -97,6 +97,29 @@ Test(pidns, what_the_namespace_does_not_contain)
 	tu_kill(&host);
 }
 
+/* mstx markers: by namespace pid (and the child it forks), and from every process with a
+ * host process marking in a loop, which the namespace sees as pid -1; off-CPU time by
+ * namespace pid (pidns_activity.c) */
+Test(pidns, markers_and_offcpu_inside_a_namespace)
+{
+	char loop[1024], *argv[] = { "/bin/sh", "-c", loop, NULL };
+	struct tu_proc host;
+	char env[64];
+
+	inner("markers_by_pid", true, "");
+	inner("offcpu_by_pid", true, "");
+	/* a few marks every 10 ms: a busy loop of marks would fill the ring buffer and drop
+	 * the namespace's own */
+	snprintf(loop, sizeof(loop),
+		 "while :; do %s/workloads/mstx_wl --marks 1 --calls 0; sleep 0.01; done",
+		 tu_build());
+	host = tu_spawn_v(argv, 0);
+	cr_assert_gt(host.pid, 0);
+	snprintf(env, sizeof(env), "KPERF_PIDNS_HOSTPID=%d", host.pid);
+	inner("markers_of_every_process", true, env);
+	tu_kill(&host);
+}
+
 Test(pidns, proc_of_another_namespace_is_refused)
 {
 	char cmd[512], *out;

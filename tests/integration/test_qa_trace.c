@@ -17,22 +17,33 @@ Test(qa_trace, full_summary_map_is_counted_and_records_stay_exact)
 {
 	const char *funcs[] = { "getppid", "write", "openat" };
 	struct PmuTraceAttr a = { .funcs = funcs, .numFuncs = 3 };
-	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts, .summaryEntries = 2);
+	/* following children: the summary is the (process, syscall) hash, not one process's
+	 * array */
+	struct KperfTraceOpts x =
+		KPERF_OPTS(KperfTraceOpts, .summaryEntries = 2, .includeNewFork = 1);
 	struct PmuTraceSummary *s;
 	struct PmuTraceData *d;
 	struct PmuTraceStats st;
 	int pd = tt_trace_workload(&a, &x, NULL, NULL), n, i, getppid = 0, write = 0, openat = 0;
 
-	/* the workload calls getppid, then write, then openat: the map holds the first two */
+	/* the workload calls getppid, then write, then openat: the map holds the first two,
+	 * the openat calls are counted in their syscall's overflow row, pid 0 */
 	n = PmuTraceReadSummary(pd, &s);
-	cr_assert_eq(n, 2, "%d summary rows: %s", n, Perror());
-	cr_assert_str_eq(s[0].funcs, "getppid");
-	cr_assert_eq(s[0].calls, 50000);
-	cr_assert_str_eq(s[1].funcs, "write");
-	cr_assert_eq(s[1].calls, 2000);
+	cr_assert_eq(n, 3, "%d summary rows: %s", n, Perror());
+	cr_assert_eq(s[0].pid, 0);
+	cr_assert_str_eq(s[0].comm, KPERF_TRACE_OVERFLOW_COMM);
+	cr_assert_str_eq(s[0].funcs, "openat");
+	cr_assert_eq(s[0].calls, 300);
+	cr_assert_eq(s[0].errors, 300);
+	cr_assert_str_eq(s[1].funcs, "getppid");
+	cr_assert_eq(s[1].calls, 50000);
+	cr_assert_str_eq(s[2].funcs, "write");
+	cr_assert_eq(s[2].calls, 2000);
 	cr_assert_eq(GetWarn(), KPERF_WARN_SUMMARY_FULL, "%s", GetWarnMsg());
-	cr_assert(strstr(GetWarnMsg(), "300 calls were not counted"), "%s", GetWarnMsg());
-	cr_assert(strstr(GetWarnMsg(), "raise summaryEntries"), "%s", GetWarnMsg());
+	cr_assert(strstr(GetWarnMsg(), "300 calls are counted without their process (pid 0, "
+				       "[map full]): the summary map was full (raise "
+				       "summaryEntries)"),
+		  "%s", GetWarnMsg());
 	PmuTraceSummaryFree(s);
 	cr_assert_eq(PmuTraceGetStats(pd, &st), 0);
 	cr_assert_eq(st.summaryDropped, 300);

@@ -27,8 +27,11 @@ def line_of(tag):
 
 
 def profile(inline):
-    """Sample inline_cxx --ms 700 with lines (and inline frames); the records."""
-    p = subprocess.Popen([os.path.join(BUILD, "workloads", "inline_cxx"), "--ms", "700"])
+    """Sample inline_cxx --ms 700 with lines (and inline frames); the records. The workload
+    waits for a byte on stdin, sent once sampling is enabled: on a loaded machine opening took
+    longer than its 700 ms, and it exited before it could be sampled."""
+    p = subprocess.Popen([os.path.join(BUILD, "workloads", "inline_cxx"), "--ms", "700", "--wait"],
+                         stdin=subprocess.PIPE)
     pd = -1
     try:
         attr = kperf.PmuAttr(
@@ -43,6 +46,8 @@ def profile(inline):
         pd = kperf.open(SAMPLING, attr)
         assert pd > 0, kperf.error()
         assert kperf.enable(pd) == 0, kperf.error()
+        p.stdin.write(b"g")
+        p.stdin.close()
         assert p.wait(timeout=30) == 0
         assert kperf.disable(pd) == 0, kperf.error()
         data = kperf.read(pd)

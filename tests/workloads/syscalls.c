@@ -8,7 +8,9 @@
  * (children + 1) * threads * counts.
  *
  *   syscalls [--getppid N] [--writes N] [--fails N] [--threads T] [--children C]
- *            [--wait] [--sleep-ms MS]
+ *            [--one-at-a-time] [--wait] [--sleep-ms MS]
+ * --one-at-a-time forks each child once the previous one is reaped (many short-lived
+ * processes, however many C is).
  * --wait blocks on reading one byte from stdin before any counted call, so a tracer can
  * attach to the pid first. --sleep-ms sleeps before exiting (a target that lives on).
  */
@@ -58,7 +60,7 @@ static void run(int threads)
 
 int main(int argc, char **argv)
 {
-	int threads = 1, children = 0, wait_go = 0, sleep_ms = 0, i;
+	int threads = 1, children = 0, wait_go = 0, sleep_ms = 0, serial = 0, i;
 	pid_t *kids;
 	char go;
 
@@ -79,6 +81,8 @@ int main(int argc, char **argv)
 			sleep_ms = atoi(v), i++;
 		else if (!strcmp(a, "--wait"))
 			wait_go = 1;
+		else if (!strcmp(a, "--one-at-a-time"))
+			serial = 1;
 		else {
 			fprintf(stderr, "syscalls: unknown argument %s\n", a);
 			return 2;
@@ -96,10 +100,13 @@ int main(int argc, char **argv)
 			run(threads);
 			_exit(0);
 		}
+		if (serial && kids[i] > 0)
+			waitpid(kids[i], NULL, 0), kids[i] = 0;
 	}
 	run(threads);
 	for (i = 0; i < children; i++)
-		waitpid(kids[i], NULL, 0);
+		if (kids[i] > 0)
+			waitpid(kids[i], NULL, 0);
 	if (sleep_ms) {
 		struct timespec ts = { sleep_ms / 1000, (sleep_ms % 1000) * 1000000L };
 

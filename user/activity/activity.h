@@ -113,7 +113,7 @@ void kp_act_sys_close(struct kp_act_sys *s);
 /* A record under construction: the strings are copied into the array at the end. */
 struct kp_act_rec {
 	struct KperfActivityRecord r;
-	char comm[16];
+	char comm[32]; /* the task's, or "[outside namespace]" */
 	char domain[64];
 	char name[256];
 	char channel[40];

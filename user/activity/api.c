@@ -19,6 +19,7 @@
 
 #include "activity.h"
 #include "core/core.h"
+#include "core/pidns.h"
 #include "kperf/kperf.h"
 
 #define DEFAULT_BUFFER_KB 8192
@@ -77,8 +78,12 @@ static int on_mstx(void *ctx, const struct kp_mstx_event *e)
 	rec.r.cpu = (int)e->cpu;
 	rec.r.nr = -1;
 	/* the kernel's copies are NUL-terminated within their size; say so again anyway */
-	memcpy(rec.comm, e->comm, sizeof(e->comm));
-	rec.comm[sizeof(rec.comm) - 1] = '\0';
+	/* the kernel's copy is NUL-terminated within its size; a process the caller's PID
+	 * namespace does not contain is pid -1 "[outside namespace]" */
+	if (e->tgid == KP_PID_OUTSIDE)
+		snprintf(rec.comm, sizeof(rec.comm), "%s", KP_PIDNS_OUTSIDE_COMM);
+	else
+		snprintf(rec.comm, sizeof(rec.comm), "%.*s", (int)sizeof(e->comm), e->comm);
 	memcpy(rec.domain, e->domain, sizeof(e->domain));
 	rec.domain[sizeof(rec.domain) - 1] = '\0';
 	memcpy(rec.name, e->msg, sizeof(e->msg));

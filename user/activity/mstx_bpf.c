@@ -18,6 +18,7 @@
 
 #include "activity.h"
 #include "core/core.h"
+#include "core/pidns.h"
 #include "kperf/pcerrc.h"
 #include "tracefs/tracefs.h"
 #include "skel/mstx.skel.h"
@@ -88,7 +89,7 @@ static int populate(struct kp_mstx_bpf *b, const struct kp_mstx_bpf_opts *o)
 int kp_mstx_bpf_open(const struct kp_mstx_bpf_opts *o, struct kp_mstx_bpf **out)
 {
 	struct kp_mstx_bpf *b;
-	bool follow = o->ntgids && o->follow_fork;
+	bool follow = o->ntgids && o->follow_fork, fork_ns;
 	long type;
 	int err;
 
@@ -117,9 +118,24 @@ int kp_mstx_bpf_open(const struct kp_mstx_bpf_opts *o, struct kp_mstx_bpf **out)
 		err = -errno;
 		goto fail;
 	}
+	/* pids are the caller's namespace's; without CO-RE, the walk to a task of a nested
+	 * namespace (a fork's child) uses the offsets of the kernel's BTF */
+	err = kp_pidns_bpf_config((struct kp_pidns_cfg *)&b->skel->rodata->kp_pidns, true);
+	if (err)
+		goto fail;
+	fork_ns = b->skel->rodata->kp_pidns.on;
+	if (follow && fork_ns && !b->skel->rodata->kp_pidns.have_offsets) {
+		err = kp_fail(LIBPERF_ERR_KERNEL_NOT_SUPPORT, -ENOTSUP,
+			      "following the markers of new processes from inside a PID namespace "
+			      "(%s) needs the kernel's BTF to find their pids, and there is none "
+			      "(/sys/kernel/btf/vmlinux or KPERF_BPF_BTF): collect them by pid "
+			      "without children, or from the host",
+			      kp_pidns_name());
+		goto fail;
+	}
 	b->skel->rodata->cfg.filter_pid = o->ntgids > 0;
 	b->skel->rodata->cfg.wakeup_bytes = o->ringbuf_bytes / 4;
-	if (follow) {
+	if (follow && !fork_ns) {
 		err = fork_child_offset(&b->skel->rodata->cfg.fork_child_pid_off);
 		if (err)
 			goto fail;
@@ -127,7 +143,8 @@ int kp_mstx_bpf_open(const struct kp_mstx_bpf_opts *o, struct kp_mstx_bpf **out)
 	bpf_map__set_max_entries(b->skel->maps.events, (__u32)o->ringbuf_bytes);
 	/* room for the given processes, and for their children when following forks */
 	bpf_map__set_max_entries(b->skel->maps.targets, follow ? 65536 : (o->ntgids ?: 1));
-	bpf_program__set_autoload(b->skel->progs.kp_mstx_fork, follow);
+	bpf_program__set_autoload(b->skel->progs.kp_mstx_fork, follow && !fork_ns);
+	bpf_program__set_autoload(b->skel->progs.kp_mstx_fork_ns, follow && fork_ns);
 	bpf_program__set_autoload(b->skel->progs.kp_mstx_exit, o->ntgids > 0);
 	err = mstx_bpf__load(b->skel);
 	if (err)
@@ -136,7 +153,8 @@ int kp_mstx_bpf_open(const struct kp_mstx_bpf_opts *o, struct kp_mstx_bpf **out)
 	if (err)
 		goto fail;
 	if (follow) {
-		b->fork_link = bpf_program__attach(b->skel->progs.kp_mstx_fork);
+		b->fork_link = bpf_program__attach(fork_ns ? b->skel->progs.kp_mstx_fork_ns :
+							     b->skel->progs.kp_mstx_fork);
 		if (!b->fork_link) {
 			err = kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
 				      "cannot attach to sched:sched_process_fork: %s %s",

@@ -21,6 +21,7 @@
 
 #include "activity.h"
 #include "core/core.h"
+#include "core/pidns.h"
 #include "kperf/pcerrc.h"
 #include "trace/trace.h"
 
@@ -117,8 +118,12 @@ static int on_event(void *ctx, const struct kp_sys_event *e)
 	rec.r.cpu = (int)e->cpu;
 	rec.r.nr = (int)e->nr;
 	rec.r.ret = e->ret;
-	memcpy(rec.comm, e->comm, sizeof(e->comm));
-	rec.comm[sizeof(rec.comm) - 1] = '\0';
+	/* the kernel's copy is NUL-terminated within its size; a process the caller's PID
+	 * namespace does not contain is pid -1 "[outside namespace]" */
+	if (e->tgid == KP_PID_OUTSIDE)
+		snprintf(rec.comm, sizeof(rec.comm), "%s", KP_PIDNS_OUTSIDE_COMM);
+	else
+		snprintf(rec.comm, sizeof(rec.comm), "%.*s", (int)sizeof(e->comm), e->comm);
 	if (name)
 		snprintf(rec.name, sizeof(rec.name), "%s", name);
 	else

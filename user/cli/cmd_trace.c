@@ -4,7 +4,8 @@
  *
  *   kperf-bpf trace [-p PID,...] [-C CPUS] [-e SYSCALL,...] [--cgroup PATH] [-d SECONDS]
  *                   [-i SECONDS] [--hist] [--events [--min-duration MS]] [-o FILE]
- *                   [--format table|json|csv] [--ringbuf-kb KB] [-- COMMAND ARGS...]
+ *                   [--format table|json|csv|folded|svg] [--ringbuf-kb KB]
+ *                   [--stack [--dwarf] [--stack-top N] [--stack-entries N]] [-- COMMAND ARGS...]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -26,6 +27,10 @@
 #define TICK_MS 100
 #define STATUS_MS 250
 #define MAX_MIN_DURATION_MS 1e10 /* about 115 days */
+/* the formats of the summary by stack only, beside export.h's table, json and csv */
+#define FORMAT_FOLDED 100
+#define FORMAT_SVG 101
+#define DEFAULT_STACK_TOP 5
 
 struct trace_opts {
 	int *pids;
@@ -44,6 +49,10 @@ struct trace_opts {
 	int format;
 	unsigned ringbuf_kb;
 	unsigned summary_entries;
+	bool stack;
+	bool dwarf;
+	int stack_top;
+	unsigned stack_entries;
 	char **command;
 };
 
@@ -65,17 +74,30 @@ static void usage(FILE *f)
 	      "      --events             print every call (time, comm/tid, syscall, return, duration)\n"
 	      "      --min-duration MS    with --events: only calls at least this long\n"
 	      "  -o, --output FILE        write the report to FILE\n"
-	      "      --format FMT         table (default), json or csv\n"
+	      "      --format FMT         table (default), json or csv; with --stack also folded\n"
+	      "                           (flamegraph.pl's input) or svg (a flame graph of the\n"
+	      "                           latency by stack)\n"
+	      "      --stack              take the call stack (user and kernel) at each call's\n"
+	      "                           entry: the summary shows per syscall its top stacks by\n"
+	      "                           total latency, counted in the kernel; --events records\n"
+	      "                           carry their stack\n"
+	      "      --dwarf              with --stack: source file and line of each frame\n"
+	      "      --stack-top N        with --stack: stacks shown per process and syscall\n"
+	      "                           (default 5; json, csv, folded and svg have them all)\n"
+	      "      --stack-entries N    with --stack: distinct stacks kept (default 8192)\n"
 	      "      --ringbuf-kb KB      per-call ring buffer size (default 16384)\n"
 	      "      --summary-entries N  (process, syscall) rows the in-kernel summary holds\n"
-	      "                           (default 16384); calls beyond are reported as not\n"
-	      "                           counted\n"
+	      "                           at once (default 16384; an exited process's rows\n"
+	      "                           leave it); calls beyond are counted per syscall,\n"
+	      "                           under pid 0 [map full]\n"
 	      "  -h, --help               this text\n"
 	      "\n"
 	      "With a COMMAND, it is started and traced with all its descendants from its exec on;\n"
 	      "tracing ends when it exits, and its exit status is returned.\n",
 	      f);
 }
+
+static int check_stack_opts(struct trace_opts *o);
 
 static int parse(int argc, char **argv, struct trace_opts *o)
 {
@@ -86,7 +108,11 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 		OPT_MIN_DUR,
 		OPT_FORMAT,
 		OPT_RINGBUF,
-		OPT_SUMMARY_ENTRIES
+		OPT_SUMMARY_ENTRIES,
+		OPT_STACK,
+		OPT_DWARF,
+		OPT_STACK_TOP,
+		OPT_STACK_ENTRIES
 	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -102,6 +128,10 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "ringbuf-kb", required_argument, NULL, OPT_RINGBUF },
 		{ "summary-entries", required_argument, NULL, OPT_SUMMARY_ENTRIES },
+		{ "stack", no_argument, NULL, OPT_STACK },
+		{ "dwarf", no_argument, NULL, OPT_DWARF },
+		{ "stack-top", required_argument, NULL, OPT_STACK_TOP },
+		{ "stack-entries", required_argument, NULL, OPT_STACK_ENTRIES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -175,13 +205,48 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 			o->output = optarg;
 			break;
 		case OPT_FORMAT:
-			o->format = kp_format_parse(optarg);
+			o->format = !strcmp(optarg, "folded") ? FORMAT_FOLDED :
+				    !strcmp(optarg, "svg")    ? FORMAT_SVG :
+								kp_format_parse(optarg);
 			if (o->format < 0) {
 				fprintf(stderr,
-					"kperf-bpf trace: --format is table, json or csv, not '%s'\n",
+					"kperf-bpf trace: --format is table, json, csv, folded or "
+					"svg, not '%s'\n",
 					optarg);
 				return -1;
 			}
+			break;
+		case OPT_STACK:
+			o->stack = true;
+			break;
+		case OPT_DWARF:
+			o->dwarf = true;
+			break;
+		case OPT_STACK_TOP:
+			errno = 0;
+			kb = strtoul(optarg, &end, 10);
+			if (*end || end == optarg || optarg[0] == '-' || errno || !kb ||
+			    kb > INT_MAX) {
+				fprintf(stderr,
+					"kperf-bpf trace: --stack-top wants a number of stacks (1 or "
+					"more), not '%s'\n",
+					optarg);
+				return -1;
+			}
+			o->stack_top = (int)kb;
+			break;
+		case OPT_STACK_ENTRIES:
+			errno = 0;
+			kb = strtoul(optarg, &end, 10);
+			if (*end || end == optarg || optarg[0] == '-' || errno || !kb ||
+			    kb > UINT_MAX) {
+				fprintf(stderr,
+					"kperf-bpf trace: --stack-entries wants a number of stacks, "
+					"not '%s'\n",
+					optarg);
+				return -1;
+			}
+			o->stack_entries = (unsigned)kb;
 			break;
 		case OPT_RINGBUF:
 			errno = 0;
@@ -234,6 +299,37 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 		fprintf(stderr, "kperf-bpf trace: --min-duration only applies with --events\n");
 		return -1;
 	}
+	return check_stack_opts(o);
+}
+
+static int check_stack_opts(struct trace_opts *o)
+{
+	const char *f = o->format == FORMAT_SVG ? "svg" : "folded";
+
+	if (!o->stack && (o->dwarf || o->stack_top || o->stack_entries)) {
+		fprintf(stderr, "kperf-bpf trace: %s only applies with --stack\n",
+			o->dwarf     ? "--dwarf" :
+			o->stack_top ? "--stack-top" :
+				       "--stack-entries");
+		return -1;
+	}
+	if (!o->stack_top)
+		o->stack_top = DEFAULT_STACK_TOP;
+	if (o->format != FORMAT_FOLDED && o->format != FORMAT_SVG)
+		return 0;
+	if (!o->stack) {
+		fprintf(stderr,
+			"kperf-bpf trace: --format %s shows the latency by stack: add --stack\n",
+			f);
+		return -1;
+	}
+	if (o->events || o->interval_ms) {
+		fprintf(stderr,
+			"kperf-bpf trace: --format %s is the summary by stack at the end: not with "
+			"%s (use table, json or csv)\n",
+			f, o->events ? "--events" : "-i");
+		return -1;
+	}
 	return 0;
 }
 
@@ -261,6 +357,31 @@ static void fill_meta(int pd, struct kp_trace_meta *m, double start_ms, double a
 	}
 }
 
+/* the summary by stack, after the summary <s> (or alone: folded, svg) */
+static void print_stacks(FILE *out, int pd, const struct trace_opts *o,
+			 const struct PmuTraceSummary *s, int n, double duration_s)
+{
+	struct KperfTraceStackSummary *ss = NULL;
+	int nss = KperfTraceReadStackSummary(pd, &ss), err = 0;
+
+	if (nss < 0) {
+		fprintf(stderr, "kperf-bpf trace: cannot read the summary by stack: %s\n",
+			Perror());
+		return;
+	}
+	if (GetWarn())
+		fprintf(stderr, "kperf-bpf trace: warning: %s\n", GetWarnMsg());
+	if (o->format == FORMAT_FOLDED)
+		err = kp_report_stacks_folded(out, ss, nss);
+	else if (o->format == FORMAT_SVG)
+		err = kp_report_stacks_svg(out, ss, nss, duration_s);
+	else
+		kp_report_syscall_stacks(out, o->format, s, n, ss, nss, o->stack_top);
+	if (err)
+		fprintf(stderr, "kperf-bpf trace: %s\n", Perror());
+	KperfTraceStackSummaryFree(ss);
+}
+
 static void print_summary(FILE *out, int pd, const struct trace_opts *o, bool interval,
 			  double start_ms, double attach_ms)
 {
@@ -274,15 +395,33 @@ static void print_summary(FILE *out, int pd, const struct trace_opts *o, bool in
 	}
 	fill_meta(pd, &m, start_ms, attach_ms);
 	m.interval = interval;
+	/* the calls of the pid 0 rows are counted: what else summaryDropped has is not */
+	for (int i = 0; i < n; i++)
+		if (!s[i].pid && !strcmp(s[i].comm, KPERF_TRACE_OVERFLOW_COMM))
+			m.overflow += s[i].calls;
+	m.not_counted = m.not_counted > m.overflow ? m.not_counted - m.overflow : 0;
 	/* whatever the format and wherever the report goes: a human must not miss it */
+	if (!interval && m.overflow)
+		fprintf(stderr,
+			"kperf-bpf trace: warning: %" PRIu64 " calls are counted without their "
+			"process (pid 0, %s): the summary map was full (raise "
+			"--summary-entries)\n",
+			m.overflow, KPERF_TRACE_OVERFLOW_COMM);
 	if (!interval && m.not_counted)
 		fprintf(stderr,
 			"kperf-bpf trace: warning: %" PRIu64 " calls are missing from the summary: "
-			"its map was full (raise --summary-entries)\n",
+			"their start times could not be stored\n",
 			m.not_counted);
+	if (o->format == FORMAT_FOLDED || o->format == FORMAT_SVG) {
+		print_stacks(out, pd, o, s, n, m.duration_s);
+		PmuTraceSummaryFree(s);
+		return;
+	}
 	if (o->format == KP_FORMAT_JSON && (interval || !o->events))
 		fputc('{', out);
 	kp_report_syscalls(out, o->format, s, n, &m, o->hist);
+	if (o->stack)
+		print_stacks(out, pd, o, s, n, m.duration_s);
 	if (o->format == KP_FORMAT_JSON)
 		fputs("}\n", out);
 	fflush(out);
@@ -358,6 +497,9 @@ int cmd_trace(int argc, char **argv)
 	kopts.summaryEntries = o.summary_entries;
 	/* tracing everything: the tracer's own reads would feed the trace */
 	kopts.excludeSelf = 1;
+	attr.callStack = o.stack;
+	attr.symbolMode = o.dwarf ? RESOLVE_ELF_DWARF : RESOLVE_ELF;
+	kopts.stackEntries = o.stack_entries;
 
 	pd = KperfTraceOpen(TRACE_SYS_CALL, &attr, &kopts);
 	if (pd < 0) {
@@ -392,9 +534,17 @@ int cmd_trace(int argc, char **argv)
 			fprintf(stderr, "kperf-bpf trace: out of memory\n");
 			goto done;
 		}
-		kp_report_events_begin(out, o.format);
-	} else if (o.format == KP_FORMAT_CSV)
-		kp_report_csv_header(out); /* once, before the first interval */
+		if (o.format == KP_FORMAT_CSV && o.stack)
+			kp_report_csv_header_stack(out);
+		else
+			kp_report_events_begin(out, o.format);
+	} else if (o.format == KP_FORMAT_CSV) {
+		/* once, before the first interval */
+		if (o.stack)
+			kp_report_csv_header_stack(out);
+		else
+			kp_report_csv_header(out);
+	}
 
 	for (;;) {
 		struct timespec tick = { 0, TICK_MS * 1000000L };

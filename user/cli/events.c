@@ -10,6 +10,8 @@
  * user is told how many lines are out of order (kp_evwin_late). Memory is therefore the
  * library's store (TRACE_STORE records) and this window, whatever the rate of calls; what
  * the ring buffer cannot hold meanwhile is dropped in the kernel and reported as dropped.
+ * Records with a stack (trace --stack) point into the array they came in: an array is freed
+ * once its last record with a stack is printed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,14 @@ struct ev {
 	int64_t ret;
 	int pid, tid, cpu, nr; /* the name is looked up when printed */
 	char comm[16];
+	const struct Stack *stack; /* in batch <batch>'s array, or NULL */
+	int batch;
+};
+
+/* a PmuTraceRead array kept for the stacks of its records still in the window */
+struct batch {
+	struct PmuTraceData *d; /* NULL: a free slot */
+	size_t refs;
 };
 
 struct kp_evwin {
@@ -42,6 +52,8 @@ struct kp_evwin {
 	int64_t last; /* the latest start printed */
 	long late; /* records printed after one that started later */
 	bool first;
+	struct batch *batches;
+	size_t nbatches, batches_cap;
 };
 
 struct kp_evwin *kp_evwin_new(FILE *out, int format)
@@ -63,8 +75,13 @@ struct kp_evwin *kp_evwin_new(FILE *out, int format)
 
 void kp_evwin_free(struct kp_evwin *w)
 {
+	size_t i;
+
 	if (!w)
 		return;
+	for (i = 0; i < w->nbatches; i++)
+		PmuTraceDataFree(w->batches[i].d);
+	free(w->batches);
 	free(w->heap);
 	free(w);
 }
@@ -81,6 +98,7 @@ static void print(struct kp_evwin *w, const struct ev *e)
 		.tid = e->tid,
 		.cpu = e->cpu,
 		.comm = (char *)e->comm,
+		.stack = (struct Stack *)e->stack,
 	};
 	struct KperfTraceDataExt x = { .ret = e->ret, .nr = e->nr };
 
@@ -96,6 +114,27 @@ static void print(struct kp_evwin *w, const struct ev *e)
 		w->last = e->start;
 	kp_report_event(w->out, w->format, &d, &x, w->t0, w->first);
 	w->first = false;
+	if (e->stack && --w->batches[e->batch].refs == 0) {
+		PmuTraceDataFree(w->batches[e->batch].d);
+		w->batches[e->batch].d = NULL;
+	}
+}
+
+/* a slot for array <d>, whose <refs> records have a stack; -1 when out of memory (they are
+ * printed without) */
+static int keep_batch(struct kp_evwin *w, struct PmuTraceData *d, size_t refs)
+{
+	size_t i;
+
+	for (i = 0; i < w->nbatches && w->batches[i].d; i++)
+		;
+	if (i == w->nbatches) {
+		if (kp_grow((void **)&w->batches, &w->batches_cap, i + 1, sizeof(*w->batches)))
+			return -1;
+		w->nbatches++;
+	}
+	w->batches[i] = (struct batch){ d, refs };
+	return (int)i;
 }
 
 static void sift_down(struct ev *h, size_t n, size_t i)
@@ -154,8 +193,14 @@ int kp_evwin_read(struct kp_evwin *w, int pd, bool until_empty)
 
 	do {
 		struct PmuTraceData *d = NULL;
+		size_t stacks = 0;
+		int batch = -1;
 
 		n = PmuTraceRead(pd, &d);
+		for (i = 0; i < n; i++)
+			stacks += d[i].stack != NULL;
+		if (stacks)
+			batch = keep_batch(w, d, stacks);
 		for (i = 0; i < n; i++) {
 			const struct KperfTraceDataExt *x = KperfTraceGetExt(d, i);
 			struct ev e = {
@@ -166,12 +211,15 @@ int kp_evwin_read(struct kp_evwin *w, int pd, bool until_empty)
 				.tid = d[i].tid,
 				.cpu = d[i].cpu,
 				.nr = x ? x->nr : -1,
+				.stack = batch >= 0 ? d[i].stack : NULL,
+				.batch = batch,
 			};
 
 			snprintf(e.comm, sizeof(e.comm), "%s", d[i].comm ? d[i].comm : "");
 			push(w, &e);
 		}
-		PmuTraceDataFree(d);
+		if (batch < 0)
+			PmuTraceDataFree(d);
 		/* what is a window older than the newest call cannot come before anything now */
 		while (w->n && w->heap[0].start < w->newest - WINDOW_NS)
 			pop_print(w);

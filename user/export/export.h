@@ -49,7 +49,9 @@ struct kp_trace_meta {
 	double duration_s; /* tracing time */
 	double attach_ms; /* from the command's start to the programs attached */
 	uint64_t dropped; /* per-call records lost */
-	uint64_t not_counted; /* calls missing from the summary (map full) */
+	uint64_t not_counted; /* calls missing from the summary (start time not stored) */
+	/* calls counted without their process, in the pid 0 rows (summary map full) */
+	uint64_t overflow;
 	bool fallback; /* raw_syscalls fallback in use */
 	bool interval; /* an interval report (-i), not the final one */
 };
@@ -71,6 +73,8 @@ void kp_report_event(FILE *f, enum kp_format fmt, const struct PmuTraceData *d,
 		     const struct KperfTraceDataExt *x, int64_t t0_ns, bool first);
 /* The CSV header line, once before any row (events, intervals and the summary share it). */
 void kp_report_csv_header(FILE *f);
+/* The same with a last column, "stack", for trace --stack. */
+void kp_report_csv_header_stack(FILE *f);
 /* What goes before the first and after the last event in JSON and CSV. */
 void kp_report_events_begin(FILE *f, enum kp_format fmt);
 void kp_report_events_end(FILE *f, enum kp_format fmt);
@@ -106,6 +110,23 @@ struct kp_count_meta {
  * when multiplexed), JSON, or CSV. */
 void kp_report_counts(FILE *f, enum kp_format fmt, const struct kp_count_row *rows, int n,
 		      const struct kp_count_meta *meta);
+
+/* ---- syscalls by stack (stack_report.c) ---- */
+
+/* The stack of a per-call record, after its line: table, its user frames one per line (after
+ * the record's line); json, a ,"stack":[frames] member (before the record's closing brace);
+ * csv, a last cell with the user frames root first, separated by ';'. */
+void kp_report_event_stack(FILE *f, enum kp_format fmt, const struct Stack *s);
+/* The summary by stack <ss> (sorted by total time): table, for each (process, syscall) row of
+ * <s> its <top> stacks; json, a ,"stacks":[...] member with every stack's frames (kernel ones
+ * marked); csv, a row of kind "stack" per stack, its frames in the last cell. */
+void kp_report_syscall_stacks(FILE *f, enum kp_format fmt, const struct PmuTraceSummary *s, int n,
+			      const struct KperfTraceStackSummary *ss, int nss, int top);
+/* Folded lines "comm;root;...;leaf;syscall_[k] total_ns", and the flame graph of the same;
+ * 0 or a negative errno. */
+int kp_report_stacks_folded(FILE *f, const struct KperfTraceStackSummary *ss, int nss);
+int kp_report_stacks_svg(FILE *f, const struct KperfTraceStackSummary *ss, int nss,
+			 double duration_s);
 
 /* ---- profiles: sampled PmuData with stacks (profile.c) ---- */
 

@@ -3,7 +3,7 @@
  * histograms), as JSON or as CSV, and per-call records in the same three forms.
  *
  * JSON layout of a report:
- *   { "duration_s", "attach_ms", "dropped", "not_counted", "fallback",
+ *   { "duration_s", "attach_ms", "dropped", "not_counted", "overflow", "fallback",
  *     "processes": [ { "pid", "comm", "calls", "errors", "total_ns",
  *        "syscalls": [ { "name", "nr", "calls", "errors", "total_ns", "min_ns", "max_ns",
  *                        "avg_ns", "p50_ns", "p99_ns",
@@ -14,8 +14,10 @@
  * final summary) or "interval" (a periodic one, -i); summary and interval rows end with the
  * seconds of tracing they cover (elapsed_s), which tells one interval from the next, and
  * the latency histogram as one field: FROM_NS:COUNT pairs separated by ';', the "hist" of
- * the JSON. After the rows of a summary or interval, a "not_counted" row holds in its calls
- * column the calls the summary is missing (its map was full), and a "dropped" row the per-call
+ * the JSON. Pid 0 ("[map full]") rows hold, per syscall, the calls the summary map had no
+ * room for ("overflow": their number). After the rows of a summary or interval, an "overflow"
+ * row holds in its calls column that number, a "not_counted" row the calls the summary is
+ * missing (their start could not be stored), and a "dropped" row the per-call
  * records lost (ring buffer full), each only when not 0, so that a CSV reader can no more
  * overlook them than a reader of the table or the JSON.
  */
@@ -171,8 +173,13 @@ static void table(FILE *f, const struct PmuTraceSummary *s, int n, const struct 
 		}
 		i = j;
 	}
-	if (m->dropped || m->not_counted || m->fallback)
+	if (m->dropped || m->not_counted || m->overflow || m->fallback)
 		fputc('\n', f);
+	if (m->overflow)
+		fprintf(f,
+			" WARNING: %" PRIu64 " calls are counted without their process (pid 0, "
+			"%s): the summary map was full.\n",
+			m->overflow, KPERF_TRACE_OVERFLOW_COMM);
 	if (m->dropped)
 		fprintf(f,
 			" %" PRIu64 " per-call records were dropped (ring buffer full); "
@@ -180,8 +187,8 @@ static void table(FILE *f, const struct PmuTraceSummary *s, int n, const struct 
 			m->dropped);
 	if (m->not_counted)
 		fprintf(f,
-			" WARNING: %" PRIu64 " calls are missing from the summary (summary map "
-			"full).\n",
+			" WARNING: %" PRIu64 " calls are missing from the summary (their start "
+			"could not be stored).\n",
 			m->not_counted);
 	if (m->fallback)
 		fprintf(f, " (raw_syscalls fallback in use: the kernel has no usable BTF)\n");
@@ -219,6 +226,7 @@ static char *json_body(const struct PmuTraceSummary *s, int n, const struct kp_t
 	cJSON_AddNumberToObject(root, "attach_ms", m->attach_ms);
 	cJSON_AddNumberToObject(root, "dropped", (double)m->dropped);
 	cJSON_AddNumberToObject(root, "not_counted", (double)m->not_counted);
+	cJSON_AddNumberToObject(root, "overflow", (double)m->overflow);
 	cJSON_AddBoolToObject(root, "fallback", m->fallback);
 	for (i = 0; i < n; i++) {
 		const struct PmuTraceSummary *r = &s[i];
@@ -357,6 +365,9 @@ void kp_report_syscalls(FILE *f, enum kp_format fmt, const struct PmuTraceSummar
 				meta->duration_s);
 			csv_hist(f, r->hist);
 		}
+		if (meta->overflow)
+			fprintf(f, "overflow,,,,,,,,,,%" PRIu64 ",,,,,,,,%.3f,\n", meta->overflow,
+				meta->duration_s);
 		if (meta->not_counted)
 			fprintf(f, "not_counted,,,,,,,,,,%" PRIu64 ",,,,,,,,%.3f,\n",
 				meta->not_counted, meta->duration_s);
@@ -370,6 +381,12 @@ void kp_report_syscalls(FILE *f, enum kp_format fmt, const struct PmuTraceSummar
 void kp_report_csv_header(FILE *f)
 {
 	fputs(CSV_HEADER, f);
+}
+
+void kp_report_csv_header_stack(FILE *f)
+{
+	/* one more column: the rows with a stack (events, "stack" rows) fill it */
+	fprintf(f, "%.*s,stack\n", (int)strlen(CSV_HEADER) - 1, CSV_HEADER);
 }
 
 void kp_report_events_begin(FILE *f, enum kp_format fmt)
@@ -394,6 +411,8 @@ void kp_report_event(FILE *f, enum kp_format fmt, const struct PmuTraceData *d,
 		fprintf(f, "%12.3f %16s/%-7d %s() = %" PRId64 " %12.3f us\n",
 			(double)(d->startTs - t0_ns) / 1e6, d->comm, d->tid, d->funcs, x->ret,
 			d->elapsedTime * 1e3);
+		if (d->stack)
+			kp_report_event_stack(f, fmt, d->stack);
 		break;
 	case KP_FORMAT_JSON:
 		/* by hand, not through cJSON: a flood of calls is printed as fast as it comes */
@@ -402,14 +421,20 @@ void kp_report_event(FILE *f, enum kp_format fmt, const struct PmuTraceData *d,
 		json_str(f, d->comm);
 		fputs(",\"syscall\":", f);
 		json_str(f, d->funcs);
-		fprintf(f, ",\"nr\":%d,\"ret\":%" PRId64 ",\"dur_ns\":%.0f}", x->nr, x->ret,
+		fprintf(f, ",\"nr\":%d,\"ret\":%" PRId64 ",\"dur_ns\":%.0f", x->nr, x->ret,
 			round(d->elapsedTime * 1e6));
+		if (d->stack)
+			kp_report_event_stack(f, fmt, d->stack);
+		fputc('}', f);
 		break;
 	case KP_FORMAT_CSV:
 		fprintf(f, "event,%d,%d,", (int)d->pid, d->tid);
 		csv_str(f, d->comm);
-		fprintf(f, ",%d,%s,%d,%" PRId64 ",%" PRId64 ",%.0f,,,,,,,,,,\n", d->cpu, d->funcs,
+		fprintf(f, ",%d,%s,%d,%" PRId64 ",%" PRId64 ",%.0f,,,,,,,,,,", d->cpu, d->funcs,
 			x->nr, d->startTs, x->ret, d->elapsedTime * 1e6);
+		if (d->stack) /* the "stack" column of kp_report_csv_header_stack */
+			kp_report_event_stack(f, fmt, d->stack);
+		fputc('\n', f);
 		break;
 	}
 }

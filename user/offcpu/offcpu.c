@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "core/core.h"
+#include "core/pidns.h"
 #include "kperf/pcerrc.h"
 #include "offcpu.h"
 #include "offcpu_event.h"
@@ -151,6 +152,12 @@ static int load(struct kp_offcpu *c, const struct kp_offcpu_opts *o)
 	s->rodata->cfg.user_stack = o->user_stack;
 	s->rodata->cfg.blocked_only = o->blocked_only;
 	task_fields((struct kp_off_config *)&s->rodata->cfg);
+	/* pids are the caller's namespace's (the walk to a task that is not the current one
+	 * takes the offsets of the kernel's BTF; without BTF, only tasks of the caller's own
+	 * namespace are seen from inside one) */
+	err = kp_pidns_bpf_config((struct kp_pidns_cfg *)&s->rodata->kp_pidns, true);
+	if (err)
+		return err;
 	s->rodata->cfg.self_tgid = (__u32)getpid();
 	for (i = 0; i < NPROGS; i++) {
 		bpf_program__set_autoload(prog(c, true, i), c->raw);

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "core/pidns.h"
 #include "kperf/pcerrc.h"
 #include "offcpu/offcpu.h"
 #include "sym/sym.h"
@@ -206,7 +207,9 @@ static int add(struct kp_pmu *p, struct kp_data_builder *b, const struct kp_offc
 	d.tid = (int)e->tid;
 	d.cpu = -1; /* summed over the cpus it left */
 	d.groupId = -1;
-	d.comm = (char *)e->comm;
+	/* a thread of a process outside the caller's PID namespace (every process collected
+	 * from a container): pid -1, kernel frames only */
+	d.comm = (char *)kp_pidns_comm(e->tgid, e->comm);
 	d.period = e->total_ns;
 	d.count = e->count;
 	d.countPercent = -1;
@@ -214,7 +217,9 @@ static int add(struct kp_pmu *p, struct kp_data_builder *b, const struct kp_offc
 		return kp_data_builder_add(b, &d, 0);
 	if (p->attr.callStack)
 		n = kp_offcpu_stack(off, e->kstack, true, ips, MAX_FRAMES);
-	nu = kp_offcpu_stack(off, e->ustack, false, ips + n, MAX_FRAMES);
+	nu = e->tgid == KP_PID_OUTSIDE ?
+		     0 :
+		     kp_offcpu_stack(off, e->ustack, false, ips + n, MAX_FRAMES);
 	/* without callStack a record has its top frame only, as a sample has */
 	n += p->attr.callStack || !nu ? nu : 1;
 	if (p->attr.symbolMode == RESOLVE_DELAY_ELF || p->attr.symbolMode == RESOLVE_DELAY_DWARF)

@@ -8,12 +8,21 @@
  * CPU, system-wide, delivers those records into a small perf ring buffer each; a drain
  * feeds them to the resolver (only for the target processes and their descendants when
  * there are targets). Lost records are counted.
+ *
+ * The records of all CPUs are applied in time order, not CPU after CPU: a process that execs
+ * on one CPU and maps its libraries on another must see the exec (which drops its old
+ * mappings) before the mappings, and a child's FORK before its mmaps. Each record carries its
+ * time (sample_id_all, CLOCK_MONOTONIC); a drain reads every buffer, sorts what it read, and
+ * applies the records older than the moment it started; younger ones wait for the next drain
+ * (a record of another CPU may still be on its way), or are applied at once when tracking has
+ * been disabled (nothing more can come).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 
@@ -31,9 +40,22 @@ struct sb_cpu {
 	size_t data_size;
 };
 
+/* a record read from a buffer, waiting to be applied in time order */
+struct sb_rec {
+	uint64_t time;
+	uint64_t seq; /* the order it was read in: keeps a CPU's records of equal time in order */
+	size_t off; /* in the arena */
+};
+
 struct kp_sideband {
 	struct sb_cpu *cpu;
 	int ncpu;
+	bool stopped; /* disabled: no record can come any more, apply everything */
+	char *arena; /* the records waiting (whole, with their headers) */
+	size_t arena_len, arena_cap;
+	struct sb_rec *recs;
+	size_t nrecs, recs_cap;
+	uint64_t seq;
 	struct kp_map procs; /* tgid -> 1: the processes of interest (NULL keys impossible) */
 	bool all; /* no targets: every process */
 	uint64_t lost;
@@ -72,6 +94,11 @@ int kp_sideband_open(const int *cpus, int ncpus, const int *pids, int npids,
 		.comm_exec = 1,
 		.task = 1,
 		.exclude_kernel = 1,
+		/* each record ends with its time, on a clock drain() can read */
+		.sample_id_all = 1,
+		.sample_type = PERF_SAMPLE_TIME,
+		.use_clockid = 1,
+		.clockid = CLOCK_MONOTONIC,
 		.watermark = 1,
 		.wakeup_watermark = SB_PAGES * 4096 / 4,
 	};
@@ -132,6 +159,8 @@ int kp_sideband_enable(struct kp_sideband *sb, bool on)
 	for (i = 0; sb && i < sb->ncpu; i++)
 		if (ioctl(sb->cpu[i].fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0))
 			return -errno;
+	if (sb)
+		sb->stopped = !on;
 	return 0;
 }
 
@@ -218,7 +247,25 @@ static void handle(struct kp_sideband *sb, const struct perf_event_header *h)
 	}
 }
 
-static void drain_cpu(struct kp_sideband *sb, struct sb_cpu *c)
+/* keep a copy of record <h> (<size> bytes) to apply it in time order */
+static void keep(struct kp_sideband *sb, const void *h, size_t size)
+{
+	struct sb_rec *r;
+
+	/* the time is the record's last 8 bytes (sample_id_all with PERF_SAMPLE_TIME only) */
+	if (size < sizeof(struct perf_event_header) + sizeof(uint64_t) ||
+	    kp_grow((void **)&sb->arena, &sb->arena_cap, sb->arena_len + size, 1) ||
+	    kp_grow((void **)&sb->recs, &sb->recs_cap, sb->nrecs + 1, sizeof(*sb->recs)))
+		return;
+	r = &sb->recs[sb->nrecs++];
+	r->off = sb->arena_len;
+	r->seq = sb->seq++;
+	memcpy(sb->arena + sb->arena_len, h, size);
+	memcpy(&r->time, (const char *)h + size - sizeof(uint64_t), sizeof(r->time));
+	sb->arena_len += size;
+}
+
+static void read_cpu(struct kp_sideband *sb, struct sb_cpu *c)
 {
 	struct perf_event_mmap_page *meta = c->base;
 	char *data = (char *)c->base + getpagesize();
@@ -228,7 +275,6 @@ static void drain_cpu(struct kp_sideband *sb, struct sb_cpu *c)
 	while (tail < head) {
 		struct perf_event_header hdr;
 		size_t off = tail % c->data_size, first;
-		const struct perf_event_header *h;
 
 		/* the header itself may wrap */
 		first = c->data_size - off;
@@ -241,29 +287,69 @@ static void drain_cpu(struct kp_sideband *sb, struct sb_cpu *c)
 		if (hdr.size < sizeof(hdr) || hdr.size > head - tail)
 			break; /* corrupt: stop here rather than read garbage */
 		if (first >= hdr.size) {
-			h = (const void *)(data + off);
-		} else {
-			if (kp_grow((void **)&sb->scratch, &sb->scratch_cap, hdr.size, 1)) {
-				tail += hdr.size;
-				continue;
-			}
+			keep(sb, data + off, hdr.size);
+		} else if (!kp_grow((void **)&sb->scratch, &sb->scratch_cap, hdr.size, 1)) {
 			memcpy(sb->scratch, data + off, first);
 			memcpy(sb->scratch + first, data, hdr.size - first);
-			h = (const void *)sb->scratch;
+			keep(sb, sb->scratch, hdr.size);
 		}
-		handle(sb, h);
 		tail += hdr.size;
 	}
 	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
 }
 
+static int by_time(const void *a, const void *b)
+{
+	const struct sb_rec *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 void kp_sideband_drain(struct kp_sideband *sb)
 {
-	int i;
+	struct timespec ts;
+	uint64_t before;
+	size_t i, n, len;
+	int c;
 
-	for (i = 0; sb && i < sb->ncpu; i++)
-		if (sb->cpu[i].base)
-			drain_cpu(sb, &sb->cpu[i]);
+	if (!sb)
+		return;
+	/* a record stamped before this moment is in its buffer now (or within the
+	 * microseconds the kernel takes to write it) */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	before = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	for (c = 0; c < sb->ncpu; c++)
+		if (sb->cpu[c].base)
+			read_cpu(sb, &sb->cpu[c]);
+	qsort(sb->recs, sb->nrecs, sizeof(*sb->recs), by_time);
+	for (n = 0; n < sb->nrecs && (sb->stopped || sb->recs[n].time < before); n++)
+		handle(sb, (const void *)(sb->arena + sb->recs[n].off));
+	/* the younger records wait, copied in their order to a fresh arena (in place, a
+	 * record could overwrite one not moved yet) */
+	len = 0;
+	if (n < sb->nrecs) {
+		char *fresh = malloc(sb->arena_cap);
+
+		if (!fresh) {
+			n = sb->nrecs; /* out of memory: drop them rather than apply them twice */
+		} else {
+			for (i = n; i < sb->nrecs; i++) {
+				const struct perf_event_header *h =
+					(const void *)(sb->arena + sb->recs[i].off);
+
+				memcpy(fresh + len, h, h->size);
+				sb->recs[i - n] = sb->recs[i];
+				sb->recs[i - n].off = len;
+				len += h->size;
+			}
+			free(sb->arena);
+			sb->arena = fresh;
+		}
+	}
+	sb->nrecs -= n;
+	sb->arena_len = len;
 }
 
 uint64_t kp_sideband_lost(const struct kp_sideband *sb)
@@ -286,6 +372,8 @@ void kp_sideband_close(struct kp_sideband *sb)
 	}
 	free(sb->cpu);
 	free(sb->scratch);
+	free(sb->arena);
+	free(sb->recs);
 	kp_map_free(&sb->procs);
 	free(sb);
 }

@@ -5,8 +5,14 @@
  *
  * Both objects come from bpf/syscall.bpf.c and share map names and the configuration
  * struct, so everything after open goes through the generic libbpf API.
+ *
+ * The summary is the kernel map's rows plus those of processes that exited: the exits ring
+ * says which processes are gone, kp_sys_bpf_harvest moves their rows into a userspace table
+ * (summary_table.c), so the map holds the live processes only and a long trace with
+ * processes coming and going does not fill it.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +24,7 @@
 #include "core/pidns.h"
 #include "kperf/pcerrc.h"
 #include "kperf/pmu.h"
+#include "stack/stack.h"
 #include "tracefs/tracefs.h"
 #include "trace.h"
 #include "skel/syscall.skel.h"
@@ -29,10 +36,17 @@
 #define PROG_EXEC 3
 #define PROG_PEXIT 4
 #define PROG_FORK_NS 5 /* the fallback's kp_proc_fork in a PID namespace */
-#define NPROGS 6
+#define PROG_MARK_FORK 6 /* task_filter: new threads and children of targets */
+#define PROG_MARK_ITER 7 /* task_filter: the targets' threads at attach (run, not attached) */
+#define NPROGS 8
 
-static const char *const prog_names[NPROGS] = { "kp_sys_enter", "kp_sys_exit",	"kp_proc_fork",
-						"kp_proc_exec", "kp_proc_exit", "kp_proc_fork_ns" };
+static const char *const prog_names[NPROGS] = {
+	"kp_sys_enter", "kp_sys_exit",	   "kp_proc_fork", "kp_proc_exec",
+	"kp_proc_exit", "kp_proc_fork_ns", "kp_mark_fork", "kp_mark_targets",
+};
+
+#define MAX_EXITED_ROWS (1U << 18) /* rows of exited processes kept (~170 MB at most) */
+#define MAX_PENDING (1U << 16) /* exited processes waiting for their rows to be moved */
 
 struct kp_sys_bpf {
 	struct syscall_bpf *skel;
@@ -41,20 +55,46 @@ struct kp_sys_bpf {
 	struct bpf_program *progs[NPROGS];
 	struct bpf_link *links[NPROGS];
 	struct ring_buffer *rb;
-	int summary_fd, counters_fd;
+	int summary_fd, counters_fd, by_nr_fd, stack_summary_fd, stacks_fd;
 	size_t ringbuf_bytes;
+	size_t record_size; /* kp_sys_event, or kp_sys_event_stk with stacks */
 	kp_sys_event_fn on_event;
 	void *ctx;
 	bool compat;
+	bool single; /* by_nr holds the one process's rows, else the overflow rows */
+	__u32 single_tgid;
+	unsigned by_nr_entries;
 	int ncpus; /* possible CPUs, for per-CPU values */
+
+	struct ring_buffer *exits_rb; /* NULL: rows stay in the kernel map */
+	pthread_mutex_t harvest_lock; /* exited, pending, the map's rows while moved */
+	struct kp_sys_table exited; /* rows of the processes that exited */
+	__u32 *pending; /* exited processes whose rows are still in the map */
+	size_t npending, pcap;
 };
 
 static int on_rb_sample(void *ctx, void *data, size_t size)
 {
 	struct kp_sys_bpf *b = ctx;
 
-	if (size >= sizeof(struct kp_sys_event) && b->on_event)
+	if (size >= b->record_size && b->on_event)
 		return b->on_event(b->ctx, data);
+	return 0;
+}
+
+/* the exits ring's callback, with harvest_lock held */
+static int on_exit_note(void *ctx, void *data, size_t size)
+{
+	struct kp_sys_bpf *b = ctx;
+	const struct kp_sys_exit_note *n = data;
+
+	if (size < sizeof(*n))
+		return 0;
+	if (b->npending >= MAX_PENDING)
+		return 0; /* its rows stay in the map, still counted */
+	if (kp_grow((void **)&b->pending, &b->pcap, b->npending + 1, sizeof(*b->pending)))
+		return 0;
+	b->pending[b->npending++] = n->tgid;
 	return 0;
 }
 
@@ -89,7 +129,19 @@ static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
 	cfg->self_tgid = o->ntgids || !o->exclude_self ? 0 : (__u32)getpid();
 	cfg->record_events = o->record_events;
 	cfg->min_duration_ns = o->min_duration_ns;
-	cfg->wakeup_bytes = o->ringbuf_bytes / 4;
+	/* per CPU, so that all of them together wake the reader at a quarter of the ring */
+	cfg->wakeup_records = o->ringbuf_bytes / (b->record_size + 8) / 4 /
+			      (unsigned)(b->ncpus > 0 ? b->ncpus : 1);
+	if (!cfg->wakeup_records)
+		cfg->wakeup_records = 1;
+	cfg->follow_fork = o->follow_fork;
+	/* the targets in their threads' task storage: the BTF object only */
+	cfg->task_filter = o->ntgids > 0 && !b->compat;
+	/* one process and no children: its rows by syscall number, nothing to move at exit */
+	b->single = o->ntgids == 1 && !o->follow_fork;
+	b->single_tgid = b->single ? (__u32)o->tgids[0] : 0;
+	cfg->single = b->single;
+	cfg->exit_notes = !b->single;
 	cfg->filter_pid = o->ntgids > 0;
 	cfg->filter_cpu = o->ncpus > 0;
 	cfg->filter_syscall = o->nnrs > 0;
@@ -110,6 +162,8 @@ static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
 	}
 	/* reading task->files needs CO-RE: the fallback has none */
 	cfg->classify_fd = o->nfd_nrs > 0 && !b->compat;
+	cfg->kernel_stack = o->kernel_stack;
+	cfg->user_stack = o->user_stack;
 	for (i = 0; i < o->ncpus; i++) {
 		if (o->cpus[i] < 0 || o->cpus[i] >= KP_CPU_WORDS * 64)
 			return kp_fail(LIBPERF_ERR_INVALID_CPULIST, -EINVAL,
@@ -141,7 +195,21 @@ static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
 	else
 		bpf_map__set_max_entries(m, (__u32)getpagesize()); /* unused: smallest valid */
 	m = bpf_object__find_map_by_name(b->obj, "summary");
-	bpf_map__set_max_entries(m, o->summary_entries);
+	/* unused with one process: the smallest */
+	bpf_map__set_max_entries(m, b->single ? 1 : o->summary_entries);
+	/* every syscall number of the table, and some beyond for those it does not name */
+	b->by_nr_entries = ((unsigned)kp_syscall_max() + 63) / 64 * 64 + 64;
+	if (b->by_nr_entries > KP_SYSCALL_WORDS * 64)
+		b->by_nr_entries = KP_SYSCALL_WORDS * 64;
+	bpf_map__set_max_entries(bpf_object__find_map_by_name(b->obj, "by_nr"), b->by_nr_entries);
+	if (b->single)
+		bpf_map__set_max_entries(bpf_object__find_map_by_name(b->obj, "exits"),
+					 (__u32)getpagesize());
+	/* the maps of stacks cost nothing unless asked for (a map of 0 entries is EINVAL) */
+	m = bpf_object__find_map_by_name(b->obj, "stack_summary");
+	bpf_map__set_max_entries(m, o->kernel_stack || o->user_stack ? o->summary_entries : 1);
+	m = bpf_object__find_map_by_name(b->obj, "stacks");
+	bpf_map__set_max_entries(m, o->kernel_stack || o->user_stack ? o->stack_entries : 1);
 	m = bpf_object__find_map_by_name(b->obj, "targets");
 	/* room for the given processes, and for their children when following forks */
 	bpf_map__set_max_entries(m, o->follow_fork ? 65536 : (o->ntgids > 0 ? o->ntgids : 1));
@@ -153,10 +221,13 @@ static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
 	}
 	/* process-tree programs only when they have work: each one is a cost on every fork,
 	 * exec or exit of the machine */
-	bpf_program__set_autoload(b->progs[PROG_FORK], o->follow_fork && !fork_ns);
+	bpf_program__set_autoload(b->progs[PROG_FORK],
+				  o->follow_fork && !fork_ns && !cfg->task_filter);
 	bpf_program__set_autoload(b->progs[PROG_FORK_NS], o->follow_fork && fork_ns);
 	bpf_program__set_autoload(b->progs[PROG_EXEC], o->from_exec);
-	bpf_program__set_autoload(b->progs[PROG_PEXIT], o->ntgids > 0);
+	bpf_program__set_autoload(b->progs[PROG_PEXIT], o->ntgids > 0 || cfg->exit_notes);
+	bpf_program__set_autoload(b->progs[PROG_MARK_FORK], cfg->task_filter);
+	bpf_program__set_autoload(b->progs[PROG_MARK_ITER], cfg->task_filter);
 	return 0;
 }
 
@@ -195,6 +266,8 @@ static void destroy_objects(struct kp_sys_bpf *b)
 	}
 	ring_buffer__free(b->rb);
 	b->rb = NULL;
+	ring_buffer__free(b->exits_rb);
+	b->exits_rb = NULL;
 	syscall_bpf__destroy(b->skel);
 	syscall_compat_bpf__destroy(b->cskel);
 	b->skel = NULL;
@@ -275,8 +348,12 @@ int kp_sys_bpf_open(const struct kp_sys_bpf_opts *o, struct kp_sys_bpf **out)
 	if (!b)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 	b->on_event = o->on_event;
+	b->record_size = o->kernel_stack || o->user_stack ? sizeof(struct kp_sys_event_stk) :
+							    sizeof(struct kp_sys_event);
 	b->ctx = o->ctx;
 	b->ncpus = libbpf_num_possible_cpus();
+	pthread_mutex_init(&b->harvest_lock, NULL);
+	b->exited.max_rows = MAX_EXITED_ROWS;
 	if (btf && strcmp(btf, "/sys/kernel/btf/vmlinux"))
 		custom = btf; /* an external BTF file (e.g. from BTFHub) */
 
@@ -317,6 +394,20 @@ int kp_sys_bpf_open(const struct kp_sys_bpf_opts *o, struct kp_sys_bpf **out)
 	}
 	b->summary_fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "summary"));
 	b->counters_fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "counters"));
+	b->by_nr_fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "by_nr"));
+	if (!b->single) {
+		b->exits_rb =
+			ring_buffer__new(bpf_map__fd(bpf_object__find_map_by_name(b->obj, "exits")),
+					 on_exit_note, b, NULL);
+		if (!b->exits_rb) {
+			err = kp_fail(LIBPERF_ERR_FAIL_MMAP, -errno,
+				      "cannot map the ring buffer of process exits: %s",
+				      strerror(errno));
+			goto fail;
+		}
+	}
+	b->stack_summary_fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "stack_summary"));
+	b->stacks_fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "stacks"));
 	if (o->record_events) {
 		b->ringbuf_bytes = o->ringbuf_bytes;
 		b->rb = ring_buffer__new(
@@ -336,11 +427,38 @@ fail:
 	return err;
 }
 
+/* mark the targets' threads that exist now (kp_mark_targets); the ones created from now on
+ * are kp_mark_fork's */
+static int mark_targets(struct kp_sys_bpf *b)
+{
+	struct bpf_link *link = bpf_program__attach_iter(b->progs[PROG_MARK_ITER], NULL);
+	char buf[64];
+	int fd, err = 0;
+	ssize_t r;
+
+	if (!link)
+		return -errno;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		err = -errno;
+	} else {
+		while ((r = read(fd, buf, sizeof(buf))) > 0 || (r < 0 && errno == EINTR))
+			;
+		if (r < 0)
+			err = -errno;
+		close(fd);
+	}
+	bpf_link__destroy(link);
+	return err;
+}
+
 int kp_sys_bpf_attach(struct kp_sys_bpf *b)
 {
-	int i;
+	int i, err;
 
 	for (i = 0; i < NPROGS; i++) {
+		if (i == PROG_MARK_ITER)
+			continue;
 		if (b->links[i] || !bpf_program__autoload(b->progs[i]))
 			continue;
 		b->links[i] = bpf_program__attach(b->progs[i]);
@@ -350,6 +468,15 @@ int kp_sys_bpf_attach(struct kp_sys_bpf *b)
 			kp_sys_bpf_detach(b);
 			return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, err, "cannot attach %s: %s %s",
 				       prog_names[i], strerror(-err), kp_bpf_log_tail());
+		}
+	}
+	if (bpf_program__autoload(b->progs[PROG_MARK_ITER])) {
+		err = mark_targets(b);
+		if (err) {
+			kp_sys_bpf_detach(b);
+			return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, err,
+				       "cannot mark the traced threads (task iterator): %s",
+				       strerror(-err));
 		}
 	}
 	return 0;
@@ -377,23 +504,176 @@ int kp_sys_bpf_consume(struct kp_sys_bpf *b)
 	return ring_buffer__consume(b->rb);
 }
 
-int kp_sys_bpf_summary(struct kp_sys_bpf *b, struct kp_sys_row **rows)
+/* the per-CPU values of <key> in map <fd>, summed into <out>; -1 when it has none */
+static int sum_cpus(struct kp_sys_bpf *b, int fd, const void *key, char *vals,
+		    struct kp_sys_stat *out)
 {
-	size_t vsize = (sizeof(struct kp_sys_stat) + 7) / 8 * 8, cap = 0, n = 0;
-	struct kp_sys_key key, next, *prev = NULL;
-	struct kp_sys_row *out = NULL;
-	char *vals;
-	int c, i;
+	size_t vsize = (sizeof(struct kp_sys_stat) + 7) / 8 * 8;
+	int c;
 
-	*rows = NULL;
-	vals = calloc((size_t)b->ncpus,
-		      vsize); /* zeroed: valgrind does not model per-CPU lookups */
-	if (!vals)
-		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	memset(out, 0, sizeof(*out));
+	if (bpf_map_lookup_elem(fd, key, vals))
+		return -1;
+	for (c = 0; c < b->ncpus; c++)
+		kp_sys_stat_add(out, (const void *)(vals + vsize * (size_t)c));
+	return 0;
+}
+
+static char *cpu_values(struct kp_sys_bpf *b)
+{
+	/* zeroed: valgrind does not model per-CPU lookups */
+	return calloc((size_t)b->ncpus, (sizeof(struct kp_sys_stat) + 7) / 8 * 8);
+}
+
+/* without CO-RE, the exit of a process's leader stands for the process's: it is gone when
+ * /proc no longer has it, or has only its zombie leader */
+static bool process_gone(__u32 tgid)
+{
+	char path[64], *text, *p;
+	int threads = 0, i;
+	bool gone;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", tgid);
+	if (kp_read_file(path, &text, NULL))
+		return true;
+	p = strrchr(text, ')');
+	gone = false;
+	if (p && (p[2] == 'Z' || p[2] == 'X')) {
+		/* num_threads is field 20; p + 2 is field 3 */
+		for (i = 3; p && i < 20; i++) {
+			p = strchr(p + 1, ' ');
+		}
+		if (p)
+			threads = atoi(p + 1);
+		gone = threads <= 1;
+	}
+	free(text);
+	return gone;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return (x > y) - (x < y);
+}
+
+void kp_sys_bpf_harvest(struct kp_sys_bpf *b)
+{
+	struct kp_sys_key key, next, *prev = NULL, *keys = NULL;
+	size_t nkeys = 0, kcap = 0, i, ngone = 0, nkeep = 0;
+	struct kp_sys_stat sum;
+	__u32 *gone = NULL;
+	char *vals;
+
+	if (!b->exits_rb)
+		return;
+	pthread_mutex_lock(&b->harvest_lock);
+	ring_buffer__consume(b->exits_rb);
+	if (!b->npending)
+		goto out;
+	/* the processes gone for sure; the others wait for the next round */
+	gone = malloc(b->npending * sizeof(*gone));
+	if (!gone)
+		goto out;
+	for (i = 0; i < b->npending; i++) {
+		if (!b->compat || process_gone(b->pending[i]))
+			gone[ngone++] = b->pending[i];
+		else
+			b->pending[nkeep++] = b->pending[i];
+	}
+	b->npending = nkeep;
+	if (!ngone)
+		goto out;
+	qsort(gone, ngone, sizeof(*gone), cmp_u32);
 	while (bpf_map_get_next_key(b->summary_fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(b->summary_fd, &key, vals))
+		if (!bsearch(&key.tgid, gone, ngone, sizeof(*gone), cmp_u32))
+			continue;
+		if (kp_grow((void **)&keys, &kcap, nkeys + 1, sizeof(*keys)))
+			break;
+		keys[nkeys++] = key;
+	}
+	vals = cpu_values(b);
+	for (i = 0; vals && i < nkeys; i++) {
+		/* the process made its last call: nothing adds to the row any more */
+		if (sum_cpus(b, b->summary_fd, &keys[i], vals, &sum))
+			continue;
+		if (kp_sys_table_add(&b->exited, &keys[i], &sum))
+			break; /* out of memory: the rows stay in the map */
+		bpf_map_delete_elem(b->summary_fd, &keys[i]);
+	}
+	free(vals);
+	free(keys);
+out:
+	free(gone);
+	pthread_mutex_unlock(&b->harvest_lock);
+}
+
+int kp_sys_bpf_exits_epoll_fd(struct kp_sys_bpf *b)
+{
+	return b->exits_rb ? ring_buffer__epoll_fd(b->exits_rb) : -1;
+}
+
+int kp_sys_bpf_summary(struct kp_sys_bpf *b, struct kp_sys_row **rows)
+{
+	struct kp_sys_key key, next, *prev = NULL;
+	struct kp_sys_table all = { 0 };
+	struct kp_sys_stat sum;
+	char *vals;
+	__u32 nr;
+	int err = 0;
+
+	*rows = NULL;
+	vals = cpu_values(b);
+	if (!vals)
+		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	kp_sys_bpf_harvest(b);
+	pthread_mutex_lock(&b->harvest_lock);
+	err = kp_sys_table_copy(&all, &b->exited);
+	while (!err && bpf_map_get_next_key(b->summary_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (sum_cpus(b, b->summary_fd, &key, vals, &sum))
+			continue; /* deleted meanwhile */
+		err = kp_sys_table_add(&all, &key, &sum);
+	}
+	/* by syscall number: the one process's rows, else the calls the map had no room for */
+	for (nr = 0; !err && nr < b->by_nr_entries; nr++) {
+		key = (struct kp_sys_key){ .tgid = b->single ? b->single_tgid :
+							       KP_SYS_OVERFLOW_TGID,
+					   .nr = nr };
+		if (!sum_cpus(b, b->by_nr_fd, &nr, vals, &sum))
+			err = kp_sys_table_add(&all, &key, &sum);
+	}
+	pthread_mutex_unlock(&b->harvest_lock);
+	free(vals);
+	free(all.index);
+	if (err) {
+		free(all.rows);
+		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	}
+	*rows = all.rows;
+	return (int)all.n;
+}
+
+int kp_sys_bpf_stack_summary(struct kp_sys_bpf *b, struct kp_sys_stack_row **rows)
+{
+	size_t vsize = (sizeof(struct kp_sys_stack_stat) + 7) / 8 * 8, cap = 0, n = 0;
+	struct kp_sys_stack_key key, next, *prev = NULL;
+	struct kp_sys_stack_row *out = NULL;
+	char *vals;
+	int c;
+
+	*rows = NULL;
+	vals = calloc((size_t)b->ncpus, vsize);
+	if (!vals)
+		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	while (bpf_map_get_next_key(b->stack_summary_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(b->stack_summary_fd, &key, vals))
 			continue; /* deleted meanwhile */
 		if (kp_grow((void **)&out, &cap, n + 1, sizeof(*out))) {
 			free(out);
@@ -403,8 +683,9 @@ int kp_sys_bpf_summary(struct kp_sys_bpf *b, struct kp_sys_row **rows)
 		memset(&out[n], 0, sizeof(out[n]));
 		out[n].key = key;
 		for (c = 0; c < b->ncpus; c++) {
-			const struct kp_sys_stat *s = (const void *)(vals + vsize * (size_t)c);
-			struct kp_sys_stat *t = &out[n].stat;
+			const struct kp_sys_stack_stat *s =
+				(const void *)(vals + vsize * (size_t)c);
+			struct kp_sys_stack_stat *t = &out[n].stat;
 
 			if (!s->calls)
 				continue;
@@ -417,8 +698,6 @@ int kp_sys_bpf_summary(struct kp_sys_bpf *b, struct kp_sys_row **rows)
 			t->calls += s->calls;
 			t->errors += s->errors;
 			t->total_ns += s->total_ns;
-			for (i = 0; i < KP_HIST_BPF_SLOTS; i++)
-				t->hist[i < KP_HIST_SLOTS ? i : KP_HIST_SLOTS - 1] += s->hist[i];
 		}
 		if (out[n].stat.calls)
 			n++;
@@ -426,6 +705,45 @@ int kp_sys_bpf_summary(struct kp_sys_bpf *b, struct kp_sys_row **rows)
 	free(vals);
 	*rows = out;
 	return (int)n;
+}
+
+void kp_sys_bpf_for_each_tgid(struct kp_sys_bpf *b, void (*fn)(void *ctx, uint32_t tgid), void *ctx)
+{
+	struct kp_sys_key key, next, *prev = NULL;
+
+	if (b->single)
+		fn(ctx, b->single_tgid); /* its rows are by syscall number, not in the map */
+	while (bpf_map_get_next_key(b->summary_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		fn(ctx, key.tgid);
+	}
+}
+
+unsigned kp_sys_bpf_stack(struct kp_sys_bpf *b, uint64_t id, bool kernel, uint64_t *ips,
+			  unsigned max)
+{
+	return kp_stack_read(b->stacks_fd, id, kernel, ips, max);
+}
+
+/* the summary by stack forgets the same processes (nothing to do without stacks) */
+static void forget_stack_rows(struct kp_sys_bpf *b, const int *tgids, unsigned n)
+{
+	struct kp_sys_stack_key key, next, *prev = NULL, *del = NULL;
+	size_t cap = 0, ndel = 0, i;
+
+	while (bpf_map_get_next_key(b->stack_summary_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		for (i = 0; i < n; i++)
+			if ((__u32)tgids[i] == key.tgid)
+				break;
+		if (i < n && !kp_grow((void **)&del, &cap, ndel + 1, sizeof(*del)))
+			del[ndel++] = key;
+	}
+	for (i = 0; i < ndel; i++)
+		bpf_map_delete_elem(b->stack_summary_fd, &del[i]);
+	free(del);
 }
 
 int kp_sys_bpf_forget(struct kp_sys_bpf *b, const int *tgids, unsigned n)
@@ -454,6 +772,11 @@ int kp_sys_bpf_forget(struct kp_sys_bpf *b, const int *tgids, unsigned n)
 	for (i = 0; i < ndel; i++)
 		removed += bpf_map_delete_elem(b->summary_fd, &del[i]) == 0;
 	free(del);
+	/* and those already moved out of the map at the process's exit */
+	pthread_mutex_lock(&b->harvest_lock);
+	removed += (int)kp_sys_table_drop(&b->exited, tgids, n);
+	pthread_mutex_unlock(&b->harvest_lock);
+	forget_stack_rows(b, tgids, n);
 	return removed;
 }
 
@@ -490,5 +813,8 @@ void kp_sys_bpf_close(struct kp_sys_bpf *b)
 	if (!b)
 		return;
 	destroy_objects(b);
+	kp_sys_table_free(&b->exited);
+	free(b->pending);
+	pthread_mutex_destroy(&b->harvest_lock);
 	free(b);
 }

@@ -7,8 +7,9 @@
  * everything since the previous read. The store is bounded (maxStoredRecords): once full,
  * records wait in the ring buffer, and what the ring buffer cannot hold is dropped by the
  * BPF program and counted, so memory is the store plus the ring buffer, however fast
- * calls come and however slowly the caller reads. The summary needs no thread: it lives in
- * a kernel map and is read on demand.
+ * calls come and however slowly the caller reads. The same thread moves the summary rows of
+ * processes that exited out of the kernel map (kp_sys_bpf_harvest), so that the map holds the
+ * live processes only; the summary is read on demand.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -24,12 +25,15 @@
 #include "core/core.h"
 #include "core/pidns.h"
 #include "kperf/kperf.h"
+#include "stack_capture.h"
 #include "trace.h"
 
 #define DEFAULT_RINGBUF_KB 16384
 #define MAX_RINGBUF_KB (1U << 20) /* 1 GiB */
 #define DEFAULT_SUMMARY_ENTRIES 16384
 #define MAX_SUMMARY_ENTRIES (1U << 22)
+#define DEFAULT_STACK_ENTRIES 8192
+#define MAX_STACK_ENTRIES (1U << 20) /* 1 GiB of frames */
 #define POLL_MS 100
 /* records kept between two reads by default (56 bytes each: 448 MiB); beyond, they wait in
  * the ring buffer */
@@ -38,36 +42,21 @@
 
 _Static_assert(KP_HIST_SLOTS == KPERF_HIST_SLOTS, "histogram slots differ");
 
-struct kp_trace {
-	pthread_mutex_t lock; /* serialises API calls on this task */
-	pthread_mutex_t rb_lock; /* ring buffer consumption and the record store */
-	struct kp_sys_bpf *bpf;
-	bool enabled;
-	bool summary_only;
-	int cgroup_fd;
-
-	struct kp_sys_event *recs; /* the record store */
-	size_t nrecs, cap;
-	size_t max_stored; /* full: the next records wait in the ring buffer */
-	uint64_t store_dropped; /* records lost for want of memory */
-	uint64_t delivered;
-	uint64_t dropped_warned;
-
-	pthread_t poller;
-	bool poller_on;
-	int wake_fd; /* eventfd that stops the poller */
-	int epoll_fd; /* the ring buffer and wake_fd */
-	atomic_bool stop;
-};
-
 /* ring buffer callback, with rb_lock held */
 static int store_record(void *ctx, const struct kp_sys_event *e)
 {
 	struct kp_trace *t = ctx;
 
-	if (kp_grow((void **)&t->recs, &t->cap, t->nrecs + 1, sizeof(*t->recs))) {
+	if (kp_grow((void **)&t->recs, &t->cap, t->nrecs + 1, sizeof(*t->recs)) ||
+	    (t->stacks && kp_grow((void **)&t->stk, &t->stk_cap, t->nrecs + 1, sizeof(*t->stk)))) {
 		t->store_dropped++;
 		return 0;
+	}
+	if (t->stacks) {
+		const struct kp_sys_event_stk *es = (const void *)e;
+
+		t->stk[t->nrecs] = (struct kp_trace_stk){ es->kstack, es->ustack };
+		kp_trace_note_process(t, e->tgid);
 	}
 	t->recs[t->nrecs++] = *e;
 	/* libbpf has consumed this one already: stop after it */
@@ -78,6 +67,8 @@ static int store_record(void *ctx, const struct kp_sys_event *e)
  * rb_lock held. Whether the store is full now. */
 static bool consume(struct kp_trace *t)
 {
+	if (t->summary_only)
+		return false;
 	if (t->nrecs < t->max_stored)
 		kp_sys_bpf_consume(t->bpf);
 	return t->nrecs >= t->max_stored;
@@ -86,7 +77,7 @@ static bool consume(struct kp_trace *t)
 static void *poller_main(void *arg)
 {
 	struct kp_trace *t = arg;
-	struct epoll_event ev[2];
+	struct epoll_event ev[3];
 	struct pollfd wake;
 	bool full = false;
 
@@ -98,11 +89,14 @@ static void *poller_main(void *arg)
 		} else {
 			/* woken early when a quarter of the ring buffer is full; otherwise the
 			 * timeout bounds how stale a record can get */
-			epoll_wait(t->epoll_fd, ev, 2, POLL_MS);
+			epoll_wait(t->epoll_fd, ev, 3, POLL_MS);
 		}
 		pthread_mutex_lock(&t->rb_lock);
 		full = consume(t);
+		if (t->stacks)
+			kp_trace_scan_processes(t);
 		pthread_mutex_unlock(&t->rb_lock);
+		kp_sys_bpf_harvest(t->bpf);
 	}
 	return NULL;
 }
@@ -110,9 +104,12 @@ static void *poller_main(void *arg)
 static int start_poller(struct kp_trace *t)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
-	int err;
+	int err, fd;
 
-	if (t->summary_only || t->poller_on)
+	/* records to drain, exits to move rows out of the map for, or (with stacks) the
+	 * processes that show up, for their symbols */
+	if (t->poller_on ||
+	    (t->summary_only && !t->stacks && kp_sys_bpf_exits_epoll_fd(t->bpf) < 0))
 		return 0;
 	if (t->epoll_fd < 0) {
 		t->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -122,9 +119,15 @@ static int start_poller(struct kp_trace *t)
 				       strerror(errno));
 		ev.data.fd = t->wake_fd;
 		epoll_ctl(t->epoll_fd, EPOLL_CTL_ADD, t->wake_fd, &ev);
-		ev.data.fd = kp_sys_bpf_epoll_fd(t->bpf);
-		if (epoll_ctl(t->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+		fd = kp_sys_bpf_epoll_fd(t->bpf);
+		ev.data.fd = fd;
+		if (fd >= 0 && epoll_ctl(t->epoll_fd, EPOLL_CTL_ADD, fd, &ev))
 			return kp_fail(UNKNOWN_ERROR, -errno, "cannot poll the ring buffer: %s",
+				       strerror(errno));
+		fd = kp_sys_bpf_exits_epoll_fd(t->bpf);
+		ev.data.fd = fd;
+		if (fd >= 0 && epoll_ctl(t->epoll_fd, EPOLL_CTL_ADD, fd, &ev))
+			return kp_fail(UNKNOWN_ERROR, -errno, "cannot poll the exits ring: %s",
 				       strerror(errno));
 	}
 	atomic_store(&t->stop, false);
@@ -169,6 +172,8 @@ static void trace_destroy(void *obj)
 	if (t->epoll_fd >= 0)
 		close(t->epoll_fd);
 	free(t->recs);
+	free(t->stk);
+	kp_trace_release_processes(t);
 	pthread_mutex_destroy(&t->lock);
 	pthread_mutex_destroy(&t->rb_lock);
 	free(t);
@@ -211,12 +216,19 @@ static int check_attr(const struct PmuTraceAttr *a, const struct KperfTraceOpts 
 	unsigned i;
 	int v;
 
-	if (a->callStack)
-		return kp_fail(KPERF_ERR_NOT_SUPPORTED, -EOPNOTSUPP,
-			       "callStack on syscall records is not implemented by kperf-bpf yet");
-	if (a->symbolMode > RESOLVE_DELAY_DWARF)
-		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL, "symbolMode %d does not exist",
-			       (int)a->symbolMode);
+	if ((unsigned)a->symbolMode > RESOLVE_DELAY_DWARF)
+		return kp_fail(
+			KPERF_ERR_INVALID_ATTR, -EINVAL,
+			"symbolMode %d does not exist: NO_SYMBOL_RESOLVE (0), RESOLVE_ELF (1), "
+			"RESOLVE_ELF_DWARF (2), RESOLVE_DELAY_ELF (3) or RESOLVE_DELAY_DWARF (4)",
+			(int)a->symbolMode);
+	if (x->stackEntries > MAX_STACK_ENTRIES)
+		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
+			       "stackEntries %u is too large (at most %u)", x->stackEntries,
+			       MAX_STACK_ENTRIES);
+	if (x->stackEntries && !a->callStack)
+		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
+			       "stackEntries is for callStack, which is 0");
 	if (a->numFuncs && !a->funcs)
 		return kp_fail(LIBPERF_ERR_INVALID_SYSCALL_FUN, -EINVAL,
 			       "funcs is NULL but numFuncs is %u", a->numFuncs);
@@ -281,6 +293,9 @@ static int check_attr(const struct PmuTraceAttr *a, const struct KperfTraceOpts 
 	o->min_duration_ns = x->minDurationNs;
 	o->ringbuf_bytes = ringbuf_bytes(x->ringBufferKb);
 	o->summary_entries = x->summaryEntries ? x->summaryEntries : DEFAULT_SUMMARY_ENTRIES;
+	/* libkperf's callStack: the whole chain, kernel and user, of the sys_enter sample */
+	o->kernel_stack = o->user_stack = a->callStack;
+	o->stack_entries = x->stackEntries ? x->stackEntries : DEFAULT_STACK_ENTRIES;
 	return 0;
 }
 
@@ -296,6 +311,7 @@ KP_EXPORT int KperfTraceOpen(enum PmuTraceType traceType, struct PmuTraceAttr *t
 	struct kp_sys_bpf_opts o = { .cgroup_fd = -1 };
 	int *nrs = NULL, *tgids = NULL, cgroup_fd = -1, err, pd;
 	struct kp_trace *t = NULL;
+	unsigned i;
 
 	kp_clear();
 	if (!traceAttr)
@@ -327,12 +343,19 @@ KP_EXPORT int KperfTraceOpen(enum PmuTraceType traceType, struct PmuTraceAttr *t
 	t->cgroup_fd = cgroup_fd;
 	cgroup_fd = -1;
 	t->summary_only = x.summaryOnly;
+	t->stacks = traceAttr->callStack;
+	t->symbol_mode = traceAttr->symbolMode;
+	kp_map_init(&t->held, false);
 	t->max_stored = x.maxStoredRecords ? x.maxStoredRecords : MAX_STORED_RECORDS;
 	o.on_event = store_record;
 	o.ctx = t;
 	err = kp_sys_bpf_open(&o, &t->bpf);
 	if (err)
 		goto out;
+	/* the processes named are alive now: their symbols are recorded before they can exit
+	 * (those that exec first, and the others, are recorded when the poller sees them) */
+	for (i = 0; !x.fromExec && i < o.ntgids; i++)
+		kp_trace_note_process(t, (uint32_t)o.tgids[i]);
 	pd = kp_handle_add(KP_HANDLE_TRACE, t, &trace_ops);
 	if (pd < 0) {
 		err = pd;
@@ -397,17 +420,34 @@ KP_EXPORT int PmuTraceDisable(int pd)
 	return 0;
 }
 
-static void warn_drops(struct kp_trace *t)
+void kp_trace_warn_drops(struct kp_trace *t)
 {
 	uint64_t c[KP_CNT_MAX], dropped;
 
 	kp_sys_bpf_counters(t->bpf, c);
 	dropped = c[KP_CNT_DROPPED] + t->store_dropped;
-	if (c[KP_CNT_SUMMARY_FULL] + c[KP_CNT_STATE_FULL])
+	if (c[KP_CNT_SUMMARY_FULL])
 		kp_warn(KPERF_WARN_SUMMARY_FULL,
-			"%llu calls were not counted: the summary map is full (raise "
-			"summaryEntries) or start times could not be stored",
-			(unsigned long long)(c[KP_CNT_SUMMARY_FULL] + c[KP_CNT_STATE_FULL]));
+			"%llu calls are counted without their process (pid 0, " KPERF_TRACE_OVERFLOW_COMM
+			"): the summary map was full (raise summaryEntries)",
+			(unsigned long long)c[KP_CNT_SUMMARY_FULL]);
+	if (c[KP_CNT_STATE_FULL])
+		kp_warn(KPERF_WARN_SUMMARY_FULL,
+			"%llu calls were not counted: their start times could not be stored",
+			(unsigned long long)c[KP_CNT_STATE_FULL]);
+	if (c[KP_CNT_STACK_SUMMARY_FULL])
+		kp_warn(KPERF_WARN_SUMMARY_FULL,
+			"%llu calls are missing from the summary by stack: its map is full (raise "
+			"summaryEntries)",
+			(unsigned long long)c[KP_CNT_STACK_SUMMARY_FULL]);
+	if (c[KP_CNT_CAP + KP_CAP_FAIL_FULL] + c[KP_CNT_CAP + KP_CAP_FAIL_CLASH])
+		kp_warn(KPERF_WARN_RECORDS_DROPPED,
+			"%llu call stacks were not kept (%llu: stack map full, raise stackEntries; "
+			"%llu: clashing ids): those calls are counted without a stack",
+			(unsigned long long)(c[KP_CNT_CAP + KP_CAP_FAIL_FULL] +
+					     c[KP_CNT_CAP + KP_CAP_FAIL_CLASH]),
+			(unsigned long long)c[KP_CNT_CAP + KP_CAP_FAIL_FULL],
+			(unsigned long long)c[KP_CNT_CAP + KP_CAP_FAIL_CLASH]);
 	if (dropped > t->dropped_warned) {
 		kp_warn(KPERF_WARN_RECORDS_DROPPED,
 			"%llu per-call records were dropped (%llu so far): the %zu KiB ring buffer "
@@ -431,13 +471,45 @@ static void release_block(void *p)
 struct rec_block {
 	size_t n;
 	struct KperfTraceDataExt *ext;
+	struct PmuData *keep; /* owns the records' stacks (callStack), or NULL */
 	/* keeps the records that follow aligned as malloc's own memory */
 	max_align_t align[];
 };
 
 static void release_records(void *p)
 {
-	free((char *)p - sizeof(struct rec_block));
+	struct rec_block *blk = (struct rec_block *)((char *)p - sizeof(struct rec_block));
+
+	PmuDataFree(blk->keep);
+	free(blk);
+}
+
+/* The stacks of the <n> records (callStack, resolving): an array of n, NULL when none; their
+ * memory is *keep's. A failure leaves the records without stacks, with a warning. */
+static struct Stack **record_stacks(struct kp_trace *t, const struct kp_sys_event *recs,
+				    const struct kp_trace_stk *stk, size_t n, struct PmuData **keep)
+{
+	struct Stack **stacks;
+	uint32_t *pids;
+	size_t i;
+
+	*keep = NULL;
+	if (!stk || t->symbol_mode == NO_SYMBOL_RESOLVE)
+		return NULL;
+	stacks = calloc(n, sizeof(*stacks));
+	pids = calloc(n, sizeof(*pids));
+	for (i = 0; pids && i < n; i++)
+		pids[i] = recs[i].tgid;
+	if (!stacks || !pids || kp_trace_resolve(t, n, pids, stk, stacks, NULL, keep)) {
+		kp_warn(KPERF_WARN_SYM_INCOMPLETE,
+			"the stacks of %zu records were not resolved: %s", n,
+			stacks && pids ? Perror() : "out of memory");
+		kp_clear_error();
+		free(stacks);
+		stacks = NULL;
+	}
+	free(pids);
+	return stacks;
 }
 
 /* the name of syscall <nr>, or "syscall_<nr>" written into <slot> */
@@ -456,6 +528,10 @@ static const char *syscall_label(int nr, char *slot)
 static void comm_label(char *slot, uint32_t tgid, const char *comm)
 {
 	_Static_assert(sizeof(KP_PIDNS_OUTSIDE_COMM) <= NAME_SLOT, "label too long");
+	if (tgid == KP_SYS_OVERFLOW_TGID) {
+		memcpy(slot, KPERF_TRACE_OVERFLOW_COMM, sizeof(KPERF_TRACE_OVERFLOW_COMM));
+		return;
+	}
 	if (tgid == KP_PID_OUTSIDE) {
 		memcpy(slot, KP_PIDNS_OUTSIDE_COMM, sizeof(KP_PIDNS_OUTSIDE_COMM));
 		return;
@@ -467,6 +543,8 @@ static void comm_label(char *slot, uint32_t tgid, const char *comm)
 KP_EXPORT int PmuTraceRead(int pd, struct PmuTraceData **out)
 {
 	struct kp_sys_event *recs;
+	struct kp_trace_stk *stk;
+	struct PmuData *keep = NULL;
 	struct PmuTraceData *d = NULL;
 	struct kp_trace *t;
 	size_t n, i;
@@ -483,19 +561,26 @@ KP_EXPORT int PmuTraceRead(int pd, struct PmuTraceData **out)
 	pthread_mutex_lock(&t->rb_lock);
 	consume(t);
 	recs = t->recs;
+	stk = t->stk;
 	n = t->nrecs;
 	t->recs = NULL;
-	t->nrecs = t->cap = 0;
+	t->stk = NULL;
+	t->nrecs = t->cap = t->stk_cap = 0;
 	pthread_mutex_unlock(&t->rb_lock);
 
 	if (n) {
+		struct Stack **stacks = record_stacks(t, recs, stk, n, &keep);
 		struct rec_block *blk =
 			malloc(sizeof(*blk) + n * (sizeof(*d) + sizeof(*blk->ext) + 2 * NAME_SLOT));
 
+		free(stk);
+		stk = NULL;
 		d = blk ? (struct PmuTraceData *)(blk + 1) : NULL;
 		if (!d) {
 			/* keep nothing half-done: these records are lost, and said so */
 			t->store_dropped += n;
+			free(stacks);
+			PmuDataFree(keep);
 			free(recs);
 			pthread_mutex_unlock(&t->lock);
 			kp_handle_put(t);
@@ -503,6 +588,7 @@ KP_EXPORT int PmuTraceRead(int pd, struct PmuTraceData **out)
 			return -1;
 		}
 		blk->n = n;
+		blk->keep = keep;
 		blk->ext = (struct KperfTraceDataExt *)(d + n);
 		pool = (char *)(blk->ext + n);
 		for (i = 0; i < n; i++) {
@@ -518,12 +604,14 @@ KP_EXPORT int PmuTraceRead(int pd, struct PmuTraceData **out)
 				.tid = (int)e->tid,
 				.cpu = (int)e->cpu,
 				.comm = comm,
+				.stack = stacks ? stacks[i] : NULL,
 			};
 			blk->ext[i] = (struct KperfTraceDataExt){ .ret = e->ret, .nr = (int)e->nr };
 		}
+		free(stacks);
 		if (kp_registry_add(d, release_records)) {
 			t->store_dropped += n;
-			free(blk);
+			release_records(d);
 			free(recs);
 			pthread_mutex_unlock(&t->lock);
 			kp_handle_put(t);
@@ -533,7 +621,8 @@ KP_EXPORT int PmuTraceRead(int pd, struct PmuTraceData **out)
 		t->delivered += n;
 	}
 	free(recs);
-	warn_drops(t);
+	free(stk);
+	kp_trace_warn_drops(t);
 	pthread_mutex_unlock(&t->lock);
 	kp_handle_put(t);
 	*out = d;
@@ -613,7 +702,7 @@ KP_EXPORT int PmuTraceReadSummary(int pd, struct PmuTraceSummary **out)
 		s[i] = (struct PmuTraceSummary){
 			.funcs = syscall_label((int)r->key.nr, name),
 			.nr = (int)r->key.nr,
-			.pid = (pid_t)r->key.tgid,
+			.pid = r->key.tgid == KP_SYS_OVERFLOW_TGID ? 0 : (pid_t)r->key.tgid,
 			.comm = comm,
 			.calls = r->stat.calls,
 			.errors = r->stat.errors,
@@ -632,7 +721,7 @@ KP_EXPORT int PmuTraceReadSummary(int pd, struct PmuTraceSummary **out)
 		}
 	}
 	if (n >= 0)
-		warn_drops(t);
+		kp_trace_warn_drops(t);
 	pthread_mutex_unlock(&t->lock);
 	kp_handle_put(t);
 	free(rows);
@@ -683,6 +772,9 @@ KP_EXPORT int PmuTraceGetStats(int pd, struct PmuTraceStats *stats)
 	stats->dropped = c[KP_CNT_DROPPED] + t->store_dropped;
 	pthread_mutex_unlock(&t->rb_lock);
 	stats->summaryDropped = c[KP_CNT_SUMMARY_FULL] + c[KP_CNT_STATE_FULL];
+	stats->stacksLost = c[KP_CNT_CAP + KP_CAP_FAIL_FULL] + c[KP_CNT_CAP + KP_CAP_FAIL_CLASH] +
+			    c[KP_CNT_CAP + KP_CAP_FAIL_READ];
+	stats->stackSummaryDropped = c[KP_CNT_STACK_SUMMARY_FULL];
 	stats->fallback = kp_sys_bpf_is_compat(t->bpf);
 	stats->ringBufferKb = t->summary_only ? 0 :
 						(unsigned)(kp_sys_bpf_ringbuf_bytes(t->bpf) >> 10);

@@ -1,0 +1,215 @@
+/*
+ * pidns_activity.c - mstx markers and off-CPU time inside a PID namespace (suite pidns_in,
+ * started by suite pidns of test_pidns.c under `unshare --pid --fork --mount-proc`; skipped
+ * anywhere else; pidns_inner.c has the others): the markers of a process given by its
+ * namespace pid, and of the child it forks, carry the namespace's pids; collected from every
+ * process, a marking process of the host, which the namespace does not contain, is pid -1
+ * "[outside namespace]", never a local pid. Off-CPU records (blockedSample, record
+ * --off-cpu -p NSPID) are the namespace's pids and tids, with the blocking stack resolved.
+ */
+#include <criterion/criterion.h>
+
+#include "core/pidns.h"
+#include "kperf/kperf.h"
+#include "pidns_testutil.h"
+#include "trace_testutil.h"
+
+static const enum KperfActivityKind MARKER[] = { KPERF_ACTIVITY_KIND_MARKER };
+
+#define INNER_ONLY()                                                                         \
+	do {                                                                                 \
+		if (!getenv("KPERF_PIDNS_INNER"))                                            \
+			cr_skip_test("runs inside a PID namespace, started by suite pidns"); \
+		cr_assert(!kp_pidns_is_host(), "not inside a PID namespace");                \
+	} while (0)
+
+/* the "tick" marks of <r> by pid: <mine> of pid <pid>, <child> of one other pid of this
+ * namespace (*cpid), <outside> of pid -1 */
+static void ticks(const struct KperfActivityRecord *r, int n, int pid, int *mine, int *child,
+		  int *cpid, int *outside)
+{
+	int i;
+
+	*mine = *child = *outside = 0;
+	*cpid = 0;
+	for (i = 0; i < n; i++) {
+		if (strcmp(r[i].name, "tick"))
+			continue;
+		if (r[i].pid == -1) {
+			cr_assert_eq(r[i].tid, -1);
+			cr_assert_str_eq(r[i].comm, "[outside namespace]");
+			(*outside)++;
+		} else if (r[i].pid == pid) {
+			cr_assert_eq(r[i].tid, pid, "the ticks are marked by the main thread");
+			(*mine)++;
+		} else {
+			cr_assert(!*cpid || *cpid == r[i].pid,
+				  "ticks of pids %d and %d (the workload is %d)", *cpid, r[i].pid,
+				  pid);
+			*cpid = r[i].pid;
+			cr_assert_eq(r[i].tid, r[i].pid);
+			(*child)++;
+		}
+	}
+}
+
+static int read_markers(int ad, struct KperfActivityRecord **all)
+{
+	struct KperfActivityRecord *r;
+	int n = 0, k, i;
+
+	*all = NULL;
+	while ((k = KperfActivityRead(ad, 200, &r)) > 0) {
+		*all = realloc(*all, (size_t)(n + k) * sizeof(**all));
+		cr_assert(*all);
+		for (i = 0; i < k; i++) {
+			(*all)[n + i] = r[i];
+			(*all)[n + i].name = strdup(r[i].name);
+			(*all)[n + i].comm = strdup(r[i].comm);
+			(*all)[n + i].domain = (*all)[n + i].channel = NULL;
+		}
+		n += k;
+		KperfActivityFree(r);
+	}
+	cr_assert_geq(k, 0, "%s", Perror());
+	return n;
+}
+
+static void free_markers(struct KperfActivityRecord *r, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		free((void *)r[i].name);
+		free((void *)r[i].comm);
+	}
+	free(r);
+}
+
+/* by its namespace pid, children followed: 5 ticks of the process, 5 of its forked child */
+Test(pidns_in, markers_by_pid)
+{
+	struct tu_proc p;
+	struct KperfActivityOpts o = { .sz = sizeof(o), .numPid = 1 };
+	struct KperfActivityRecord *r;
+	int ad, n, mine, child, cpid, outside, pid;
+
+	INNER_ONLY();
+	p = tu_spawn("mstx_wl", "--wait", "--marks", "5", "--fork", NULL);
+	pid = p.pid; /* tu_wait forgets it */
+	o.pidList = &pid;
+	ad = KperfActivityOpen(MARKER, 1, &o);
+	cr_assert_geq(ad, 0, "%s", Perror());
+	cr_assert_eq(KperfActivityEnable(ad), 0, "%s", Perror());
+	tu_go(&p);
+	cr_assert_eq(tu_wait(&p), 0);
+	n = read_markers(ad, &r);
+	KperfActivityClose(ad);
+	ticks(r, n, pid, &mine, &child, &cpid, &outside);
+	cr_assert_eq(mine, 5);
+	cr_assert_eq(child, 5, "the forked child's ticks, by its pid in this namespace");
+	cr_assert_gt(cpid, pid, "the child's pid %d is this namespace's", cpid);
+	cr_assert_eq(outside, 0);
+	free_markers(r, n);
+	cr_assert_eq(tu_bpf_fds(), 0, "BPF objects left open");
+}
+
+/* from every process: this namespace's workload by its pid, the host's marker loop
+ * (KPERF_PIDNS_HOSTPID) as pid -1 */
+Test(pidns_in, markers_of_every_process)
+{
+	struct KperfActivityOpts o = { .sz = sizeof(o) };
+	struct KperfActivityRecord *r;
+	struct tu_proc p;
+	int ad, n, mine, child, cpid, outside, pid;
+
+	INNER_ONLY();
+	cr_assert(getenv("KPERF_PIDNS_HOSTPID"), "KPERF_PIDNS_HOSTPID is not set");
+	p = tu_spawn("mstx_wl", "--wait", "--marks", "5", NULL);
+	pid = p.pid; /* tu_wait forgets it */
+	ad = KperfActivityOpen(MARKER, 1, &o);
+	cr_assert_geq(ad, 0, "%s", Perror());
+	cr_assert_eq(KperfActivityEnable(ad), 0, "%s", Perror());
+	tu_go(&p);
+	cr_assert_eq(tu_wait(&p), 0);
+	usleep(100000); /* the host's loop marks meanwhile (the count is not asserted) */
+	cr_assert_eq(KperfActivityDisable(ad), 0);
+	n = read_markers(ad, &r);
+	KperfActivityClose(ad);
+	ticks(r, n, pid, &mine, &child, &cpid, &outside);
+	cr_assert_eq(mine, 5);
+	cr_assert_eq(child, 0, "no other process of this namespace marks");
+	cr_assert_gt(outside, 0, "the host's marks are collected, as pid -1");
+	free_markers(r, n);
+	cr_assert_eq(tu_bpf_fds(), 0, "BPF objects left open");
+}
+
+/* ---- off-CPU time ---- */
+
+static bool stack_has(const struct Stack *st, const char *fn)
+{
+	for (; st; st = st->next)
+		if (st->symbol && st->symbol->symbolName && !strcmp(st->symbol->symbolName, fn))
+			return true;
+	return false;
+}
+
+/* the offcpu workload (4 rounds of 5 ms computing, 30 ms blocked in wait_on_pipe), by its
+ * namespace pid: every record is its pid, the worker's blocks are on its namespace tid */
+Test(pidns_in, offcpu_by_pid)
+{
+	char *argv[] = { "offcpu", "--rounds", "4", "--compute-ms", "5", "--block-ms",
+			 "30",	   "--wait",   NULL };
+	char *argv_long[] = { "offcpu", "--rounds",   "100", "--compute-ms",
+			      "5",	"--block-ms", "30",  NULL };
+	struct tu_proc w = tu_spawn_v(argv, 1);
+	struct PmuAttr a = {
+		.numPid = 1, .blockedSample = 1, .callStack = 1, .symbolMode = RESOLVE_ELF
+	};
+	struct PmuData *d = NULL;
+	char buf[512], cmd[1024], *out;
+	int pd, n, i, pid, tid = 0, status;
+	uint64_t blocks = 0;
+	ssize_t k, got = 0;
+
+	INNER_ONLY();
+	cr_assert_gt(w.pid, 0);
+	a.pidList = &w.pid;
+	pd = KperfOpen(SAMPLING, &a, &KPERF_OPTS(KperfPmuOpts, .offCpuOnly = 1));
+	cr_assert_gt(pd, 0, "%d %s", Perrorno(), Perror());
+	cr_assert_eq(PmuEnable(pd), 0, "%s", Perror());
+	tu_go(&w);
+	while ((k = read(w.out_fd, buf + got, sizeof(buf) - 1 - (size_t)got)) > 0)
+		got += k;
+	buf[got] = '\0';
+	close(w.out_fd);
+	pid = w.pid;
+	cr_assert_eq(tu_wait(&w), 0);
+	cr_assert(strstr(buf, "worker_tid=") &&
+			  sscanf(strstr(buf, "worker_tid="), "worker_tid=%d", &tid) == 1,
+		  "the workload said: %s", buf);
+	cr_assert_eq(PmuDisable(pd), 0, "%s", Perror());
+	n = PmuRead(pd, &d);
+	cr_assert_gt(n, 0, "%s", Perror());
+	for (i = 0; i < n; i++) {
+		cr_assert_eq(d[i].pid, pid, "a record of pid %d (%s)", d[i].pid, d[i].comm);
+		if (d[i].tid == tid && stack_has(d[i].stack, "wait_on_pipe"))
+			blocks += d[i].count;
+	}
+	cr_assert_eq(blocks, 4, "the worker (tid %d here) blocked 4 times in wait_on_pipe", tid);
+	PmuDataFree(d);
+	PmuClose(pd);
+	/* the CLI, by the namespace pid, for 0.5 s of a workload blocking every 35 ms for
+	 * 3.5 s: the blocking function is in the profile */
+	w = tu_spawn_v(argv_long, 0);
+	cr_assert_gt(w.pid, 0);
+	snprintf(cmd, sizeof(cmd),
+		 "%s/bin/kperf-bpf record --off-cpu -g --format folded -d 0.5 -p %d 2>&1 | "
+		 "grep -c ';wait_on_pipe'",
+		 tu_build(), w.pid);
+	out = tu_run(cmd, &status);
+	tu_kill(&w);
+	cr_assert_gt(atoi(out), 0, "no folded stack through wait_on_pipe: %s", out);
+	free(out);
+	cr_assert_eq(tu_bpf_fds(), 0, "BPF objects left open");
+}
