@@ -72,7 +72,15 @@ static bool stats_line(const char *line)
 	       !strncmp(line, "stack depth", 11);
 }
 
-/* copy the lines [from, end) into rejected_log, each without the register states that new
+/* is this line the verifier's precision tracking (5.10 prints it before the complaint:
+ * "regs=80 stack=0 before 4: ..."), which says nothing about the reason either? */
+static bool noise_line(const char *line)
+{
+	return !strncmp(line, "regs=", 5) || !strncmp(line, "parent didn't have regs", 23) ||
+	       !strncmp(line, "parent already had regs", 23) || !strncmp(line, "last_idx ", 9);
+}
+
+/* copy the lines [from, end) into rejected_log, but the precision tracking, each without the register states that new
  * verifiers print after an instruction ("10: (67) r7 <<= 32   ; R7=scalar(...)") and cut
  * to REJECT_LINE_MAX: what is left is the instruction and the verifier's complaint */
 static void compact_lines(const char *from, const char *end)
@@ -85,6 +93,10 @@ static void compact_lines(const char *from, const char *end)
 
 		if (!eol)
 			eol = end;
+		if (noise_line(from)) {
+			from = eol + 1;
+			continue;
+		}
 		cut = eol;
 		for (const char *p = from; p + 2 < eol; p++)
 			if (p[0] == ' ' && p[1] == ';' && p[2] == ' ' && p > from && p[-1] == ' ' &&
@@ -136,7 +148,7 @@ static void take_verifier_log(const char *msg)
 			break;
 		if (lines == 0 && stats_line(line))
 			end = line;
-		else
+		else if (!noise_line(line))
 			lines++;
 		from = line;
 	}
