@@ -66,7 +66,7 @@ Test(qa_trace_cli, bad_arguments_have_their_message_and_status_1)
 		{ "--ringbuf-kb -1", "--ringbuf-kb wants a size in KiB, not '-1'" },
 		{ "--ringbuf-kb 4294967297", "--ringbuf-kb wants a size in KiB, not '4294967297'" },
 		{ "--events --ringbuf-kb 2000000", "ringBufferKb 2000000 is too large" },
-		{ "--format xml", "--format is table, json or csv, not 'xml'" },
+		{ "--format xml", "--format is table, json, csv, folded or svg, not 'xml'" },
 		{ "--cgroup ''", "--cgroup wants a cgroup v2 directory" },
 		{ "--cgroup /tmp", "/tmp is not a cgroup v2 directory" },
 		{ "--cgroup /no/such/cgroup", "cannot open cgroup /no/such/cgroup" },
