@@ -128,7 +128,7 @@ help:
 # ---- dependencies ----
 
 DEB_PKGS := make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libdeflate-dev \
-	    libcjson-dev libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev prometheus libcriterion-dev python3 python3-pytest pkg-config \
+	    libcjson-dev libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev prometheus libcriterion-dev python3 python3-pytest python3-yaml pkg-config \
 	    linux-libc-dev systemtap-sdt-dev elfutils binutils golang-go clang-format \
 	    libcapstone-dev binutils-aarch64-linux-gnu linux-perf chromium libbpf-tools libc6-dbg \
 	    libsqlite3-dev
@@ -230,9 +230,12 @@ $(CLI): $(CLI_OBJS) $(STLIB)
 TEST_CFLAGS := $(filter-out -fvisibility=hidden,$(CFLAGS)) -Wno-unused-parameter -Itests \
 	       -DKPERF_SRCDIR='"$(abspath .)"'
 
-$(BUILD)/tests/unit: $(UNIT_SRCS) $(STLIB) $(wildcard tests/*.h)
+# the agent's pure parts (workload identity, label escaping) are unit-tested too
+AGENT_UNIT_OBJS := $(BUILD)/obj/user/agent/workload.o $(BUILD)/obj/user/agent/metrics.o
+
+$(BUILD)/tests/unit: $(UNIT_SRCS) $(STLIB) $(AGENT_UNIT_OBJS) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -o $@ $(UNIT_SRCS) $(STLIB) $(LDFLAGS) $(LDLIBS) $(CRITERION)
+	$(CC) $(TEST_CFLAGS) -o $@ $(UNIT_SRCS) $(AGENT_UNIT_OBJS) $(STLIB) $(LDFLAGS) $(LDLIBS) $(CRITERION)
 
 # an arm64 shared object with known call-frame information (the unwind table tests), built on
 # any host with binutils-aarch64-linux-gnu; its test skips where those are missing

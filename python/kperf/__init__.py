@@ -14,7 +14,8 @@ in this distribution) runs unchanged:
     kperf.trace_close(pd)
 
 kperf-bpf's modules: kperf.mstx (mstx markers), kperf.mspti (msPTI's activity monitors),
-kperf.activity, kperf.timeline (one Chrome trace of syscalls, samples and markers), and
+kperf.activity, kperf.timeline (one Chrome trace of syscalls, samples and markers),
+kperf.profiler (MXNet's profiler API on that timeline: `from kperf import profiler`), and
 kperf.memscope (msMemScope's analyzers of `kperf-bpf memscope` recordings; imported by name,
 it is the msmemscope package).
 

@@ -92,11 +92,12 @@ Test(pidns_in, markers_by_pid)
 	struct tu_proc p;
 	struct KperfActivityOpts o = { .sz = sizeof(o), .numPid = 1 };
 	struct KperfActivityRecord *r;
-	int ad, n, mine, child, cpid, outside;
+	int ad, n, mine, child, cpid, outside, pid;
 
 	INNER_ONLY();
 	p = tu_spawn("mstx_wl", "--wait", "--marks", "5", "--fork", NULL);
-	o.pidList = &p.pid;
+	pid = p.pid; /* tu_wait forgets it */
+	o.pidList = &pid;
 	ad = KperfActivityOpen(MARKER, 1, &o);
 	cr_assert_geq(ad, 0, "%s", Perror());
 	cr_assert_eq(KperfActivityEnable(ad), 0, "%s", Perror());
@@ -104,10 +105,10 @@ Test(pidns_in, markers_by_pid)
 	cr_assert_eq(tu_wait(&p), 0);
 	n = read_markers(ad, &r);
 	KperfActivityClose(ad);
-	ticks(r, n, p.pid, &mine, &child, &cpid, &outside);
+	ticks(r, n, pid, &mine, &child, &cpid, &outside);
 	cr_assert_eq(mine, 5);
 	cr_assert_eq(child, 5, "the forked child's ticks, by its pid in this namespace");
-	cr_assert_gt(cpid, p.pid, "the child's pid %d is this namespace's", cpid);
+	cr_assert_gt(cpid, pid, "the child's pid %d is this namespace's", cpid);
 	cr_assert_eq(outside, 0);
 	free_markers(r, n);
 	cr_assert_eq(tu_bpf_fds(), 0, "BPF objects left open");
@@ -120,11 +121,12 @@ Test(pidns_in, markers_of_every_process)
 	struct KperfActivityOpts o = { .sz = sizeof(o) };
 	struct KperfActivityRecord *r;
 	struct tu_proc p;
-	int ad, n, mine, child, cpid, outside;
+	int ad, n, mine, child, cpid, outside, pid;
 
 	INNER_ONLY();
 	cr_assert(getenv("KPERF_PIDNS_HOSTPID"), "KPERF_PIDNS_HOSTPID is not set");
 	p = tu_spawn("mstx_wl", "--wait", "--marks", "5", NULL);
+	pid = p.pid; /* tu_wait forgets it */
 	ad = KperfActivityOpen(MARKER, 1, &o);
 	cr_assert_geq(ad, 0, "%s", Perror());
 	cr_assert_eq(KperfActivityEnable(ad), 0, "%s", Perror());
@@ -134,7 +136,7 @@ Test(pidns_in, markers_of_every_process)
 	cr_assert_eq(KperfActivityDisable(ad), 0);
 	n = read_markers(ad, &r);
 	KperfActivityClose(ad);
-	ticks(r, n, p.pid, &mine, &child, &cpid, &outside);
+	ticks(r, n, pid, &mine, &child, &cpid, &outside);
 	cr_assert_eq(mine, 5);
 	cr_assert_eq(child, 0, "no other process of this namespace marks");
 	cr_assert_gt(outside, 0, "the host's marks are collected, as pid -1");

@@ -102,12 +102,17 @@ Test(pidns, what_the_namespace_does_not_contain)
  * namespace pid (pidns_activity.c) */
 Test(pidns, markers_and_offcpu_inside_a_namespace)
 {
-	char *argv[] = { "mstx_wl", "--marks", "100", "--loop", "100000000", NULL };
+	char loop[1024], *argv[] = { "/bin/sh", "-c", loop, NULL };
 	struct tu_proc host;
 	char env[64];
 
 	inner("markers_by_pid", true, "");
 	inner("offcpu_by_pid", true, "");
+	/* a few marks every 10 ms: a busy loop of marks would fill the ring buffer and drop
+	 * the namespace's own */
+	snprintf(loop, sizeof(loop),
+		 "while :; do %s/workloads/mstx_wl --marks 1 --calls 0; sleep 0.01; done",
+		 tu_build());
 	host = tu_spawn_v(argv, 0);
 	cr_assert_gt(host.pid, 0);
 	snprintf(env, sizeof(env), "KPERF_PIDNS_HOSTPID=%d", host.pid);

@@ -49,6 +49,8 @@ cp "$out/features.log" "$out/features.txt"
 # FILTER "py:EXPR" runs the Python tests that pytest -k EXPR selects instead
 case $filter in
 py:*)
+	tree=$(dirname "$build")/tree
+	[ -d "$tree/tests/python" ] && cd "$tree"
 	phase python 900 env KPERF_BPF_LIB="$build/lib/libkperf-bpf.so" PYTHONPATH=python \
 		python3 -m pytest -q -p no:cacheprovider --junitxml="$out/python.xml" \
 		-k "${filter#py:}" tests/python
@@ -88,6 +90,9 @@ fi
 phase integration 1200 "$build/tests/integration" --jobs 1 --verbose \
 	${suites:+--filter "!($suites)/*"} --json="$out/integration.json"
 if command -v python3 >/dev/null && python3 -c 'import pytest' 2>/dev/null; then
+	# the copy of the tree run.sh took beside the build copies, when there is one
+	tree=$(dirname "$build")/tree
+	[ -d "$tree/tests/python" ] && cd "$tree"
 	# shellcheck disable=SC2086
 	phase python 600 env KPERF_BPF_LIB="$build/lib/libkperf-bpf.so" PYTHONPATH=python \
 		python3 -m pytest -q -p no:cacheprovider --durations=0 $ignore \

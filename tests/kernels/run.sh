@@ -146,6 +146,13 @@ for a in amd64 arm64; do
 		[ -d "$b/$d" ] && cp -a "$b/$d" "$outroot/build-$a/"
 	done
 done
+# and the Python package with its tests, from a copy of the tree's files (git's list:
+# tracked and not ignored), for the same reason: a merge during the run would bring tests
+# that the copied build does not match (guest.sh runs pytest there)
+rm -rf "$outroot/tree"
+mkdir -p "$outroot/tree"
+(cd "$src" && git ls-files -co --exclude-standard -z 2>/dev/null | tar --null -T - -cf -) |
+	tar -xf - -C "$outroot/tree"
 build_amd64=$outroot/build-amd64 build_arm64=$outroot/build-arm64
 export KPERF_BUILD="$build_amd64" KPERF_BUILD_ARM64="$build_arm64"
 t_all=$(date +%s)

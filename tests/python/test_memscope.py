@@ -17,6 +17,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -61,10 +62,25 @@ def record(out, *args, extra=()):
     return p.stdout, p.stderr
 
 
+def wait_blocked(pid):
+    """Until <pid> sits in read(0) (--wait): its libraries are loaded, its allocator there to
+    be found (the dynamic loader takes long under an emulator)."""
+    want = "0 0x0 " if os.uname().machine == "x86_64" else "63 0x0 "
+    for _ in range(1000):
+        try:
+            with open(f"/proc/{pid}/syscall") as f:
+                if f.read().startswith(want):
+                    return
+        except OSError:
+            return
+        time.sleep(0.01)
+
+
 def record_pid(out, *args, extra=()):
     """the same with memscope_wl --wait ARGS recorded by -p once the probes are in place"""
     w = subprocess.Popen([wl(), "--wait", *map(str, args)], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, text=True)
+    wait_blocked(w.pid)
     p = subprocess.Popen([CLI, "memscope", "-o", str(out), *extra, "-p", str(w.pid)],
                          stderr=subprocess.PIPE, text=True)
     try:

@@ -43,7 +43,8 @@ def fails(fn, message, *args, **kwargs):
      "set_config: profile_offcpu: off-CPU slices are not on kperf-bpf's timeline yet (off-CPU "
      "time is summed per stack in the kernel: `kperf-bpf record --off-cpu`)"),
     ({"profile_memory": True},
-     "set_config: profile_memory: allocation tracing is not in this version of kperf-bpf"),
+     "set_config: profile_memory: allocations are not on the timeline yet: record them with "
+     "`kperf-bpf memscope` (kperf.memscope analyzes them)"),
 ])
 def test_set_config_refuses(fresh, kwargs, message):
     fails(profiler.set_config, message, **kwargs)

@@ -6,6 +6,7 @@
  * again (listen, targets, syscalls, counters) is kept, with a note, until a restart.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +69,8 @@ int agent_run(struct agent_config *c)
 	sigset_t set;
 	int rc = 1;
 
+	/* one malloc arena per connection thread would each keep its pages: two are enough */
+	mallopt(M_ARENA_MAX, 2);
 	pthread_mutex_init(&a.lock, NULL);
 	pthread_mutex_init(&a.profile_lock, NULL);
 	if (agent_check_privileges(err, sizeof(err), stderr)) {

@@ -698,8 +698,19 @@ int agent_collect_open(const struct agent_config *cfg, struct agent_collector **
 		goto fail;
 	if (!(cfg->syscalls && !strcmp(cfg->syscalls, "none")) && open_syscalls(c, cfg, err, errsz))
 		goto fail;
-	if (!(cfg->counters && !strcmp(cfg->counters, "none")) && open_counters(c, cfg, err, errsz))
-		goto fail;
+	if (!(cfg->counters && !strcmp(cfg->counters, "none")) &&
+	    open_counters(c, cfg, err, errsz)) {
+		/* the syscall metrics stand without them (a cgroup2 without perf_event) */
+		if (c->trace_pd < 0)
+			goto fail;
+		fprintf(stderr, "kperf-bpf agent: warning: no counters: %s\n", err);
+		free(c->counters);
+		c->counters = NULL;
+		c->ncounters = 0;
+		if (c->count_pd >= 0)
+			PmuClose(c->count_pd);
+		c->count_pd = -1;
+	}
 	*out = c;
 	return 0;
 fail:

@@ -124,6 +124,9 @@ int kp_ut_bpf_open(const struct kp_ut_bpf_opts *o, struct kp_ut_bpf **out)
 	b->skel->rodata->cfg.fetch_g = o->fetch_g;
 	b->use_cookie = have_attach_cookie();
 	b->skel->rodata->cfg.use_cookie = b->use_cookie;
+	/* without cookies this object only holds the maps: the sites' copies are the programs */
+	if (!b->use_cookie)
+		bpf_program__set_autoload(b->skel->progs.kp_utrace_hit, false);
 	b->skel->rodata->cfg.wakeup_bytes = o->ringbuf_bytes / 4;
 	bpf_map__set_max_entries(b->skel->maps.events, (__u32)o->ringbuf_bytes);
 	bpf_map__set_max_entries(b->skel->maps.targets, o->ntgids ? o->ntgids : 1);

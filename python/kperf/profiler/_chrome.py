@@ -109,9 +109,7 @@ def merge(kdoc, objs, pid, thread_names, exclude_tids, meta):
     # an end
     events.sort(key=lambda e: (e["ts"], -e.get("dur", 0), e["ph"] == "e"))
     names = [e for e in kev if e["ph"] == "M"]
-    named = {(e["name"], e["pid"], e["tid"]) for e in names}
-    if ("process_name", pid, pid) not in named and not any(
-            e["name"] == "process_name" and e["pid"] == pid for e in names):
+    if not any(e["name"] == "process_name" and e["pid"] == pid for e in names):
         names.append({"name": "process_name", "ph": "M", "pid": pid, "tid": pid,
                       "args": {"name": thread_names.get(pid, "python")}})
     seen = {e["tid"] for e in names if e["name"] == "thread_name"}

@@ -38,7 +38,8 @@ SOURCES = ("profile_syscalls", "profile_cpu", "profile_markers", "profile_offcpu
 UNSUPPORTED = {
     "profile_offcpu": "off-CPU slices are not on kperf-bpf's timeline yet (off-CPU time is "
                       "summed per stack in the kernel: `kperf-bpf record --off-cpu`)",
-    "profile_memory": "allocation tracing is not in this version of kperf-bpf",
+    "profile_memory": "allocations are not on the timeline yet: record them with "
+                      "`kperf-bpf memscope` (kperf.memscope analyzes them)",
 }
 
 

@@ -1,0 +1,271 @@
+"""kperf-bpf agent over HTTP: pprof profiles read by `go tool pprof`, one at a time, Go's
+seconds=N with 400 on bad values; bad requests of every kind (unknown paths and methods, huge
+query strings, 100 connections at once) get their status and leave the agent serving with its
+memory flat; 1000 short-lived processes in many cgroups keep the series within the bounds,
+and series of gone workloads go after the grace period; SIGTERM during a profile exits 0.
+"""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+
+import pytest
+
+from agent_util import Agent, Cgroup, parse_exposition, wait_until
+from conftest import BUILD
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (BPF)")
+
+WL = os.path.join(BUILD, "workloads")
+
+
+def go_pprof(*args):
+    go = shutil.which("go")
+    if not go:
+        pytest.skip("go is not installed (make deps: golang-go)")
+    tmp = tempfile.mkdtemp(prefix="kperf-pprof-")
+    env = dict(os.environ, HOME=tmp, PPROF_TMPDIR=tmp, GOCACHE=os.path.join(tmp, "cache"))
+    try:
+        r = subprocess.run([go, "tool", "pprof", *args], capture_output=True, text=True,
+                           env=env, timeout=180)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def top_rows(out):
+    """The function names of `pprof -top`'s rows, in order."""
+    lines = out.splitlines()
+    start = next(i for i, l in enumerate(lines) if l.strip().startswith("flat"))
+    return [l.split()[-1] for l in lines[start + 1:] if l.strip()]
+
+
+def test_pprof_profile_names_the_hot_function_first():
+    burn = subprocess.Popen([os.path.join(WL, "cpuburn"), "--ms", "20000"],
+                            stdout=subprocess.DEVNULL)
+    agent = Agent("-p", burn.pid)
+    try:
+        out = go_pprof("-top", f"http://127.0.0.1:{agent.port}/debug/pprof/profile?seconds=2")
+        assert top_rows(out)[0] == "hot_loop", out
+    finally:
+        burn.kill()
+        burn.wait()
+        assert agent.stop() == 0, agent.stderr()
+
+
+def test_pprof_offcpu_and_one_profile_at_a_time():
+    wl = subprocess.Popen([os.path.join(WL, "offcpu"), "--rounds", "400", "--compute-ms", "5",
+                           "--block-ms", "10"], stdout=subprocess.DEVNULL)
+    agent = Agent("-p", wl.pid)
+    try:
+        first = {}
+
+        def take():
+            first["r"] = agent.get("/debug/pprof/offcpu?seconds=3")
+
+        t = threading.Thread(target=take)
+        t.start()
+        # a second profile while the first is taken: 429, whatever its kind
+        assert wait_until(lambda: agent.get("/debug/pprof/profile?seconds=1")[0] == 429,
+                          timeout=30)
+        t.join(120)
+        status, headers, body = first["r"]
+        assert status == 200 and body[:2] == b"\x1f\x8b"
+        out = go_pprof("-top", "-cum", f"http://127.0.0.1:{agent.port}"
+                       "/debug/pprof/offcpu?seconds=2")
+        assert "wait_on_pipe" in top_rows(out), out
+    finally:
+        wl.kill()
+        wl.wait()
+        assert agent.stop() == 0, agent.stderr()
+    # off-CPU profiles need processes to follow (-p)
+    agent = Agent("--syscalls", "getppid")
+    try:
+        status, _, body = agent.get("/debug/pprof/offcpu?seconds=1")
+        assert (status, body) == (501, b"an off-CPU profile needs an agent started with -p PID\n")
+    finally:
+        assert agent.stop() == 0
+
+
+def raw_request(port, data, read=True):
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    try:
+        s.sendall(data)
+        if not read:
+            return s
+        chunks = []
+        while True:
+            try:
+                c = s.recv(65536)
+            except ConnectionResetError:
+                break
+            if not c:
+                break
+            chunks.append(c)
+        return b"".join(chunks)
+    finally:
+        if read:
+            s.close()
+
+
+def status_of(resp):
+    return int(resp.split(b" ", 2)[1]) if resp.startswith(b"HTTP/1.") else None
+
+
+def test_bad_requests():
+    agent = Agent("--max-profile-seconds", "10", "--max-connections", "16")
+    try:
+        bad_seconds = "seconds wants a whole number of seconds from 1 to the agent's " \
+                      "--max-profile-seconds\n"
+        cases = [
+            ("/nope", 404, None),
+            ("/metrics/", 404, None),
+            ("/debug/pprof/profile?seconds=-1", 400, bad_seconds),
+            ("/debug/pprof/profile?seconds=1e9", 400, bad_seconds),
+            ("/debug/pprof/profile?seconds=abc", 400, bad_seconds),
+            ("/debug/pprof/profile?seconds=", 400,
+             "seconds wants a whole number of seconds, not an empty value\n"),
+            ("/debug/pprof/profile?seconds=0", 400, "seconds must be at least 1\n"),
+            ("/debug/pprof/profile?seconds=11", 400,
+             "profile duration exceeds the agent's --max-profile-seconds\n"),
+            ("/debug/pprof/profile?seconds=99999999999999999999", 400, bad_seconds),
+        ]
+        for path, status, body in cases:
+            got = agent.get(path)
+            assert got[0] == status, (path, got)
+            if body:
+                assert got[2].decode() == body, path
+        assert agent.get("/metrics", method="POST")[0] == 405
+        assert agent.get("/metrics", method="DELETE")[0] == 405
+        rss0 = agent.rss_kb()
+        # a query string beyond the request memory: refused by the server library
+        huge = raw_request(agent.port, b"GET /metrics?" + b"x" * 200000 + b" HTTP/1.1\r\n"
+                           b"Host: x\r\n\r\n")
+        assert status_of(huge) in (414, 431, None), huge[:200]
+        huge = raw_request(agent.port, b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " +
+                           b"y" * 100000 + b"\r\n\r\n")
+        assert status_of(huge) in (413, 431, None), huge[:200]
+        assert not huge.startswith(b"HTTP/1.1 200")
+        # 100 connections at once: the first 16 are served, the others closed at once;
+        # twice: the second round must not grow the memory the first one settled
+        def flood():
+            socks = [raw_request(agent.port, b"GET /metrics HTTP/1.1\r\nHost: x\r\n"
+                                 b"Connection: close\r\n\r\n", read=False)
+                     for _ in range(100)]
+            statuses = []
+            for s in socks:
+                data = b""
+                try:
+                    while True:
+                        c = s.recv(65536)
+                        if not c:
+                            break
+                        data += c
+                except OSError:
+                    pass
+                s.close()
+                statuses.append(status_of(data))
+            assert set(statuses) <= {200, None}, statuses
+            assert statuses.count(200) >= 16
+
+        def serves():
+            try:
+                return agent.get("/healthz")[0] == 200 and agent.get("/metrics")[0] == 200
+            except OSError:  # the closed connections are still being released
+                return False
+
+        flood()
+        assert wait_until(serves, timeout=30)
+        rss1 = agent.rss_kb()
+        flood()
+        assert wait_until(serves, timeout=30)
+        assert agent.rss_kb() < rss1 + 2 * 1024, (rss0, rss1, agent.rss_kb())
+        assert agent.proc.poll() is None
+    finally:
+        assert agent.stop() == 0, agent.stderr()
+
+
+def test_sigterm_during_a_profile_exits_0():
+    agent = Agent()
+    res = {}
+
+    def take():
+        try:
+            res["r"] = agent.get("/debug/pprof/profile?seconds=30")
+        except OSError as e:
+            res["r"] = e
+
+    t = threading.Thread(target=take)
+    t.start()
+    assert wait_until(lambda: agent.get("/debug/pprof/profile?seconds=1")[0] == 429,
+                      timeout=30)
+    assert agent.stop() == 0, agent.stderr()
+    t.join(30)
+    r = res["r"]
+    assert isinstance(r, OSError) or r[0] == 503, r
+
+
+def test_1000_short_lived_processes_stay_within_the_bounds(tmp_path):
+    top, max_wl = 3, 4
+    agent = Agent("--top-comm", top, "--max-workloads", max_wl, "--grace", 3, "--interval", 1)
+    cgs = [Cgroup("bound") for _ in range(8)]
+    names = []
+    for i in range(40):  # 40 command names: each exec of a link is named after the link
+        link = tmp_path / f"t{i}"
+        os.symlink("/bin/true", link)
+        names.append(str(link))
+    worst = {"series": 0, "comms": 0, "cgroups": set(), "per_scrape": 0}
+    stop = threading.Event()
+
+    def scrape():
+        while not stop.is_set():
+            samples = parse_exposition(agent.metrics())
+            series = [v for n, _, v in samples if n == "kperf_agent_series"][0]
+            worst["series"] = max(worst["series"], series)
+            per_cg = {}
+            for n, l, _ in samples:
+                if n == "kperf_syscall_errors_total":
+                    per_cg.setdefault(l["cgroup"], set()).add(l["comm"])
+                    worst["cgroups"].add(l["cgroup"])
+            worst["comms"] = max([worst["comms"]] + [len(c) for c in per_cg.values()])
+            worst["per_scrape"] = max(worst["per_scrape"], len(per_cg))
+
+    t = threading.Thread(target=scrape)
+    t.start()
+    rss_half = 0
+    try:
+        for i in range(1000):
+            r = subprocess.run([os.path.join(WL, "incgroup"), cgs[i % len(cgs)].dir,
+                                names[i % len(names)]])
+            assert r.returncode == 0
+            if i == 499:
+                rss_half = agent.rss_kb()
+    finally:
+        stop.set()
+        t.join(60)
+    try:
+        ours = {c.name for c in cgs}
+        # at any time at most max_wl cgroups of their own (the system's count too) and the
+        # three shared ones ([other], [exited], [outside namespace]); the rest under [other];
+        # at most top comm names per cgroup, the rest "other"
+        assert worst["per_scrape"] <= max_wl + 3, worst
+        assert "[other]" in worst["cgroups"]
+        assert worst["series"] <= (max_wl + 3) * (top + 1) * 400
+        assert worst["comms"] <= top + 1
+        overflow = [v for n, _, v in parse_exposition(agent.metrics())
+                    if n == "kperf_agent_workloads_overflow_total"][0]
+        assert overflow > 0
+        # the workloads are gone: their series go after the grace period
+        assert wait_until(lambda: not any(f'cgroup="{c}"' in agent.metrics() for c in ours),
+                          timeout=60)
+        # the second 500 processes did not grow what the first 500 settled
+        assert agent.rss_kb() < rss_half + 2 * 1024, (rss_half, agent.rss_kb())
+    finally:
+        for c in cgs:
+            c.close()
+        assert agent.stop() == 0, agent.stderr()
