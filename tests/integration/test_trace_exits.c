@@ -54,8 +54,9 @@ Test(trace_exits, short_lived_processes_counted_exactly_csv, .timeout = 240)
 			overflow += atol(f + 1);
 			continue;
 		}
-		cr_assert_eq(atol(f + 1), CALLS, "%s", line);
-		rows++;
+		/* a multiple: on a busy machine (pid_max 32768) a pid may be reused in the run */
+		cr_assert_eq(atol(f + 1) % CALLS, 0, "%s", line);
+		rows += atol(f + 1) / CALLS;
 	}
 	cr_expect_eq(calls, (long)(CHILDREN + 1) * CALLS);
 	cr_expect_eq(rows + overflow / CALLS, CHILDREN + 1, "%ld rows, %ld overflow", rows,
@@ -87,8 +88,8 @@ Test(trace_exits, short_lived_processes_counted_exactly_json, .timeout = 240)
 			overflow += c;
 			continue;
 		}
-		cr_assert_eq(c, CALLS);
-		rows++;
+		cr_assert_eq(c % CALLS, 0, "%ld", c); /* a pid reused in the run: a multiple */
+		rows += c / CALLS;
 	}
 	cr_expect_eq(cJSON_GetObjectItem(doc, "overflow")->valuedouble, overflow);
 	cr_expect_eq(calls, (long)(CHILDREN + 1) * CALLS);
@@ -121,8 +122,8 @@ Test(trace_exits, short_lived_processes_counted_exactly_table, .timeout = 240)
 			overflow += n;
 			continue;
 		}
-		cr_assert_eq(n, CALLS, "%s", line);
-		rows++;
+		cr_assert_eq(n % CALLS, 0, "%s", line); /* a pid reused in the run: a multiple */
+		rows += n / CALLS;
 	}
 	cr_expect_eq(calls, (long)(CHILDREN + 1) * CALLS);
 	cr_expect_eq(rows + overflow / CALLS, CHILDREN + 1, "%ld rows, %ld overflow", rows,
