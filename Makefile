@@ -48,9 +48,9 @@ PYTHON     ?= /usr/bin/python3
 SANITIZE   ?=
 
 # libraries every userspace object may use; why each one is there: README.md "Dependencies"
-PKGS       := libbpf libelf libdw zlib libdeflate libcjson libprotobuf-c capstone
+PKGS       := libbpf libelf libdw zlib libdeflate libcjson libprotobuf-c capstone sqlite3
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz -ldeflate -lcjson -lprotobuf-c -lcapstone)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz -ldeflate -lcjson -lprotobuf-c -lcapstone -lsqlite3)
 
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
@@ -58,6 +58,8 @@ CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	      $(PKG_CFLAGS) $(SANITIZE)
 LDFLAGS    += $(SANITIZE)
 LDLIBS     := $(PKG_LIBS) -lstdc++ -lpthread -ldl -lm
+# the command only (the agent's HTTP server): the library does not depend on it
+AGENT_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 
 # the host compiler's system directories, searched last (as libbpf-bootstrap does): libbpf's
 # usdt.bpf.h includes <linux/errno.h>, whose <asm/errno.h> lives in the multiarch directory
@@ -70,7 +72,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf
 PROGRAM_MODULES := cli agent
 LIB_MODULES := $(filter-out $(PROGRAM_MODULES),$(notdir $(wildcard user/*)))
 LIB_SRCS   := $(wildcard $(foreach m,$(LIB_MODULES),user/$(m)/*.c))
-CLI_SRCS   := $(wildcard user/cli/*.c)
+CLI_SRCS   := $(wildcard user/cli/*.c user/agent/*.c)
 BPF_SRCS   := $(wildcard bpf/*.bpf.c)
 SKELS      := $(patsubst bpf/%.bpf.c,$(BUILD)/skel/%.skel.h,$(BPF_SRCS))
 GEN_SYSCALLS := $(BUILD)/gen/syscall_table.h
@@ -126,14 +128,15 @@ help:
 # ---- dependencies ----
 
 DEB_PKGS := make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libdeflate-dev \
-	    libcjson-dev libprotobuf-c-dev protobuf-c-compiler libcriterion-dev python3 python3-pytest pkg-config \
+	    libcjson-dev libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev prometheus libcriterion-dev python3 python3-pytest pkg-config \
 	    linux-libc-dev systemtap-sdt-dev elfutils binutils golang-go clang-format \
-	    libcapstone-dev binutils-aarch64-linux-gnu linux-perf chromium libbpf-tools libc6-dbg
+	    libcapstone-dev binutils-aarch64-linux-gnu linux-perf chromium libbpf-tools libc6-dbg \
+	    libsqlite3-dev
 
 # the cross toolchain and the arm64 libraries to link against (criterion: see CROSS_ROOT)
 DEB_PKGS_CROSS := gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross \
 	    libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 zlib1g-dev:arm64 libdeflate-dev:arm64 libcjson-dev:arm64 \
-	    libprotobuf-c-dev:arm64 libcapstone-dev:arm64 systemtap-sdt-dev:arm64 mmdebstrap
+	    libprotobuf-c-dev:arm64 libcapstone-dev:arm64 systemtap-sdt-dev:arm64 libsqlite3-dev:arm64 mmdebstrap
 # the kernel matrix: emulators, and what tests/kernels/fetch.sh uses to make an initramfs
 DEB_PKGS_KERNELS := qemu-system-x86 qemu-system-arm kmod cpio xz-utils zstd
 
@@ -220,7 +223,7 @@ $(STLIB): $(LIB_OBJS)
 
 $(CLI): $(CLI_OBJS) $(STLIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(STLIB) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(STLIB) $(LDLIBS) $(AGENT_LIBS)
 
 # ---- tests ----
 
@@ -404,7 +407,7 @@ PYVER ?= $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])
 PYDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(if \
 	 $(filter /usr/local,$(PREFIX)),/usr/local/lib/python$(PYVER)/dist-packages,$(PREFIX)/lib/python$(PYVER)/site-packages))
 LIBDIR ?= $(PREFIX)/lib
-PY_PKGS := kperf ksym _libkperf
+PY_PKGS := kperf ksym _libkperf msmemscope
 
 install: lib cli
 	install -d $(DESTDIR)$(PREFIX)/include/kperf $(DESTDIR)$(LIBDIR)/pkgconfig \
@@ -417,9 +420,11 @@ install: lib cli
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@VERSION@|$(VERSION)|' \
 		scripts/libkperf-bpf.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libkperf-bpf.pc
 	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/
-	@# libkperf's three Python packages: kperf, ksym and the _libkperf layer
-	for pkg in $(PY_PKGS); do install -d $(DESTDIR)$(PYDIR)/$$pkg && \
-		install -m 644 python/$$pkg/*.py $(DESTDIR)$(PYDIR)/$$pkg/ || exit 1; done
+	@# libkperf's three Python packages (kperf, ksym and the _libkperf layer), and msmemscope,
+	@# with their subpackages (kperf.profiler)
+	for d in $$(cd python && find $(PY_PKGS) -name __pycache__ -prune -o -type d -print); do \
+		install -d $(DESTDIR)$(PYDIR)/$$d && \
+		install -m 644 python/$$d/*.py $(DESTDIR)$(PYDIR)/$$d/ || exit 1; done
 	echo '$(LIBDIR)/$(SONAME)' > $(DESTDIR)$(PYDIR)/kperf/_libpath.txt
 	@if [ -z "$(DESTDIR)" ] && command -v ldconfig >/dev/null; then ldconfig; fi
 

@@ -145,6 +145,11 @@ struct PmuTraceStats {
 int PmuTraceReadSummary(int pd, struct PmuTraceSummary **summary);
 void PmuTraceSummaryFree(struct PmuTraceSummary *summary);
 int PmuTraceGetStats(int pd, struct PmuTraceStats *stats);
+/* Drop the summary rows of these processes (ones that have exited: a long-running collector
+ * reads their last values, then frees their room in the kernel's map, which would otherwise
+ * fill up with the dead); a process that still runs starts again from 0. Returns the number of
+ * rows dropped, or -1. */
+int KperfTraceForget(int pd, const int *pidList, unsigned numPid);
 /* the number of a syscall name, or -1 (Perrorno: LIBPERF_ERR_INVALID_SYSCALL_FUN) */
 int PmuSysCallNumber(const char *name);
 

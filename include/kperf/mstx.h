@@ -19,6 +19,7 @@
 #define KPERF_MSTX_H
 
 #include <stdint.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -50,6 +51,11 @@ void mstxDomainMarkA(mstxDomainHandle_t domain, const char *message, aclrtStream
 mstxRangeId mstxDomainRangeStartA(mstxDomainHandle_t domain, const char *message,
 				  aclrtStream stream);
 void mstxDomainRangeEnd(mstxDomainHandle_t domain, mstxRangeId id);
+
+/* kperf-bpf's addition: say that the program uses [ptr, ptr + size) now. `kperf-bpf memscope`
+ * records it as an ACCESS of the block ptr falls in (the use the inefficiency analyses look
+ * at); untraced it is an empty function call. */
+void kperf_mem_access(const void *ptr, size_t size);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

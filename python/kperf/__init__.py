@@ -14,7 +14,9 @@ in this distribution) runs unchanged:
     kperf.trace_close(pd)
 
 kperf-bpf's modules: kperf.mstx (mstx markers), kperf.mspti (msPTI's activity monitors),
-kperf.activity, kperf.timeline (one Chrome trace of syscalls, samples and markers).
+kperf.activity, kperf.timeline (one Chrome trace of syscalls, samples and markers), and
+kperf.memscope (msMemScope's analyzers of `kperf-bpf memscope` recordings; imported by name,
+it is the msmemscope package).
 
 kperf-bpf's additions: kperf.Trace / kperf.Pmu (context managers that raise KperfError),
 trace_read_summary() and trace_stats() (the in-kernel syscall summary), kperf-bpf's options as

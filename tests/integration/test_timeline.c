@@ -158,3 +158,58 @@ Test(timeline, bad_options)
 	EXPECT_FAIL(KperfTimelineGetStats(4242, &st), LIBPERF_ERR_INVALID_PD, "4242");
 	KperfTimelineClose(4242);
 }
+
+/*
+ * A paused timeline (disabled, then enabled again) of the calling process: the syscalls made
+ * while it is disabled are not recorded, because the syscall programs are detached (their
+ * links closed: fewer BPF descriptors while disabled), not because records are filtered
+ * afterwards. kperf.profiler's pause()/resume() are these calls. The timeline's own thread,
+ * which reads and sleeps in this same process, is not on it: every syscall is this thread's.
+ */
+Test(timeline, disabled_records_nothing_and_leaves_its_own_thread_out)
+{
+	int self = getpid(), td, fd, i, on_fds, off_fds, n_getppid = 0, others = 0;
+	struct KperfTimelineOpts o =
+		KPERF_OPTS(KperfTimelineOpts, .pidList = &self, .numPid = 1, .noSamples = 1);
+	char path[] = "/tmp/kperf-timeline-XXXXXX";
+	int before = tu_bpf_prog_count();
+	const cJSON *evs, *e;
+	cJSON *doc;
+
+	td = KperfTimelineOpen(&o);
+	cr_assert_geq(td, 0, "%d %s", Perrorno(), Perror());
+	cr_assert_eq(KperfTimelineEnable(td), 0, "%s", Perror());
+	on_fds = tu_bpf_fds();
+	for (i = 0; i < 5; i++)
+		syscall(SYS_getppid);
+	cr_assert_eq(KperfTimelineDisable(td), 0, "%s", Perror());
+	off_fds = tu_bpf_fds();
+	cr_expect_lt(off_fds, on_fds, "the syscall programs stay attached while disabled");
+	for (i = 0; i < 11; i++)
+		syscall(SYS_getppid);
+	cr_assert_eq(KperfTimelineEnable(td), 0, "%s", Perror());
+	for (i = 0; i < 3; i++)
+		syscall(SYS_getppid);
+	tu_sleep_ms(150); /* the timeline's thread reads (and sleeps) a few times */
+	cr_assert_eq(KperfTimelineDisable(td), 0, "%s", Perror());
+	fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(KperfTimelineWrite(td, path), 0, "%s", Perror());
+	KperfTimelineClose(td);
+	doc = load(path);
+	unlink(path);
+	evs = cJSON_GetObjectItemCaseSensitive(doc, "traceEvents");
+	cr_assert(cJSON_IsArray(evs));
+	cJSON_ArrayForEach(e, evs)
+	{
+		if (strcmp(str(e, "ph"), "X"))
+			continue;
+		n_getppid += !strcmp(str(e, "name"), "getppid");
+		others += (int)num(e, "tid") != (int)gettid();
+	}
+	cr_expect_eq(n_getppid, 5 + 3);
+	cr_expect_eq(others, 0, "syscalls of the timeline's own thread are on it");
+	cJSON_Delete(doc);
+	cr_expect_eq(tu_bpf_prog_count_settle(before), before, "programs left loaded");
+}

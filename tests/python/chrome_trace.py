@@ -2,8 +2,8 @@
 
 check(path) parses the file as strict JSON (no duplicate keys, no NaN) and checks every
 event against the trace-event format as kperf-bpf writes it: the phases it uses (M, X, i, P,
-b, e) and the fields each requires, nothing unknown, async begin/end pairs matched, complete
-events of one thread nested, stack frames that exist and form a tree, and timestamps in
+b, e; C for kperf.profiler's counters) and the fields each requires, nothing unknown, async
+begin/end pairs matched, complete events of one thread nested, stack frames that exist and form a tree, and timestamps in
 non-decreasing order through the file (one clock). It returns the parsed document; any
 breach fails with the event at fault.
 """
@@ -18,6 +18,7 @@ PHASES = {
     "P": {"name", "cat", "ph", "ts", "pid", "tid", "sf", "args"},
     "b": {"name", "cat", "ph", "ts", "pid", "tid", "id2", "args"},
     "e": {"name", "cat", "ph", "ts", "pid", "tid", "id2"},
+    "C": {"name", "cat", "ph", "ts", "pid", "tid", "args"},
 }
 REQUIRED = {
     "M": {"name", "ph", "pid", "tid", "args"},
@@ -26,6 +27,7 @@ REQUIRED = {
     "P": {"name", "cat", "ph", "ts", "pid", "tid"},
     "b": {"name", "cat", "ph", "ts", "pid", "tid", "id2"},
     "e": {"name", "cat", "ph", "ts", "pid", "tid", "id2"},
+    "C": {"name", "ph", "ts", "pid", "args"},
 }
 
 
@@ -107,6 +109,8 @@ def check(path):
                 assert isinstance(e["args"]["ret"], int), where
         elif ph == "i":
             assert e["s"] in ("t", "p", "g"), where
+        elif ph == "C":
+            assert e["args"] and all(_num(v) for v in e["args"].values()), where
         elif ph == "P":
             if "sf" in e:
                 assert str(e["sf"]) in frames, f"{where}: stack frame missing"

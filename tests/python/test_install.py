@@ -14,7 +14,7 @@ import pytest
 from conftest import BUILD, REPO, requires
 
 DEBIAN_PY = "/usr/bin/python3"
-PACKAGES = ("kperf", "ksym", "_libkperf")
+PACKAGES = ("kperf", "ksym", "_libkperf", "msmemscope")
 SONAME = "libkperf-bpf.so.0"
 
 SEED_SCRIPT = r"""
@@ -82,11 +82,15 @@ def test_make_install_destdir(tmp_path, prefix):
     else:
         pydir = f"/usr/local/lib/python{debian_version()}/dist-packages"
     assert pydir in debian_sys_path(), f"{DEBIAN_PY} does not look in {pydir}"
-    # libkperf's three packages, each file of the tree
+    # libkperf's three packages and msmemscope, each file of the tree
     for name in PACKAGES:
         shipped = sorted(os.path.basename(p) for p in glob.glob(f"{REPO}/python/{name}/*.py"))
         installed = dest / pydir.lstrip("/") / name
         assert shipped and sorted(p.name for p in installed.glob("*.py")) == shipped, name
+    # and its subpackages
+    prof = sorted(os.path.basename(p) for p in glob.glob(f"{REPO}/python/kperf/profiler/*.py"))
+    installed = dest / pydir.lstrip("/") / "kperf" / "profiler"
+    assert prof and sorted(p.name for p in installed.glob("*.py")) == prof
     pkg = dest / pydir.lstrip("/") / "kperf"
     assert (pkg / "_libpath.txt").read_text().strip() == f"{prefix}/lib/{SONAME}"
     lib = dest / prefix.lstrip("/") / "lib" / SONAME

@@ -16,6 +16,8 @@ int cmd_record(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_features(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
+int cmd_memscope(int argc, char **argv);
 
 /* ---- launch.c ---- */
 

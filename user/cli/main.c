@@ -28,6 +28,10 @@ static const struct command commands[] = {
 	{ "record", cmd_record, "sample stacks and print the hottest functions (perf record)" },
 	{ "timeline", cmd_timeline,
 	  "one Chrome trace of syscalls, CPU samples and mstx markers (perfetto, speedscope)" },
+	{ "agent", cmd_agent,
+	  "serve Prometheus metrics and pprof profiles over HTTP (containers)" },
+	{ "memscope", cmd_memscope,
+	  "allocations, frees, use of memory and mstx marks (msMemScope's dump, analyzers)" },
 	{ "list", cmd_list, "events, tracepoints and syscalls of this machine" },
 	{ "features", cmd_features, "the kernel's BPF features and the programs that load here" },
 };

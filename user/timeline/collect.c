@@ -6,7 +6,9 @@
  * samples from a sampling task of pmu.h (cpu-clock, per-sample records with timestamps and
  * stacks), through its public interface, so that the stacks are whatever the sampling path
  * unwinds. The thread reads both every 50 ms (at once again after a large read) while the
- * timeline is enabled; a write drains them first.
+ * timeline is enabled; a write drains them first. What that thread does itself (its reads,
+ * its sleeps, its samples) is left out: it is on the timeline of its own process when a
+ * program follows itself (kperf.profiler, kperf.timeline).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -32,6 +34,8 @@ struct kp_timeline {
 	pthread_t thread;
 	bool thread_on;
 	atomic_bool stop;
+	/* the drain thread: a timeline of its own process leaves its reading out */
+	atomic_int drain_tid;
 	bool enabled;
 	size_t busy_records; /* a read this large means the sources are busy: read again */
 	int err; /* the first failure of the thread (-ENOMEM), reported by the next call */
@@ -43,7 +47,7 @@ static int drain_locked(struct kp_timeline *t)
 {
 	struct kp_act_rec *recs = NULL;
 	struct PmuData *d = NULL;
-	int n = 0, i, k, err = 0;
+	int n = 0, i, k, err = 0, self = atomic_load(&t->drain_tid);
 
 	if (t->act) {
 		n = kp_act_read(t->act, 0, &recs);
@@ -54,6 +58,8 @@ static int drain_locked(struct kp_timeline *t)
 			r.domain = recs[i].domain;
 			r.comm = recs[i].comm;
 			r.channel = recs[i].channel;
+			if (self && r.tid == self)
+				continue;
 			err = kp_tl_add_activity(&t->store, &r);
 		}
 		free(recs);
@@ -61,7 +67,8 @@ static int drain_locked(struct kp_timeline *t)
 	if (t->pmu_pd >= 0 && !err) {
 		k = PmuRead(t->pmu_pd, &d);
 		for (i = 0; i < k && !err; i++)
-			err = kp_tl_add_sample(&t->store, &d[i]);
+			if (!self || d[i].tid != self)
+				err = kp_tl_add_sample(&t->store, &d[i]);
 		PmuDataFree(d);
 	}
 	if (err && !t->err)
@@ -74,6 +81,7 @@ static void *drain_main(void *arg)
 	struct kp_timeline *t = arg;
 	int n;
 
+	atomic_store(&t->drain_tid, (int)gettid());
 	while (!atomic_load(&t->stop)) {
 		pthread_mutex_lock(&t->lock);
 		n = drain_locked(t);

@@ -428,6 +428,35 @@ int kp_sys_bpf_summary(struct kp_sys_bpf *b, struct kp_sys_row **rows)
 	return (int)n;
 }
 
+int kp_sys_bpf_forget(struct kp_sys_bpf *b, const int *tgids, unsigned n)
+{
+	struct kp_sys_key key, next, *prev = NULL, *del = NULL;
+	size_t cap = 0, ndel = 0, i;
+	int removed = 0;
+
+	if (!n)
+		return 0;
+	/* keys first, deletions after: a hash map's walk restarts when its current key goes */
+	while (bpf_map_get_next_key(b->summary_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		for (i = 0; i < n; i++)
+			if ((__u32)tgids[i] == key.tgid)
+				break;
+		if (i == n)
+			continue;
+		if (kp_grow((void **)&del, &cap, ndel + 1, sizeof(*del))) {
+			free(del);
+			return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+		}
+		del[ndel++] = key;
+	}
+	for (i = 0; i < ndel; i++)
+		removed += bpf_map_delete_elem(b->summary_fd, &del[i]) == 0;
+	free(del);
+	return removed;
+}
+
 void kp_sys_bpf_counters(struct kp_sys_bpf *b, uint64_t out[KP_CNT_MAX])
 {
 	__u64 *vals = calloc((size_t)b->ncpus, sizeof(*vals));

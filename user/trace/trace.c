@@ -642,6 +642,24 @@ KP_EXPORT int PmuTraceReadSummary(int pd, struct PmuTraceSummary **out)
 	return n;
 }
 
+KP_EXPORT int KperfTraceForget(int pd, const int *pidList, unsigned numPid)
+{
+	struct kp_trace *t;
+	int n;
+
+	kp_clear();
+	if (numPid && !pidList)
+		return kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL, "pidList is NULL"), -1;
+	t = kp_handle_get(pd, KP_HANDLE_TRACE);
+	if (!t)
+		return -1;
+	pthread_mutex_lock(&t->lock);
+	n = kp_sys_bpf_forget(t->bpf, pidList, numPid);
+	pthread_mutex_unlock(&t->lock);
+	kp_handle_put(t);
+	return n < 0 ? kp_public_fail(n) : n;
+}
+
 KP_EXPORT void PmuTraceSummaryFree(struct PmuTraceSummary *summary)
 {
 	kp_registry_release(summary);

@@ -75,6 +75,8 @@ struct kp_sys_row {
 
 /* The summary, summed over CPUs; *rows is malloc'd. Returns the count or -errno. */
 int kp_sys_bpf_summary(struct kp_sys_bpf *b, struct kp_sys_row **rows);
+/* Delete the summary rows of <tgids> (processes that are gone); the number deleted or -errno. */
+int kp_sys_bpf_forget(struct kp_sys_bpf *b, const int *tgids, unsigned n);
 /* The counters of enum kp_counter, summed over CPUs. */
 void kp_sys_bpf_counters(struct kp_sys_bpf *b, uint64_t out[KP_CNT_MAX]);
 bool kp_sys_bpf_is_compat(const struct kp_sys_bpf *b);

@@ -1,0 +1,8 @@
+"""kperf.profiler's error: a profiling session used the wrong way (an unknown keyword, a
+state that does not exist, a file that cannot be written, a pause with no session)."""
+
+__all__ = ["ProfilerError"]
+
+
+class ProfilerError(RuntimeError):
+    """What the profiler refused, and why, in a sentence a user can act on."""

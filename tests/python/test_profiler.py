@@ -1,0 +1,164 @@
+"""kperf.profiler with the kernel's sources (BPF: run under the test lock): exact counts and
+values of known objects and syscalls in the Chrome trace and in dumps(), the syscalls nested
+in the Task that made them, nothing of a paused section (objects, syscalls, mstx marks),
+MXNet's example unchanged, a file that survives SIGKILL, and a session in this process that
+leaves no BPF object behind.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+from chrome_trace import check, events, ns
+from conftest import no_bpf_leak  # noqa: F401
+from profiler_testutil import HERE, env, fresh, run  # noqa: F401
+
+from kperf import profiler
+
+def inside(e, outer):
+    return ns(outer["ts"]) <= ns(e["ts"]) and \
+        ns(e["ts"]) + ns(e.get("dur", 0)) <= ns(outer["ts"]) + ns(outer["dur"])
+
+
+@pytest.fixture(scope="module")
+def known(tmp_path_factory):
+    out = tmp_path_factory.mktemp("known")
+    p = run("known.py", out)
+    doc = check(out / "trace.json")
+    with open(out / "dumps.json") as f:
+        stats = json.load(f)
+    return doc, stats, (out / "dumps.txt").read_text(), p
+
+
+def test_objects_exact(known):
+    doc, _, _, p = known
+    pid = doc["traceEvents"][0]["pid"]
+    steps = events(doc, "X", cat="wl", name="step")
+    assert len(steps) == 7 and all(e["args"] == {"kind": "Task"} for e in steps)
+    (outer,) = events(doc, "X", cat="wl", name="outer")
+    (inner,) = events(doc, "X", cat="wl", name="inner")
+    assert inner["args"] == {"kind": "Frame"} and inside(inner, outer)
+    assert not inside(outer, inner)
+    counts = [e["args"]["items"] for e in events(doc, "C", cat="wl", name="items")]
+    assert counts == [10, 12, 14, 16, 18, 20, 17, 18, 16, 16]
+    assert [e["s"] for e in events(doc, "i", cat="wl", name="ready")] == ["p", "t", "g"]
+    (ev,) = events(doc, "X", cat="event", name="ev")
+    assert ev["args"] == {"kind": "Event"}
+    assert events(doc, name="paused-task") == []
+    assert {e["pid"] for e in steps} == {pid}
+
+
+def test_syscalls_nested_in_their_task(known):
+    doc, _, _, _ = known
+    steps = events(doc, "X", cat="wl", name="step")
+    calls = events(doc, "X", cat="syscall", name="getppid")
+    # 7 Tasks x 3 calls, and none of the 11 of the paused section
+    assert len(calls) == 21
+    for s in steps:
+        mine = [c for c in calls if c["tid"] == s["tid"] and inside(c, s)]
+        assert len(mine) == 3
+    (inner,) = events(doc, "X", cat="wl", name="inner")
+    (getsid,) = events(doc, "X", cat="syscall", name="getsid")
+    assert inside(getsid, inner) and getsid["tid"] == inner["tid"]
+
+
+def test_paused_markers_absent(known):
+    doc, _, _, _ = known
+    assert len(events(doc, "i", name="mstx-on")) == 1
+    assert events(doc, name="mstx-paused") == []
+    (pause,) = doc["otherData"]["paused"]
+    assert pause[0] < pause[1]
+    assert doc["otherData"]["sources"] == ["markers", "syscalls"]
+    # nothing of the profiler's own thread
+    tids = {e["tid"] for e in events(doc, "X", cat="syscall")}
+    assert tids == {doc["traceEvents"][0]["pid"]}
+
+
+def test_dumps_exact(known):
+    _, stats, text, _ = known
+    step = stats["Time"]["wl"]["step"]
+    assert step["Total Count"] == 7
+    assert step["Min Time (ms)"] <= step["P50 (ms)"] <= step["P99 (ms)"] == step["Max Time (ms)"]
+    assert abs(step["Avg Time (ms)"] * 7 - step["Time (ms)"]) < 1e-9
+    assert stats["Time"]["wl"]["outer"]["Total Count"] == 1
+    assert stats["Time"]["event"]["ev"]["Total Count"] == 1
+    assert "paused-task" not in stats["Time"]["wl"]
+    assert stats["Syscalls"]["getppid"]["Total Count"] == 21
+    assert stats["Syscalls"]["getppid"]["Errors"] == 0
+    assert stats["Syscalls"]["getsid"]["Total Count"] == 1
+    assert stats["Counters"]["wl"]["items"] == {"Total Count": 10, "Value": 16,
+                                                "Min Value": 10, "Max Value": 20}
+    assert stats["Markers"]["wl"]["ready"] == {"Total Count": 3}
+    assert stats["Unit"] == {"Time": "ms"}
+    assert text.startswith("\nProfile Statistics:\n")
+    lines = text.splitlines()
+    wl = lines.index("wl")
+    assert lines[wl + 2].split() == ["Name", "Total", "Count", "Time", "(ms)", "Min", "Time",
+                                     "(ms)", "Max", "Time", "(ms)", "Avg", "Time", "(ms)",
+                                     "P50", "(ms)", "P99", "(ms)"]
+    # sort_by='count', ascending: outer/inner (1) before step (7)
+    names = [ln.split()[0] for ln in lines[wl + 4:wl + 7]]
+    assert names == ["inner", "outer", "step"]
+    assert int(lines[wl + 6].split()[1]) == 7
+
+
+def test_seed_example_runs_unchanged(tmp_path):
+    p = run("seed_example.py", cwd=tmp_path)
+    assert "Profile Statistics:" in p.stdout and "getppid" in p.stdout
+    doc = check(tmp_path / "chrome_tracing_profile.json")
+    assert len(events(doc, "X", cat="syscall", name="getppid")) == 9
+    assert events(doc, name="getpgrp") == []
+    pid = doc["traceEvents"][0]["pid"]
+    samples = events(doc, "P", pid=pid)
+    assert samples and all(str(e["sf"]) in doc["stackFrames"] for e in samples if "sf" in e)
+    assert doc["otherData"]["sources"] == ["cpu", "markers", "syscalls"]
+
+
+def test_continuous_dump_survives_sigkill(tmp_path):
+    path = tmp_path / "killed.json"
+    p = subprocess.Popen([sys.executable, os.path.join(HERE, "killed.py"), str(path)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
+    try:
+        line = p.stdout.readline()
+        assert line == "dumped\n", p.stderr.read() if p.poll() is not None else line
+        p.send_signal(signal.SIGKILL)
+    finally:
+        p.kill()
+        p.wait(timeout=60)
+    assert p.returncode == -signal.SIGKILL
+    doc = check(path)
+    its = events(doc, "X", cat="loop", name="iteration")
+    assert its and doc["otherData"]["running"] is True
+    assert events(doc, "X", cat="syscall", name="getppid")
+    assert [f for f in os.listdir(tmp_path) if f != "killed.json"] == [] or \
+        all(f.endswith(".tmp") for f in os.listdir(tmp_path) if f != "killed.json")
+
+
+def test_session_in_this_process_pauses_and_leaves_nothing(tmp_path, fresh, no_bpf_leak):
+    path = tmp_path / "p.json"
+    profiler.set_config(profile_syscalls=True, filename=str(path), aggregate_stats=True)
+    profiler.set_state("run")
+    dom = profiler.Domain("here")
+    with profiler.Task(dom, "before"):
+        os.getppid()
+    profiler.pause()
+    assert profiler.state() == "pause"
+    for _ in range(4):
+        os.getppid()
+    profiler.resume()
+    with profiler.Task(dom, "after"):
+        os.getppid()
+        os.getppid()
+    profiler.set_state("stop")
+    doc = check(path)
+    calls = events(doc, "X", cat="syscall", name="getppid")
+    assert len(calls) == 3
+    (before,) = events(doc, "X", name="before")
+    (after,) = events(doc, "X", name="after")
+    assert [inside(c, before) for c in calls] == [True, False, False]
+    assert [inside(c, after) for c in calls] == [False, True, True]
+    stats = json.loads(profiler.dumps(format="json"))
+    assert stats["Syscalls"]["getppid"]["Total Count"] == 3

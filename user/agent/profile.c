@@ -1,0 +1,109 @@
+/*
+ * profile.c - the pprof endpoints: a CPU profile (cpu-clock sampled at --profile-hz, whole
+ * stacks, counted per distinct stack in the kernel) or an off-CPU profile (the time threads
+ * spent blocked, by stack) of the processes the agent watches, taken for the seconds a
+ * request asks and written as a gzipped profile.proto (export/profile.c), what `go tool
+ * pprof`, Parca and Pyroscope read. Nothing is loaded between requests.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent.h"
+#include "export/export.h"
+#include "kperf/kperf.h"
+
+int agent_profile_take(const struct agent_config *c, enum agent_profile_kind kind, unsigned seconds,
+		       volatile bool *stop, char **buf, size_t *len, uint64_t *lost, char *err,
+		       size_t errsz)
+{
+	struct PmuAttr attr = { 0 };
+	struct KperfPmuOpts o = KPERF_OPTS(KperfPmuOpts, .aggregate = 1);
+	struct kp_profile_meta meta = { .event = "cpu-clock", .weight = KP_WEIGHT_SAMPLES };
+	struct PmuData *d = NULL;
+	struct timespec wall, t0, t1;
+	char *evts[] = { "cpu-clock" }, *cg = (char *)c->cgroup;
+	int pd, n, status = 0;
+	FILE *f;
+
+	*buf = NULL;
+	*len = 0;
+	*lost = 0;
+	if (kind == PROFILE_CPU) {
+		attr.evtList = evts;
+		attr.numEvt = 1;
+	} else {
+		if (c->target != TARGET_PIDS) {
+			snprintf(err, errsz,
+				 "an off-CPU profile needs an agent started with -p PID");
+			return 501;
+		}
+		attr.blockedSample = 1;
+		o.offCpuOnly = 1;
+		o.blockedKernelStack = 1;
+		meta.weight = KP_WEIGHT_TIME;
+		meta.event = KP_BLOCKED_EVT;
+	}
+	attr.useFreq = 1;
+	attr.freq = c->profile_hz;
+	attr.callStack = 1;
+	attr.symbolMode = RESOLVE_ELF;
+	if (c->target == TARGET_PIDS) {
+		attr.pidList = c->pids;
+		attr.numPid = (unsigned)c->npids;
+		attr.includeNewFork = 1;
+	} else if (c->target == TARGET_CGROUP) {
+		attr.cgroupNameList = &cg;
+		attr.numCgroup = 1;
+	}
+	pd = KperfOpen(SAMPLING, &attr, &o);
+	if (pd < 0 || PmuEnable(pd)) {
+		snprintf(err, errsz, "cannot sample: %s", Perror());
+		if (pd >= 0)
+			PmuClose(pd);
+		return 500;
+	}
+	clock_gettime(CLOCK_REALTIME, &wall);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	meta.start_ns = (uint64_t)wall.tv_sec * 1000000000ULL + (uint64_t)wall.tv_nsec;
+	for (;;) {
+		struct timespec tick = { 0, 50 * 1000000L };
+
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (*stop || (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9 >=
+				     (double)seconds)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	PmuDisable(pd);
+	if (*stop) {
+		PmuClose(pd);
+		snprintf(err, errsz, "the agent is stopping");
+		return 503;
+	}
+	meta.duration_s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	n = PmuRead(pd, &d);
+	if (n < 0) {
+		snprintf(err, errsz, "cannot read the samples: %s", Perror());
+		PmuClose(pd);
+		return 500;
+	}
+	f = open_memstream(buf, len);
+	if (!f || kp_export_pprof(f, d, n, &meta)) {
+		snprintf(err, errsz, "cannot write the profile: %s",
+			 f ? Perror() : "out of memory");
+		status = 500;
+	}
+	if (f && fclose(f))
+		status = 500;
+	if (status) {
+		free(*buf);
+		*buf = NULL;
+		*len = 0;
+	}
+	if (n > 0)
+		PmuDataFree(d);
+	PmuClose(pd);
+	return status;
+}
