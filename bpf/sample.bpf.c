@@ -29,6 +29,7 @@
 #include "sample.h"
 #include "bounds.h"
 #include "pidns.bpf.h"
+#include "stack_capture.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -77,6 +78,9 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, KP_MAX_STACK * sizeof(__u64));
 } stacks SEC(".maps");
+
+/* user stacks unwound from tables (kp_uw_on), by their frames (stack_capture.bpf.h) */
+KP_CAP_STACK_MAP(ustacks);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -132,11 +136,20 @@ static __always_inline __s32 stack_id(void *ctx, __u64 flags)
 	return (__s32)id;
 }
 
-static __always_inline void fill_common(void *ctx, __u32 *cpu, __s32 *kstack, __s32 *ustack)
+/* <regs>: a perf event's registers (NULL for a tracepoint): where the unwinder starts when
+ * the event interrupted user code */
+static __always_inline void fill_common(void *ctx, const struct kp_uw_hint *regs, __u32 *cpu,
+					__s32 *kstack, __s32 *ustack, __u64 *ustack_id)
 {
 	*cpu = bpf_get_smp_processor_id();
 	*kstack = cfg.kernel_stack ? stack_id(ctx, 0) : -1;
-	*ustack = cfg.user_stack ? stack_id(ctx, BPF_F_USER_STACK) : -1;
+	*ustack = -1;
+	*ustack_id = 0;
+	if (cfg.user_stack && kp_uw_on)
+		*ustack_id =
+			kp_capture_stack_regs(ctx, true, regs, &ustacks, &counters, KP_SCNT_CAP);
+	else if (cfg.user_stack)
+		*ustack = stack_id(ctx, BPF_F_USER_STACK);
 }
 
 static __always_inline __u64 wakeup_flags(void)
@@ -150,6 +163,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, __u32 evt)
 {
 	struct kp_sample_key key = {};
 	struct kp_sample_val *val, init = {};
+	struct kp_uw_hint hint;
 	__u64 id, period = ctx->sample_period;
 	void *map;
 
@@ -164,10 +178,11 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, __u32 evt)
 			return 0;
 	}
 	key.evt = evt;
-	fill_common(ctx, &key.cpu, &key.kstack, &key.ustack);
+	KP_UW_HINT_OF(ctx, &hint);
+	fill_common(ctx, &hint, &key.cpu, &key.kstack, &key.ustack, &key.ustack_id);
 	key.tgid = id >> 32;
 	key.tid = (__u32)id;
-	if (key.kstack < 0 && key.ustack < 0)
+	if (key.kstack < 0 && key.ustack < 0 && !key.ustack_id)
 		key.ip = PT_REGS_IP(&ctx->regs);
 
 	if (cfg.timeline) {
@@ -186,6 +201,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, __u32 evt)
 		r->evt = key.evt;
 		r->kstack = key.kstack;
 		r->ustack = key.ustack;
+		r->ustack_id = key.ustack_id;
 		r->raw_size = 0;
 		r->pad = 0;
 		bpf_get_current_comm(r->comm, sizeof(r->comm));
@@ -352,7 +368,7 @@ static __always_inline int tp_record(void *ctx, __u32 evt)
 	if (!s)
 		return 0;
 	size = raw_size(ctx, e);
-	fill_common(ctx, &s->hdr.cpu, &s->hdr.kstack, &s->hdr.ustack);
+	fill_common(ctx, NULL, &s->hdr.cpu, &s->hdr.kstack, &s->hdr.ustack, &s->hdr.ustack_id);
 	s->hdr.ts = bpf_ktime_get_ns();
 	s->hdr.period = period;
 	s->hdr.ip = 0;
@@ -441,5 +457,17 @@ int BPF_PROG(kp_tp_exit, struct task_struct *p)
 		return 0;
 	tgid = kp_pidns_task_tgid(p);
 	bpf_map_delete_elem(&targets, &tgid);
+	return 0;
+}
+
+/* unwinding from tables: a process that execs has new mappings; its entry goes (its samples
+ * fall back to frame pointers, counted) and userspace loads the new ones */
+SEC("tp/sched/sched_process_exec")
+int kp_uw_exec(void *ctx)
+{
+	__u32 tgid = kp_pidns_current() >> 32;
+
+	if (bpf_map_delete_elem(&kp_uw_procs, &tgid) == 0)
+		kp_uw_ask(tgid);
 	return 0;
 }

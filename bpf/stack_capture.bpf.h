@@ -1,12 +1,16 @@
 /*
- * stack_capture.bpf.h - the one place where the programs that aggregate by stack (off-CPU,
- * syscall stacks) take a stack. Today a stack is what bpf_get_stack gives, as sampling does:
- * the kernel's unwinder for kernel stacks, frame pointers for user stacks. When the
- * .eh_frame unwinder (bpf/stack.bpf.h, user/unwind) lands, kp_capture_stack is the function
- * to switch; its callers keep their keys (a 64-bit stack id) and their maps.
+ * stack_capture.bpf.h - the one place where the programs that aggregate by stack (sampling,
+ * off-CPU, syscall stacks) take a stack. A kernel stack is what bpf_get_stack gives (the
+ * kernel's unwinder). A user stack is unwound from the .eh_frame tables (unwind.bpf.h,
+ * user/unwind) when the owner turned kp_uw_on on and loaded the process's tables, with frame
+ * pointers where a mapping has none; else, or where the unwinder has no registers to start
+ * from, it is bpf_get_stack's (frame pointers only).
  *
  *   KP_CAP_STACK_MAP(name);                                   a map of stacks by id
  *   id = kp_capture_stack(ctx, user, &map, &counters, base);  KP_CAP_NONE when none
+ *   id = kp_capture_stack_regs(ctx, user, regs, &map, &counters, base);
+ *        the same, <regs> the registers the program was given (a perf event's:
+ *        KP_UW_HINT_OF), or NULL
  *
  * The id is a hash of the frames. A stack already stored under its id is compared frame by
  * frame: a different one is tried under a second id, and counted as a clash when that one is
@@ -28,6 +32,8 @@ struct {
 	__type(key, __u32);
 	__type(value, struct kp_cap_stack);
 } kp_cap_scratch SEC(".maps");
+
+#include "unwind.bpf.h" /* after kp_cap_scratch, which it fills */
 
 /* preallocated: the programs run in the scheduler, where allocating could wake kswapd */
 #define KP_CAP_STACK_MAP(name)                           \
@@ -54,20 +60,35 @@ static __always_inline void kp_cap_count(void *counters, __u32 idx)
 }
 
 /* The kernel stack (<user> false) or the user stack of the context, stored in <stacks>; its
- * id, or KP_CAP_NONE (a task without user memory has no user stack: not a failure). */
-static __always_inline __u64 kp_capture_stack(void *ctx, bool user, void *stacks, void *counters,
-					      __u32 base)
+ * id, or KP_CAP_NONE (a task without user memory has no user stack: not a failure). <regs>:
+ * the registers the program was handed (a perf event's, KP_UW_HINT_OF), NULL when none. */
+static __always_inline __u64 kp_capture_stack_regs(void *ctx, bool user,
+						   const struct kp_uw_hint *regs, void *stacks,
+						   void *counters, __u32 base)
 {
 	struct kp_cap_stack *s, *v;
 	__u32 zero = 0, n, i, attempt;
 	__u64 h = 0, id;
 	long bytes;
+	int got = -1;
 
 	s = bpf_map_lookup_elem(&kp_cap_scratch, &zero);
 	if (!s)
 		return KP_CAP_NONE;
-	bytes = bpf_get_stack(ctx, s->ip, KP_CAP_MAX_FRAMES * sizeof(__u64),
-			      user ? BPF_F_USER_STACK : 0);
+	s->flags = 0;
+	s->fp_mask[0] = 0;
+	s->fp_mask[1] = 0;
+	if (user && kp_uw_on)
+		got = kp_uw_unwind(regs, s);
+	if (got >= 0) {
+		bytes = (long)got * sizeof(__u64);
+	} else {
+		bytes = bpf_get_stack(ctx, s->ip, KP_CAP_MAX_FRAMES * sizeof(__u64),
+				      user ? BPF_F_USER_STACK : 0);
+		s->flags = 0;
+		s->fp_mask[0] = 0;
+		s->fp_mask[1] = 0;
+	}
 	if (bytes <= 0) {
 		if (bytes < 0 && bytes != -KP_CAP_EFAULT)
 			kp_cap_count(counters, base + KP_CAP_FAIL_READ);
@@ -75,14 +96,16 @@ static __always_inline __u64 kp_capture_stack(void *ctx, bool user, void *stacks
 	}
 	n = (__u32)bytes / sizeof(__u64);
 	s->n = n;
-	for (i = 0; i < KP_CAP_MAX_FRAMES; i++) {
+	/* the slots past the stack zeroed, then every slot hashed and compared without a branch
+	 * that leaves the loop: the verifier walks each loop once, not once per length */
+	for (i = 0; i < KP_CAP_MAX_FRAMES + 1; i++)
 		if (i >= n)
-			break;
+			s->ip[KP_BOUND(i, KP_CAP_MAX_FRAMES)] = 0;
+	for (i = 0; i < KP_CAP_MAX_FRAMES + 1; i++)
 		h = kp_cap_mix(h, s->ip[KP_BOUND(i, KP_CAP_MAX_FRAMES)]);
-	}
 	id = h | 1; /* never KP_CAP_NONE */
 	for (attempt = 0; attempt < 2; attempt++) {
-		bool same = true;
+		__u64 diff = 0;
 
 		v = bpf_map_lookup_elem(stacks, &id);
 		if (!v) {
@@ -94,23 +117,21 @@ static __always_inline __u64 kp_capture_stack(void *ctx, bool user, void *stacks
 				return KP_CAP_NONE;
 			}
 		}
-		if (v->n == n) {
-			for (i = 0; i < KP_CAP_MAX_FRAMES; i++) {
-				if (i >= n)
-					break;
-				if (v->ip[KP_BOUND(i, KP_CAP_MAX_FRAMES)] !=
-				    s->ip[KP_BOUND(i, KP_CAP_MAX_FRAMES)]) {
-					same = false;
-					break;
-				}
-			}
-			if (same)
-				return id;
-		}
+		for (i = 0; i < KP_CAP_MAX_FRAMES + 1; i++)
+			diff |= v->ip[KP_BOUND(i, KP_CAP_MAX_FRAMES)] ^
+				s->ip[KP_BOUND(i, KP_CAP_MAX_FRAMES)];
+		if (!diff && v->n == n)
+			return id;
 		id = kp_cap_mix(id, 0x5bd1e995) | 1;
 	}
 	kp_cap_count(counters, base + KP_CAP_FAIL_CLASH);
 	return KP_CAP_NONE;
+}
+
+static __always_inline __u64 kp_capture_stack(void *ctx, bool user, void *stacks, void *counters,
+					      __u32 base)
+{
+	return kp_capture_stack_regs(ctx, user, NULL, stacks, counters, base);
 }
 
 #endif

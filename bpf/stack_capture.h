@@ -15,7 +15,8 @@
  * that a power-of-two mask bounds an index into it for the verifier) */
 struct kp_cap_stack {
 	__u32 n;
-	__u32 pad;
+	__u32 flags; /* user stacks: KP_CAP_F_* (unwind_table.h) */
+	__u64 fp_mask[2]; /* user stacks: bit i, frame i was found by frame pointers */
 	__u64 ip[KP_CAP_MAX_FRAMES + 1];
 };
 

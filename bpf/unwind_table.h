@@ -1,8 +1,9 @@
 /*
  * unwind_table.h - one row of a compiled unwind table, as user/unwind builds it from an ELF's
  * call-frame information (.eh_frame, .debug_frame) and as the BPF unwinder reads it: from the
- * row's pc on (up to the next row's), how to find the caller's frame. Shared by BPF and
- * userspace: fixed-width types only, 16 bytes a row.
+ * row's pc on (up to the next row's), how to find the caller's frame; and the per-process
+ * mappings that lead a pc to its table. Shared by BPF and userspace: fixed-width types only,
+ * 16 bytes a row.
  *
  * Registers by role, not by number: SP (x86_64 rsp, arm64 sp), FP (rbp, x29), RA (the return
  * address: x86_64 the word the call pushed, arm64 x30).
@@ -62,5 +63,47 @@ struct kp_uw_row {
 	__u8 ra; /* enum kp_uw_reg_rule */
 	__u8 flags; /* KP_UW_F_* */
 };
+
+/* One executable mapping of a process: its pcs in [start, end) find their row among
+ * rows[row_off, row_off + nrows) of the shared row array by pc - adj (adj: the mapping's load
+ * bias plus its table's base). nrows 0: no table (JIT, no call-frame information): frame
+ * pointers there. */
+struct kp_uw_map {
+	__u64 start;
+	__u64 end;
+	__u64 adj;
+	__u32 row_off;
+	__u32 nrows;
+};
+
+#define KP_UW_MAX_MAPS 64 /* executable mappings of one process with a table, sorted by start */
+
+/* the value of the per-process map (key: the tgid as the caller sees it) */
+struct kp_uw_proc {
+	__u32 n;
+	__u32 pad;
+	struct kp_uw_map m[KP_UW_MAX_MAPS];
+};
+
+/* what the unwinder counts (its own per-CPU array, per program) */
+enum kp_uw_counter {
+	KP_UW_CNT_STACKS = 0, /* user stacks unwound from tables */
+	KP_UW_CNT_FRAMES = 1, /* frames found by a table row */
+	KP_UW_CNT_FP_FRAMES = 2, /* frames found by frame pointers (no table there) */
+	KP_UW_CNT_NO_PROC = 3, /* samples of a process whose tables are not loaded (yet) */
+	KP_UW_CNT_UNKNOWN_MAP = 4, /* stacks that stopped at a pc in no known mapping */
+	KP_UW_CNT_EXPR = 5, /* stacks that stopped at a rule BPF cannot evaluate */
+	KP_UW_CNT_READ_FAULT = 6, /* stacks that stopped where user memory could not be read */
+	KP_UW_CNT_TRUNCATED = 7, /* stacks cut at the frame limit */
+	KP_UW_CNT_NO_REGS = 8, /* no user registers (kernels before 5.15, in the kernel): fp */
+	KP_UW_CNT_MAX
+};
+
+/* kp_cap_stack.flags of a user stack */
+#define KP_CAP_F_DWARF 0x1 /* unwound from tables */
+#define KP_CAP_F_FP 0x2 /* some frames from frame pointers (see fp_mask) */
+#define KP_CAP_F_UNKNOWN_MAP 0x4 /* stopped at a pc in no known mapping */
+#define KP_CAP_F_TRUNCATED 0x8 /* stopped at the frame limit */
+#define KP_CAP_F_STOPPED 0x10 /* stopped early: a rule, a fault, an address no code has */
 
 #endif

@@ -58,7 +58,16 @@ struct KperfPmuOpts {
 	 * their kernel frames (the way into the wait) above the user frames, which is all
 	 * libkperf keeps */
 	unsigned blockedKernelStack;
+	/* SAMPLING with callStack: how user stacks are unwound. KPERF_CALL_GRAPH_DWARF (0, the
+	 * default): from the call-frame information (.eh_frame) of each mapped file, in the
+	 * kernel, frame pointers only where a file has none (JIT code): complete stacks on code
+	 * built without frame pointers, as distributions build. KPERF_CALL_GRAPH_FP: frame
+	 * pointers only (the kernel's bpf_get_stack), as libkperf */
+	unsigned callGraph;
 };
+
+#define KPERF_CALL_GRAPH_DWARF 0
+#define KPERF_CALL_GRAPH_FP 1
 
 /* PmuOpen with kperf-bpf's options; opts may be NULL (PmuOpen(t, a) is KperfOpen(t, a, NULL)). */
 int KperfOpen(enum PmuTaskType collectType, struct PmuAttr *attr, const struct KperfPmuOpts *opts);

@@ -114,6 +114,7 @@ class KperfPmuOpts(ctypes.Structure):
         ("inlineFrames", c_uint),
         ("offCpuOnly", c_uint),
         ("blockedKernelStack", c_uint),
+        ("callGraph", c_uint),
     ]
 
 

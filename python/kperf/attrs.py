@@ -141,7 +141,8 @@ class PmuAttr(_CAttr):
     buffer size, 0: default), inlineFrames (with a DWARF symbolMode: each inlined call a
     frame of its own in the stacks, its Symbol.inlined True), offCpuOnly (with
     blockedSample: the time blocked only, no on-CPU samples), blockedKernelStack (with
-    blockedSample: blocked records keep their kernel frames).
+    blockedSample: blocked records keep their kernel frames), callGraph (with callStack: 0,
+    the default, user stacks unwound from each file's .eh_frame; 1, frame pointers only).
     """
 
     _c_type = cs.PmuAttr
@@ -176,6 +177,7 @@ class PmuAttr(_CAttr):
         "inlineFrames",
         "offCpuOnly",
         "blockedKernelStack",
+        "callGraph",
     )
 
     def __init__(
@@ -209,6 +211,7 @@ class PmuAttr(_CAttr):
         inlineFrames=False,
         offCpuOnly=False,
         blockedKernelStack=False,
+        callGraph=0,
     ):
         self._init(_values(locals()))
 
@@ -246,6 +249,7 @@ class PmuAttr(_CAttr):
     inlineFrames = _Scalar(flag, bool, opts=True)
     offCpuOnly = _Scalar(flag, bool, opts=True)
     blockedKernelStack = _Scalar(flag, bool, opts=True)
+    callGraph = _Scalar(unsigned(32), opts=True)
 
     @property
     def evtAttr(self):

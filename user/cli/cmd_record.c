@@ -36,6 +36,7 @@ struct record_opts {
 	enum record_mode mode;
 	unsigned freq, period;
 	bool callstack;
+	unsigned call_graph; /* KPERF_CALL_GRAPH_* */
 	int *pids;
 	int npids;
 	int *cpus;
@@ -61,7 +62,10 @@ static void usage(FILE *f)
 	      "  -F, --freq HZ           samples per second (default 999; a tracepoint:\n"
 	      "                          every hit, as -c 1)\n"
 	      "  -c, --count PERIOD      a sample every PERIOD events instead of -F\n"
-	      "  -g, --call-graph        whole kernel and user stacks (default: top frame only)\n"
+	      "  -g                      whole kernel and user stacks (default: top frame only)\n"
+	      "      --call-graph MODE   -g, user stacks unwound by MODE: dwarf (the default:\n"
+	      "                          from each file's .eh_frame, complete without frame\n"
+	      "                          pointers) or fp (frame pointers only)\n"
 	      "  -p, --pid PID,...       these processes (all threads, and their children)\n"
 	      "  -a, --all-cpus          every process (the default without -p or a command;\n"
 	      "                          with a command: while it runs)\n"
@@ -153,13 +157,14 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		OPT_FORMAT,
 		OPT_NOINLINE,
 		OPT_OFFCPU,
-		OPT_WALL
+		OPT_WALL,
+		OPT_CALL_GRAPH
 	};
 	static const struct option longopts[] = {
 		{ "event", required_argument, NULL, 'e' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "count", required_argument, NULL, 'c' },
-		{ "call-graph", no_argument, NULL, 'g' },
+		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "all-cpus", no_argument, NULL, 'a' },
 		{ "cpu", required_argument, NULL, 'C' },
@@ -217,6 +222,20 @@ static int parse(int argc, char **argv, struct record_opts *o)
 			}
 			break;
 		case 'g':
+			o->callstack = true;
+			break;
+		case OPT_CALL_GRAPH:
+			if (!strcmp(optarg, "dwarf")) {
+				o->call_graph = KPERF_CALL_GRAPH_DWARF;
+			} else if (!strcmp(optarg, "fp")) {
+				o->call_graph = KPERF_CALL_GRAPH_FP;
+			} else {
+				fprintf(stderr,
+					"kperf-bpf record: --call-graph is dwarf or fp, not "
+					"'%s'\n",
+					optarg);
+				return -1;
+			}
 			o->callstack = true;
 			break;
 		case 'p':
@@ -376,6 +395,7 @@ int cmd_record(int argc, char **argv)
 	else
 		attr.period = o.period;
 	attr.callStack = o.callstack;
+	popts.callGraph = o.call_graph;
 	attr.symbolMode = o.symbols;
 	attr.cpuList = o.cpus;
 	attr.numCpu = (unsigned)o.ncpus;

@@ -66,43 +66,96 @@ int kp_export_folded(FILE *f, const struct PmuData *d, int n)
 	return kp_export_folded_by(f, d, n, NULL);
 }
 
+/* one folded line of <d> (without its value) into a malloc'd string */
+static char *folded_line(const struct PmuData *d, const struct kp_profile_meta *m)
+{
+	const struct Stack *frames[512], *st;
+	char label[512], *buf = NULL;
+	size_t len = 0;
+	int depth = 0, j;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	for (st = d->stack; st && depth < 512; st = st->next)
+		if (st->symbol)
+			frames[depth++] = st;
+	fputs(d->comm && *d->comm ? d->comm : "[unknown]", f);
+	for (j = depth - 1; j >= 0; j--) {
+		const struct Symbol *s = frames[j]->symbol;
+		char *p;
+
+		kp_frame_label(s, label, sizeof(label));
+		for (p = label; *p; p++) /* ';' separates frames, ' ' ends the stack */
+			if (*p == ';' || *p == ' ' || *p == '\n')
+				*p = '_';
+		fprintf(f, ";%s%s", label,
+			is_kernel(s)	    ? "_[k]" :
+			kp_sym_is_inline(s) ? "_[i]" :
+					      "");
+	}
+	if (m && m->mark_blocked && d->evt && !strcmp(d->evt, KP_BLOCKED_EVT))
+		fputs(";[off-cpu]", f);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* One line per distinct symbolized stack, in the order first seen: records of different
+ * threads, cpus or raw addresses that read the same are one line with their values added. */
 int kp_export_folded_by(FILE *f, const struct PmuData *d, int n, const struct kp_profile_meta *m)
 {
 	enum kp_weight w = m ? m->weight : KP_WEIGHT_SAMPLES;
-	const struct Stack *frames[512];
-	char label[512];
-	int i, lines = 0;
+	struct kp_map seen;
+	char **lines = NULL;
+	uint64_t *vals = NULL;
+	size_t nlines = 0, cap = 0, capv = 0, k;
+	int i, err = 0;
 
-	for (i = 0; i < n; i++) {
+	kp_map_init(&seen, true);
+	for (i = 0; i < n && !err; i++) {
 		uint64_t v = kp_profile_value(&d[i], w);
-		const struct Stack *st;
-		int depth = 0, j;
+		struct kp_map_slot *slot;
+		bool created;
+		char *line;
 
 		if (!v)
 			continue;
-		for (st = d[i].stack; st && depth < 512; st = st->next)
-			if (st->symbol)
-				frames[depth++] = st;
-		fputs(d[i].comm && *d[i].comm ? d[i].comm : "[unknown]", f);
-		for (j = depth - 1; j >= 0; j--) {
-			const struct Symbol *s = frames[j]->symbol;
-			char *p;
-
-			kp_frame_label(s, label, sizeof(label));
-			for (p = label; *p; p++) /* ';' separates frames, ' ' ends the stack */
-				if (*p == ';' || *p == ' ' || *p == '\n')
-					*p = '_';
-			fprintf(f, ";%s%s", label,
-				is_kernel(s)	    ? "_[k]" :
-				kp_sym_is_inline(s) ? "_[i]" :
-						      "");
+		line = folded_line(&d[i], m);
+		slot = line ? kp_map_slot(&seen, line, &created) : NULL;
+		if (!slot) {
+			free(line);
+			err = -ENOMEM;
+			break;
 		}
-		if (m && m->mark_blocked && d[i].evt && !strcmp(d[i].evt, KP_BLOCKED_EVT))
-			fputs(";[off-cpu]", f);
-		fprintf(f, " %" PRIu64 "\n", v);
-		lines++;
+		if (!created) {
+			vals[(size_t)slot->val - 1] += v;
+			free(line);
+			continue;
+		}
+		if (kp_grow((void **)&lines, &cap, nlines + 1, sizeof(*lines)) ||
+		    kp_grow((void **)&vals, &capv, nlines + 1, sizeof(*vals))) {
+			slot->key = NULL;
+			free(line);
+			err = -ENOMEM;
+			break;
+		}
+		lines[nlines] = line;
+		vals[nlines] = v;
+		slot->val = (void *)(nlines + 1);
+		nlines++;
 	}
-	return lines;
+	for (k = 0; k < nlines; k++) {
+		if (!err)
+			fprintf(f, "%s %" PRIu64 "\n", lines[k], vals[k]);
+		free(lines[k]);
+	}
+	kp_map_free(&seen);
+	free(lines);
+	free(vals);
+	return err ? kp_fail(COMMON_ERR_NOMEM, err, "out of memory") : (int)nlines;
 }
 
 /* ---- pprof ---- */

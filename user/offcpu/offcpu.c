@@ -18,6 +18,7 @@
 #include "kperf/pcerrc.h"
 #include "offcpu.h"
 #include "offcpu_event.h"
+#include "pidns_cfg.h" /* the rodata of stack_capture.bpf.h (unwind.bpf.h) */
 #include "stack/stack.h"
 #include "skel/offcpu.skel.h"
 

@@ -181,6 +181,8 @@ struct kp_sevent {
 	struct bpf_link *link;
 };
 
+struct kp_uw_loader;
+
 struct kp_sampling {
 	pthread_mutex_t lock; /* everything below: the drain thread and the API calls */
 	struct sample_bpf *skel;
@@ -207,11 +209,36 @@ struct kp_sampling {
 
 	struct kp_sideband *sideband; /* when resolving symbols */
 
+	/* user stacks from unwind tables (sample_unwind.c) */
+	struct kp_uw_loader *uw;
+	struct bpf_link *uw_exec_link;
+	pthread_t uw_poller; /* loads what the BPF side asks for */
+	pthread_mutex_t uw_lock; /* the loader: the poller, drains, reads */
+	bool uw_poller_on;
+	atomic_bool uw_stop;
+	int ustacks_fd;
+	uint64_t uw_late_warned, uw_full_warned, uw_lost_warned;
+
 	pthread_t drainer;
 	bool drainer_on;
 	atomic_bool stop;
 	int wake_fd, epoll_fd;
 };
+
+/* ---- sample_unwind.c: user stacks from unwind tables ---- */
+
+struct bpf_object;
+bool kp_sampling_unwinds(const struct kp_pmu *p);
+/* before the sampling object's load: its unwind maps sized, its exec program chosen */
+int kp_sample_unwind_prepare(struct kp_pmu *p, struct bpf_object *obj);
+/* after it: the target processes' tables loaded */
+int kp_sample_unwind_start(struct kp_pmu *p, struct bpf_object *obj);
+/* at each drain: the processes the BPF side asked for */
+void kp_sample_unwind_poll(struct kp_pmu *p);
+void kp_sample_unwind_close(struct kp_sampling *s);
+unsigned kp_sample_unwind_read(struct kp_sampling *s, uint64_t id, uint64_t *ips, unsigned max);
+/* warnings of what could not be unwound; <cap_fails>: the counters of enum kp_cap_fail */
+void kp_sample_unwind_warn(struct kp_pmu *p, const uint64_t *cap_fails);
 
 /* does the task resolve symbols? */
 static inline bool kp_sampling_resolving(const struct kp_pmu *p)

@@ -212,9 +212,11 @@ static void counters(struct kp_sampling *s, uint64_t out[KP_SCNT_MAX])
 }
 
 /* kernel frames then user frames, leaf first, as the resolver wants them */
-static int stack_ips(struct kp_sampling *s, __s32 kstack, __s32 ustack, __u64 ip, uint64_t *ips)
+static int stack_ips(struct kp_sampling *s, const struct kp_sample_key *k, uint64_t *ips)
 {
 	__u64 frames[KP_MAX_STACK];
+	__s32 kstack = k->kstack, ustack = k->ustack;
+	__u64 ip = k->ip;
 	int n = 0, i;
 
 	if (kstack >= 0 && !bpf_map_lookup_elem(s->stacks_fd, &kstack, frames))
@@ -223,6 +225,8 @@ static int stack_ips(struct kp_sampling *s, __s32 kstack, __s32 ustack, __u64 ip
 	if (ustack >= 0 && !bpf_map_lookup_elem(s->stacks_fd, &ustack, frames))
 		for (i = 0; i < KP_MAX_STACK && frames[i]; i++)
 			ips[n++] = frames[i];
+	if (k->ustack_id)
+		n += (int)kp_sample_unwind_read(s, k->ustack_id, ips + n, KP_MAX_STACK);
 	if (!n && ip)
 		ips[n++] = ip;
 	return n;
@@ -233,19 +237,21 @@ static int stack_ips(struct kp_sampling *s, __s32 kstack, __s32 ustack, __u64 ip
  * stack map is a system call */
 static int memo_stack(struct kp_pmu *p, const struct kp_sample_key *k, struct Stack **out)
 {
-	struct kp_sample_key key = { .tgid = k->tgid, .kstack = k->kstack, .ustack = k->ustack };
+	struct kp_sample_key key = {
+		.tgid = k->tgid, .kstack = k->kstack, .ustack = k->ustack, .ustack_id = k->ustack_id
+	};
 	uint64_t ips[2 * KP_MAX_STACK];
 	struct kp_sample_ent *e;
 	bool created;
 	int n;
 
 	/* the ip tells samples apart only when there is no stack */
-	key.ip = k->kstack < 0 && k->ustack < 0 ? k->ip : 0;
+	key.ip = k->kstack < 0 && k->ustack < 0 && !k->ustack_id ? k->ip : 0;
 	e = kp_sample_table_get(&p->sampling->memo, &key, &created);
 	if (!e)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 	if (created) {
-		n = stack_ips(p->sampling, k->kstack, k->ustack, k->ip, ips);
+		n = stack_ips(p->sampling, k, ips);
 		/* a failure leaves the records of this stack without one (and says so), not
 		 * the read failed */
 		if (n && kp_sym_resolve_stack((pid_t)k->tgid, ips, (unsigned)n,
@@ -292,7 +298,7 @@ static int add_record(struct kp_pmu *p, struct kp_data_builder *b, const struct 
 		d.rawData = &rd;
 	if (kp_sampling_resolving(p) && kp_sampling_delayed(p)) {
 		uint64_t ips[2 * KP_MAX_STACK];
-		int n = stack_ips(p->sampling, k->kstack, k->ustack, k->ip, ips);
+		int n = stack_ips(p->sampling, k, ips);
 
 		return kp_data_builder_add_chain(b, &d, raw_len, ips, (unsigned)n,
 						 kp_sampling_sym_flags(p));
@@ -326,6 +332,7 @@ static void warn_losses(struct kp_pmu *p)
 			"have only their top frame",
 			(unsigned long long)c[KP_SCNT_STACK_LOST]);
 	}
+	kp_sample_unwind_warn(p, &c[KP_SCNT_CAP]);
 }
 
 int kp_sampling_read(struct kp_pmu *p, struct PmuData **out)
@@ -353,7 +360,8 @@ int kp_sampling_read(struct kp_pmu *p, struct PmuData **out)
 					   .evt = r->evt,
 					   .kstack = r->kstack,
 					   .ustack = r->ustack,
-					   .ip = r->ip };
+					   .ip = r->ip,
+					   .ustack_id = r->ustack_id };
 		struct kp_sample_val v = { .count = 1, .period = r->period };
 
 		memcpy(v.comm, r->comm, sizeof(v.comm));

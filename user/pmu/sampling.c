@@ -313,6 +313,10 @@ static int load(struct kp_pmu *p)
 	bpf_program__set_autoload(skel->progs.kp_tp_fork, follows_processes(p));
 	bpf_program__set_autoload(skel->progs.kp_tp_exit, follows_processes(p));
 	bpf_map__set_max_entries(skel->maps.targets, p->npids > 0 ? 65536 : 1);
+	skel->rodata->kp_uw_on = kp_sampling_unwinds(p);
+	err = kp_sample_unwind_prepare(p, skel->obj);
+	if (err)
+		return err;
 	err = sample_bpf__load(skel);
 	if (err)
 		return kp_bpf_load_error("sampling", err);
@@ -321,6 +325,9 @@ static int load(struct kp_pmu *p)
 	s->stacks_fd = bpf_map__fd(skel->maps.stacks);
 	s->counters_fd = bpf_map__fd(skel->maps.counters);
 	s->ncpus_possible = libbpf_num_possible_cpus();
+	err = kp_sample_unwind_start(p, skel->obj);
+	if (err)
+		return err;
 	if (rb) {
 		s->rb = ring_buffer__new(bpf_map__fd(skel->maps.records), on_record, s, NULL);
 		if (!s->rb)
@@ -676,6 +683,8 @@ int kp_sampling_drain_locked(struct kp_pmu *p)
 
 	/* mappings first: the samples drained next resolve against them */
 	kp_sideband_drain(s->sideband);
+	/* and the unwind tables of the processes that asked: for the samples that follow */
+	kp_sample_unwind_poll(p);
 	struct timespec grace = { 0, FLIP_GRACE_NS };
 	__u32 old;
 	size_t i;
@@ -742,6 +751,7 @@ void kp_sampling_close(struct kp_pmu *p)
 	}
 	bpf_link__destroy(s->fork_link);
 	bpf_link__destroy(s->exit_link);
+	kp_sample_unwind_close(s);
 	ring_buffer__free(s->rb);
 	sample_bpf__destroy(s->skel);
 	for (i = 0; i < s->nrecs; i++)

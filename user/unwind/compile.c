@@ -544,6 +544,25 @@ static int build_rows(struct builder *b, uint16_t machine)
 	return err;
 }
 
+/* the executable PT_LOAD segments: a mapping's file offset to ELF addresses */
+static void read_segments(Elf *elf, struct kp_uw_table *t)
+{
+	size_t i, n;
+
+	if (elf_getphdrnum(elf, &n))
+		return;
+	for (i = 0; i < n && t->nsegs < sizeof(t->segs) / sizeof(t->segs[0]); i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		t->segs[t->nsegs].vaddr = ph.p_vaddr;
+		t->segs[t->nsegs].off = ph.p_offset;
+		t->segs[t->nsegs].filesz = ph.p_filesz;
+		t->nsegs++;
+	}
+}
+
 int kp_uw_compile(Elf *elf, struct kp_uw_table **out, char *why, size_t whylen)
 {
 	struct builder b = { .why = why, .whylen = whylen };
@@ -640,6 +659,7 @@ int kp_uw_compile(Elf *elf, struct kp_uw_table **out, char *why, size_t whylen)
 	t->stats = b.st;
 	t->refs = 1;
 	t->build_id_len = sym_elf_build_id(elf, t->build_id, sizeof(t->build_id));
+	read_segments(elf, t);
 	*out = t;
 out:
 	if (err == -ENOMEM)

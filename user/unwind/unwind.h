@@ -7,6 +7,7 @@
  *
  *   compile.c   ELF -> rows (libdw's dwarf_cfi_addrframe per row; PLT stubs; signal frames)
  *   cache.c     files -> tables, by build-id; reference counts; figures
+ *   load.c      tables and processes' mappings into the maps of a BPF object that unwinds
  */
 #ifndef KPERF_UNWIND_H
 #define KPERF_UNWIND_H
@@ -37,6 +38,10 @@ struct kp_uw_table {
 	uint32_t nrows;
 	uint16_t machine; /* EM_X86_64 or EM_AARCH64 */
 	struct kp_uw_row *rows;
+	struct {
+		uint64_t vaddr, off, filesz;
+	} segs[8]; /* executable PT_LOAD segments: where a mapping's file offset lands */
+	unsigned nsegs;
 	uint8_t build_id[64];
 	size_t build_id_len;
 	struct kp_uw_stats stats;
@@ -83,5 +88,32 @@ struct kp_uw_cache_stats {
 void kp_uw_cache_stats(struct kp_uw_cache_stats *s);
 /* forget every table no one holds (tests, benchmarks: a cold compile) */
 void kp_uw_cache_trim(void);
+
+/* ---- load.c ---- */
+
+struct kp_uw_loader;
+
+struct kp_uw_load_stats {
+	uint64_t tables; /* tables copied into the row array */
+	uint64_t rows; /* rows used */
+	uint64_t rows_cap; /* rows the array holds */
+	uint64_t tables_full; /* tables that did not fit (their mappings: frame pointers) */
+	uint64_t pids; /* process entries written */
+	uint64_t maps_dropped; /* executable mappings beyond KP_UW_MAX_MAPS of a process */
+	uint64_t files_without; /* mapped files with no table (see kp_uw_get) */
+	uint64_t counters[KP_UW_CNT_MAX]; /* the BPF side's (enum kp_uw_counter) */
+};
+
+/* A loader for the unwind maps of one loaded BPF object: kp_uw_rows (<rows_fd>, <cap> rows,
+ * created BPF_F_MMAPABLE), kp_uw_procs, kp_uw_want, kp_uw_counters. NULL with errno. */
+struct kp_uw_loader *kp_uw_loader_new(int rows_fd, uint32_t cap, int procs_fd, int want_fd,
+				      int counters_fd);
+void kp_uw_loader_free(struct kp_uw_loader *l);
+/* (Re)load the executable mappings of process <pid> (as the caller sees it): 0 or -errno */
+int kp_uw_loader_add_pid(struct kp_uw_loader *l, int pid);
+void kp_uw_loader_forget(struct kp_uw_loader *l, int pid);
+/* load the processes the BPF side asked for; how many were loaded */
+int kp_uw_loader_poll(struct kp_uw_loader *l);
+void kp_uw_loader_stats(const struct kp_uw_loader *l, struct kp_uw_load_stats *s);
 
 #endif

@@ -1,0 +1,409 @@
+/*
+ * unwind.bpf.h - user stacks unwound from the tables user/unwind compiles out of .eh_frame
+ * (bpf/unwind_table.h), for stack_capture.bpf.h. Starting from the user registers (pc, sp,
+ * the frame pointer, arm64's link register), each frame: the mapping of the pc in the
+ * process's sorted mappings (kp_uw_procs, by tgid), its row by binary search in the shared
+ * row array (kp_uw_rows: one copy of a library's rows whatever the number of processes that
+ * map it), then the CFA, the return address and the caller's frame pointer, read with
+ * bpf_probe_read_user. Where a mapping has no table (JIT code, no .eh_frame) or a row says
+ * there is none, frame pointers; those frames are marked in the stack's fp_mask.
+ *
+ * It stops cleanly: at the outermost frame (the return address undefined: _start, thread
+ * starts), at an address no user code can have (0, non-canonical, the kernel's range), at a
+ * pc in no known mapping (the process mapped code since its tables were loaded: the tgid is
+ * put in kp_uw_want for userspace to load again, and the stack keeps the frames found so far,
+ * flagged), at a rule BPF cannot evaluate, at unreadable memory. Each is counted.
+ *
+ * One frame is one call of a global function (kp_uw_step, verified once, 5.6+): no bpf_loop
+ * and no tail call needed for the 127 frames of a stack, and the verifier of 5.10 accepts it.
+ * Bounded loops (5.3+) only inside. The includer defines kp_cap_scratch (stack_capture.bpf.h)
+ * first. The owner sizes kp_uw_rows and kp_uw_procs (1 entry each when it does not unwind)
+ * and sets kp_uw_on.
+ */
+#ifndef KPERF_BPF_UNWIND_BPF_H
+#define KPERF_BPF_UNWIND_BPF_H
+
+#include <bpf/bpf_core_read.h>
+#include "unwind_table.h"
+#include "user_regs.h"
+#include "bounds.h"
+#include "pidns.bpf.h"
+
+#define KP_UW_SEARCH_STEPS 24 /* rows of one mapping: at most 2^24 */
+#define KP_UW_MAP_STEPS 7 /* log2(KP_UW_MAX_MAPS) + 1 */
+#ifndef KP_UW_MAX_DEPTH
+#define KP_UW_MAX_DEPTH KP_CAP_MAX_FRAMES /* user frames of one stack */
+#endif
+
+#if defined(__TARGET_ARCH_x86)
+#define KP_UW_USER_END 0x00007ffffffff000ULL /* above it: non-canonical or the kernel */
+#else
+#define KP_UW_USER_END 0x0001000000000000ULL /* 48-bit (and 52-bit LVA) user space */
+#define KP_UW_PAC_MASK 0x0000ffffffffffffULL /* pointer authentication bits of x30 */
+#endif
+
+/* set by the owner before load: unwind user stacks from tables */
+const volatile bool kp_uw_on = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* resized by userspace */
+	__type(key, __u32);
+	__type(value, struct kp_uw_row);
+} kp_uw_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1); /* resized by userspace */
+	__type(key, __u32);
+	__type(value, struct kp_uw_proc);
+} kp_uw_procs SEC(".maps");
+
+/* processes whose tables are missing or stale: tgid -> the last time it was asked (ns) */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u64);
+} kp_uw_want SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, KP_UW_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} kp_uw_counters SEC(".maps");
+
+/* the walk of one stack, between two frames (per CPU: a program runs on one CPU at a time) */
+struct kp_uw_walk {
+	__u64 pc, sp, fp, lr;
+	__u32 tgid;
+	__u32 n; /* frames in kp_cap_scratch so far */
+	__u32 exact; /* the pc is the interrupted one, not a return address */
+	__u32 max;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kp_uw_walk);
+} kp_uw_walks SEC(".maps");
+
+static __always_inline void kp_uw_count(__u32 idx)
+{
+	__u64 *c = bpf_map_lookup_elem(&kp_uw_counters, &idx);
+
+	if (c)
+		*c += 1;
+}
+
+static __always_inline void kp_uw_ask(__u32 tgid)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	bpf_map_update_elem(&kp_uw_want, &tgid, &now, BPF_ANY);
+}
+
+/* where a user stack starts, as a program was handed it (a perf event's registers) */
+struct kp_uw_hint {
+	__u64 pc, sp, fp, lr;
+	__u32 user; /* they are user registers (the event interrupted user code) */
+	__u32 pad;
+};
+
+/* a perf_event program's registers into a hint: read field by field at constant offsets (the
+ * verifier refuses a context pointer moved and dereferenced) */
+#if defined(__TARGET_ARCH_x86)
+#define KP_UW_HINT_OF(ctx, h)                                                    \
+	do {                                                                     \
+		(h)->user = (*(const volatile __u64 *)&(ctx)->regs.cs & 3) == 3; \
+		(h)->pc = (ctx)->regs.ip;                                        \
+		(h)->sp = (ctx)->regs.sp;                                        \
+		(h)->fp = (ctx)->regs.bp;                                        \
+		(h)->lr = 0;                                                     \
+	} while (0)
+#else
+#define KP_UW_HINT_OF(ctx, h)                                \
+	do {                                                 \
+		(h)->user = ((ctx)->regs.pstate & 0xf) == 0; \
+		(h)->pc = (ctx)->regs.pc;                    \
+		(h)->sp = (ctx)->regs.sp;                    \
+		(h)->fp = (ctx)->regs.regs[29];              \
+		(h)->lr = (ctx)->regs.regs[30];              \
+	} while (0)
+#endif
+
+/* the user registers of the current task: <hint> when they are the user's, else the task's
+ * saved ones (5.15+: bpf_task_pt_regs) */
+static __always_inline bool kp_uw_regs(const struct kp_uw_hint *hint, struct kp_uw_walk *w)
+{
+	struct kp_user_regs r;
+
+	if (hint && hint->user) {
+		w->pc = hint->pc;
+		w->sp = hint->sp;
+		w->fp = hint->fp;
+		w->lr = hint->lr;
+		return true;
+	}
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+		return false;
+	{
+		struct task_struct *task = bpf_get_current_task_btf();
+		void *regs = (void *)bpf_task_pt_regs(task);
+
+		if (!regs || bpf_probe_read_kernel(&r, sizeof(r), regs))
+			return false;
+	}
+#if defined(__TARGET_ARCH_x86)
+	w->pc = r.ip;
+	w->sp = r.sp;
+	w->fp = r.bp;
+	w->lr = 0;
+#else
+	w->pc = r.pc;
+	w->sp = r.sp;
+	w->fp = r.regs[29];
+	w->lr = r.regs[30];
+#endif
+	return true;
+}
+
+/* the mapping of <pc> in <p> (sorted by start), or NULL */
+static __always_inline const struct kp_uw_map *kp_uw_find_map(const struct kp_uw_proc *p, __u64 pc)
+{
+	__u32 lo = 0, hi = p->n, i;
+	const struct kp_uw_map *m;
+
+	if (!hi)
+		return NULL;
+	if (hi > KP_UW_MAX_MAPS)
+		hi = KP_UW_MAX_MAPS;
+	/* the last mapping with start <= pc in [lo, hi) */
+	for (i = 0; i < KP_UW_MAP_STEPS; i++) {
+		__u32 mid;
+
+		if (hi - lo <= 1)
+			break;
+		mid = lo + (hi - lo) / 2;
+		if (p->m[KP_BOUND(mid, KP_UW_MAX_MAPS - 1)].start <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	m = &p->m[KP_BOUND(lo, KP_UW_MAX_MAPS - 1)];
+	if (pc < m->start || pc >= m->end)
+		return NULL;
+	return m;
+}
+
+/* the row of <off> among rows[first, first + n): the last with pc <= off */
+static __always_inline const struct kp_uw_row *kp_uw_find_row(__u32 first, __u32 n, __u64 off)
+{
+	__u32 lo = first, hi = first + n, i, idx;
+	const struct kp_uw_row *r;
+
+	if (!n || off > 0xffffffffULL)
+		return NULL;
+	for (i = 0; i < KP_UW_SEARCH_STEPS; i++) {
+		__u32 mid;
+
+		if (hi - lo <= 1)
+			break;
+		mid = lo + (hi - lo) / 2;
+		r = bpf_map_lookup_elem(&kp_uw_rows, &mid);
+		if (!r)
+			return NULL;
+		if (r->pc <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	idx = lo;
+	r = bpf_map_lookup_elem(&kp_uw_rows, &idx);
+	if (!r || r->pc > off)
+		return NULL;
+	return r;
+}
+
+static __always_inline bool kp_uw_read(__u64 *v, __u64 addr)
+{
+	return addr && bpf_probe_read_user(v, sizeof(*v), (const void *)addr) == 0;
+}
+
+/* the frame pointer record at fp: [fp] the caller's fp, [fp + 8] the return address */
+static __always_inline bool kp_uw_fp_frame(struct kp_uw_walk *w, struct kp_cap_stack *s, __u32 at)
+{
+	__u64 fp, ra;
+
+	if (!kp_uw_read(&fp, w->fp) || !kp_uw_read(&ra, w->fp + 8)) {
+		s->flags |= KP_CAP_F_STOPPED;
+		kp_uw_count(KP_UW_CNT_READ_FAULT);
+		return false;
+	}
+	if (w->fp + 16 <= w->sp) { /* a stack grows down: the caller's frame is above */
+		s->flags |= KP_CAP_F_STOPPED;
+		return false;
+	}
+	s->fp_mask[(at >> 6) & 1] |= 1ULL << (at & 63);
+	s->flags |= KP_CAP_F_FP;
+	kp_uw_count(KP_UW_CNT_FP_FRAMES);
+	w->sp = w->fp + 16;
+	w->fp = fp;
+	w->pc = ra;
+	w->exact = 0;
+	return true;
+}
+
+/*
+ * One frame of the walk in kp_uw_walks: its pc stored in kp_cap_scratch, the caller's
+ * registers computed. 0: go on; 1: the stack ends here. A global function: the verifier
+ * checks it once, whatever the number of frames a program unwinds with it.
+ */
+__attribute__((noinline)) int kp_uw_step(__u32 unused)
+{
+	__u32 zero = 0, at;
+	struct kp_uw_walk *w = bpf_map_lookup_elem(&kp_uw_walks, &zero);
+	struct kp_cap_stack *s = bpf_map_lookup_elem(&kp_cap_scratch, &zero);
+	const struct kp_uw_proc *proc;
+	const struct kp_uw_map *m;
+	const struct kp_uw_row *r = NULL;
+	__u64 look, cfa = 0, ra = 0, fp;
+
+	if (!w || !s)
+		return 1;
+	if (w->n >= w->max || w->n >= KP_CAP_MAX_FRAMES) {
+		s->flags |= KP_CAP_F_TRUNCATED;
+		kp_uw_count(KP_UW_CNT_TRUNCATED);
+		return 1;
+	}
+	if (w->pc < 4096 || w->pc >= KP_UW_USER_END) {
+		if (w->n)
+			s->flags |= KP_CAP_F_STOPPED;
+		return 1;
+	}
+	at = w->n;
+	s->ip[KP_BOUND(at, KP_CAP_MAX_FRAMES)] = w->pc;
+	w->n = at + 1;
+	proc = bpf_map_lookup_elem(&kp_uw_procs, &w->tgid);
+	if (!proc)
+		return 1;
+	look = w->exact ? w->pc : w->pc - 1;
+	m = kp_uw_find_map(proc, look);
+	if (!m) {
+		s->flags |= KP_CAP_F_UNKNOWN_MAP;
+		kp_uw_count(KP_UW_CNT_UNKNOWN_MAP);
+		kp_uw_ask(w->tgid);
+		return 1;
+	}
+	if (m->nrows)
+		r = kp_uw_find_row(m->row_off, m->nrows, look - m->adj);
+	if (!r || r->cfa == KP_UW_CFA_NONE)
+		return kp_uw_fp_frame(w, s, at) ? 0 : 1;
+	if (r->cfa == KP_UW_CFA_END)
+		return 1; /* the outermost frame */
+	switch (r->cfa) {
+	case KP_UW_CFA_SP:
+		cfa = w->sp + r->cfa_off;
+		break;
+	case KP_UW_CFA_FP:
+		cfa = w->fp + r->cfa_off;
+		break;
+	case KP_UW_CFA_SP_DEREF:
+		if (!kp_uw_read(&cfa, w->sp + r->cfa_off))
+			cfa = 0;
+		break;
+	case KP_UW_CFA_FP_DEREF:
+		if (!kp_uw_read(&cfa, w->fp + r->cfa_off))
+			cfa = 0;
+		break;
+	case KP_UW_CFA_PLT:
+		cfa = w->sp + r->cfa_off + ((w->pc & 15) >= (__u64)r->fp_off ? 8 : 0);
+		break;
+	default:
+		kp_uw_count(KP_UW_CNT_EXPR);
+	}
+	if (!cfa) {
+		s->flags |= KP_CAP_F_STOPPED;
+		return 1;
+	}
+	kp_uw_count(KP_UW_CNT_FRAMES);
+	/* the return address */
+	if (r->ra == KP_UW_REG_AT_CFA) {
+		if (!kp_uw_read(&ra, cfa + r->ra_off))
+			ra = 0;
+	} else if (r->ra == KP_UW_REG_AT_SP) {
+		if (!kp_uw_read(&ra, w->sp + r->ra_off))
+			ra = 0;
+	} else if (r->ra == KP_UW_REG_SAME) {
+		ra = w->lr; /* arm64: still in x30 (a leaf, or the first frame) */
+	}
+	/* the caller's frame pointer */
+	fp = w->fp;
+	if (r->cfa != KP_UW_CFA_PLT) {
+		if (r->fp == KP_UW_REG_AT_CFA) {
+			if (!kp_uw_read(&fp, cfa + r->fp_off))
+				fp = 0;
+		} else if (r->fp == KP_UW_REG_AT_SP) {
+			if (!kp_uw_read(&fp, w->sp + r->fp_off))
+				fp = 0;
+		} else if (r->fp == KP_UW_REG_VAL_CFA) {
+			fp = cfa + r->fp_off;
+		} else if (r->fp != KP_UW_REG_SAME) {
+			fp = 0;
+		}
+	}
+#if defined(__TARGET_ARCH_arm64)
+	ra &= KP_UW_PAC_MASK;
+#endif
+	if (!ra) {
+		s->flags |= KP_CAP_F_STOPPED;
+		kp_uw_count(KP_UW_CNT_READ_FAULT);
+		return 1;
+	}
+	/* a signal frame's caller is the interrupted pc itself, not after a call */
+	w->exact = (r->flags & KP_UW_F_SIGNAL) != 0;
+	w->lr = 0;
+	w->sp = cfa;
+	w->fp = fp;
+	w->pc = ra;
+	return 0;
+}
+
+/*
+ * Unwind the current task's user stack into kp_cap_scratch (frames leaf first, flags,
+ * fp_mask): the number of frames, or -1 when the unwinder cannot start (no user registers,
+ * the process's tables not loaded: asked for) and the caller falls back to bpf_get_stack.
+ */
+static __always_inline int kp_uw_unwind(const struct kp_uw_hint *hint, struct kp_cap_stack *s)
+{
+	__u32 zero = 0, i, tgid = kp_pidns_current() >> 32;
+	struct kp_uw_walk *w = bpf_map_lookup_elem(&kp_uw_walks, &zero);
+
+	if (!w)
+		return -1;
+	if (!kp_uw_regs(hint, w)) {
+		kp_uw_count(KP_UW_CNT_NO_REGS);
+		return -1;
+	}
+	if (!bpf_map_lookup_elem(&kp_uw_procs, &tgid)) {
+		kp_uw_count(KP_UW_CNT_NO_PROC);
+		kp_uw_ask(tgid);
+		return -1;
+	}
+	w->tgid = tgid;
+	w->n = 0;
+	w->exact = 1;
+	w->max = KP_UW_MAX_DEPTH;
+	s->flags = KP_CAP_F_DWARF;
+	s->fp_mask[0] = 0;
+	s->fp_mask[1] = 0;
+	kp_uw_count(KP_UW_CNT_STACKS);
+	for (i = 0; i < KP_UW_MAX_DEPTH + 1; i++)
+		if (kp_uw_step(i))
+			break;
+	return (int)w->n;
+}
+
+#endif

@@ -1,0 +1,149 @@
+/*
+ * test_unwind.c - user stacks unwound in BPF from .eh_frame tables (KperfPmuOpts callGraph,
+ * `record --call-graph`): the -O2 -fomit-frame-pointer workload (tests/workloads/nofp.c)
+ * sampled with the default (dwarf) reaches main on at least 90% of its samples, its callers
+ * carry their share, and the qsort callback has qsort's caller and main above it; frame
+ * pointers alone (callGraph FP) do not reach main; a bad callGraph is refused with its
+ * message; the CLI's --call-graph values.
+ */
+#include <criterion/criterion.h>
+
+#include "export/export.h"
+#include "kperf/kperf.h"
+#include "testutil.h"
+
+TestSuite(unwind, .timeout = 120);
+
+struct shares {
+	unsigned long samples, main, leaf_cmp, cmp_full, path[3];
+};
+
+static bool has(const struct Stack *s, const char *name)
+{
+	for (; s; s = s->next)
+		if (s->symbol && s->symbol->symbolName && !strcmp(s->symbol->symbolName, name))
+			return true;
+	return false;
+}
+
+/* sample nofp (-O2, no frame pointers) for <ms> of its CPU time */
+static struct shares profile(unsigned call_graph, int ms)
+{
+	char msbuf[16], *evts[] = { "cpu-clock" };
+	char *argv[] = { "nofp", "--ms", msbuf, NULL };
+	struct KperfPmuOpts o = { .sz = sizeof(o), .callGraph = call_graph };
+	struct PmuAttr a = { .useFreq = 1, .freq = 999, .callStack = 1, .symbolMode = RESOLVE_ELF };
+	struct shares sh = { 0 };
+	struct PmuData *d;
+	struct tu_proc w;
+	int pids[1], pd, n, i;
+
+	snprintf(msbuf, sizeof(msbuf), "%d", ms);
+	w = tu_spawn_v(argv, 0);
+	cr_assert_gt(w.pid, 0);
+	pids[0] = w.pid;
+	a.evtList = evts;
+	a.numEvt = 1;
+	a.pidList = pids;
+	a.numPid = 1;
+	pd = KperfOpen(SAMPLING, &a, &o);
+	cr_assert_gt(pd, 0, "KperfOpen: %d %s", Perrorno(), Perror());
+	cr_assert_eq(PmuEnable(pd), 0, "%s", Perror());
+	tu_go(&w);
+	cr_assert_eq(tu_wait(&w), 0);
+	PmuDisable(pd);
+	n = PmuRead(pd, &d);
+	cr_assert_geq(n, 0, "PmuRead: %s", Perror());
+	for (i = 0; i < n; i++) {
+		const struct Stack *s = d[i].stack;
+		unsigned long c = d[i].count ? d[i].count : 1;
+
+		if (!s || !s->symbol || strcmp(d[i].comm, "nofp"))
+			continue;
+		sh.samples += c;
+		if (has(s, "main"))
+			sh.main += c;
+		if (has(s, "path_a"))
+			sh.path[0] += c;
+		if (has(s, "path_b") && has(s, "mid_b"))
+			sh.path[1] += c;
+		if (has(s, "path_sort"))
+			sh.path[2] += c;
+		if (s->symbol->symbolName && !strcmp(s->symbol->symbolName, "leaf_cmp")) {
+			sh.leaf_cmp += c;
+			if (has(s, "sort_cmp") && has(s, "path_sort") && has(s, "run_all") &&
+			    has(s, "main"))
+				sh.cmp_full += c;
+		}
+	}
+	PmuDataFree(d);
+	PmuClose(pd);
+	cr_assert_eq(tu_bpf_fds(), 0, "BPF objects left open");
+	return sh;
+}
+
+Test(unwind, dwarf_reaches_main_without_frame_pointers)
+{
+	struct shares sh = profile(KPERF_CALL_GRAPH_DWARF, 800);
+	unsigned k;
+
+	cr_assert_gt(sh.samples, 200, "%lu samples", sh.samples);
+	cr_assert_geq(sh.main * 100, sh.samples * 90, "%lu of %lu samples reach main", sh.main,
+		      sh.samples);
+	/* each path of run_all holds a real share of the time */
+	for (k = 0; k < 3; k++)
+		cr_assert_geq(sh.path[k] * 100, sh.samples * 5, "path %u: %lu of %lu", k,
+			      sh.path[k], sh.samples);
+	/* through libc's qsort: the callback's samples have the sort's caller and main above */
+	cr_assert_gt(sh.leaf_cmp, 10, "%lu samples in leaf_cmp", sh.leaf_cmp);
+	cr_assert_geq(sh.cmp_full * 100, sh.leaf_cmp * 90, "%lu of %lu callback samples whole",
+		      sh.cmp_full, sh.leaf_cmp);
+}
+
+Test(unwind, frame_pointers_alone_do_not)
+{
+	struct shares sh = profile(KPERF_CALL_GRAPH_FP, 400);
+
+	cr_assert_gt(sh.samples, 100, "%lu samples", sh.samples);
+	cr_assert_lt(sh.main * 100, sh.samples * 50, "%lu of %lu samples reach main by fp", sh.main,
+		     sh.samples);
+}
+
+Test(unwind, bad_call_graph)
+{
+	char *evts[] = { "cpu-clock" };
+	struct KperfPmuOpts o = { .sz = sizeof(o), .callGraph = 7 };
+	struct PmuAttr a = {
+		.useFreq = 1, .freq = 99, .callStack = 1, .evtList = evts, .numEvt = 1
+	};
+	int pids[1] = { getpid() };
+
+	a.pidList = pids;
+	a.numPid = 1;
+	cr_assert_lt(KperfOpen(SAMPLING, &a, &o), 0);
+	cr_assert(strstr(Perror(), "callGraph is KPERF_CALL_GRAPH_DWARF (0) or KPERF_CALL_GRAPH_FP "
+				   "(1), not 7"),
+		  "%s", Perror());
+	cr_assert_eq(tu_bpf_fds(), 0);
+}
+
+Test(unwind, cli_call_graph_values)
+{
+	char cmd[4096], *out;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "%s/bin/kperf-bpf record --call-graph lbr -- true 2>&1",
+		 tu_build());
+	out = tu_run(cmd, &st);
+	cr_assert_neq(st, 0);
+	cr_assert(strstr(out, "--call-graph is dwarf or fp, not 'lbr'"), "%s", out);
+	free(out);
+	snprintf(cmd, sizeof(cmd),
+		 "%s/bin/kperf-bpf record --call-graph dwarf --format folded -- "
+		 "%s/workloads/nofp --ms 300 --nowait 2>/dev/null",
+		 tu_build(), tu_build());
+	out = tu_run(cmd, &st);
+	cr_assert_eq(st, 0, "%s", out);
+	cr_assert(strstr(out, "main;run_all;path_sort;"), "no stack through path_sort:\n%s", out);
+	free(out);
+}

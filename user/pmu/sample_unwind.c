@@ -1,0 +1,185 @@
+/*
+ * sample_unwind.c - sampling's user stacks unwound from .eh_frame tables (KperfPmuOpts
+ * callGraph KPERF_CALL_GRAPH_DWARF, the default with callStack): the unwind maps of the
+ * sampling object sized before its load, the target processes' tables loaded after it
+ * (user/unwind), the processes the BPF side asks for (new, exec'ed, new code mapped) loaded at
+ * each drain, the stacks read back by id, and what could not be unwound reported.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "core/core.h"
+#include "kperf/pcerrc.h"
+#include "stack/stack.h"
+#include "unwind/unwind.h"
+#include "pmu.h"
+#include "sample.h"
+#include "stack_capture.h"
+
+#define ROWS_CAP (1u << 20) /* 16 MiB of rows: libc, python3 and libstdc++ take 127 221 */
+#define PROCS_TARGETED 1024 /* the targets and the processes they start */
+#define PROCS_ALL 4096
+#define USTACKS 16384
+#define POLL_MS 10
+
+bool kp_sampling_unwinds(const struct kp_pmu *p)
+{
+	return p->attr.callStack && !p->attr.excludeUser &&
+	       p->opts.callGraph == KPERF_CALL_GRAPH_DWARF;
+}
+
+static struct bpf_map *map_of(struct bpf_object *obj, const char *name)
+{
+	return bpf_object__find_map_by_name(obj, name);
+}
+
+int kp_sample_unwind_prepare(struct kp_pmu *p, struct bpf_object *obj)
+{
+	bool on = kp_sampling_unwinds(p);
+	struct bpf_map *rows = map_of(obj, "kp_uw_rows"), *procs = map_of(obj, "kp_uw_procs");
+	struct bpf_map *ustacks = map_of(obj, "ustacks");
+	struct bpf_program *exec = bpf_object__find_program_by_name(obj, "kp_uw_exec");
+
+	if (!rows || !procs || !ustacks || !exec)
+		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -ENOENT,
+			       "the sampling BPF object has no unwinder");
+	if (p->opts.callGraph > KPERF_CALL_GRAPH_FP)
+		return kp_fail(
+			KPERF_ERR_INVALID_ATTR, -EINVAL,
+			"callGraph is KPERF_CALL_GRAPH_DWARF (0) or KPERF_CALL_GRAPH_FP (1), "
+			"not %u",
+			p->opts.callGraph);
+	bpf_map__set_max_entries(rows, on ? ROWS_CAP : 1);
+	if (on)
+		bpf_map__set_map_flags(rows, bpf_map__map_flags(rows) | BPF_F_MMAPABLE);
+	bpf_map__set_max_entries(procs, on ? (p->npids > 0 ? PROCS_TARGETED : PROCS_ALL) : 1);
+	bpf_map__set_max_entries(ustacks, on ? USTACKS : 1);
+	bpf_program__set_autoload(exec, on);
+	return 0;
+}
+
+/* the processes the BPF side asks for, every POLL_MS: a command just exec'ed gets its tables
+ * within milliseconds, not at the next drain a second later */
+static void *poller_main(void *arg)
+{
+	struct kp_sampling *s = arg;
+	struct timespec ts = { 0, POLL_MS * 1000000L };
+
+	while (!atomic_load(&s->uw_stop)) {
+		pthread_mutex_lock(&s->uw_lock);
+		kp_uw_loader_poll(s->uw);
+		pthread_mutex_unlock(&s->uw_lock);
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+int kp_sample_unwind_start(struct kp_pmu *p, struct bpf_object *obj)
+{
+	struct kp_sampling *s = p->sampling;
+	int i, err;
+
+	s->ustacks_fd = bpf_map__fd(map_of(obj, "ustacks"));
+	if (!kp_sampling_unwinds(p))
+		return 0;
+	s->uw = kp_uw_loader_new(bpf_map__fd(map_of(obj, "kp_uw_rows")), ROWS_CAP,
+				 bpf_map__fd(map_of(obj, "kp_uw_procs")),
+				 bpf_map__fd(map_of(obj, "kp_uw_want")),
+				 bpf_map__fd(map_of(obj, "kp_uw_counters")));
+	if (!s->uw)
+		return kp_fail(LIBPERF_ERR_FAIL_MMAP, -errno,
+			       "cannot map the unwind table array: %s", strerror(errno));
+	s->uw_exec_link = bpf_program__attach(bpf_object__find_program_by_name(obj, "kp_uw_exec"));
+	if (!s->uw_exec_link)
+		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
+			       "cannot follow the processes' execs: %s", strerror(errno));
+	/* the targets now; their children and anything system-wide when first sampled */
+	for (i = 0; i < p->npids; i++)
+		kp_uw_loader_add_pid(s->uw, p->pids[i]);
+	pthread_mutex_init(&s->uw_lock, NULL);
+	atomic_store(&s->uw_stop, false);
+	err = pthread_create(&s->uw_poller, NULL, poller_main, s);
+	if (err)
+		return kp_fail(UNKNOWN_ERROR, -err, "cannot start the unwind table loader: %s",
+			       strerror(err));
+	s->uw_poller_on = true;
+	return 0;
+}
+
+void kp_sample_unwind_poll(struct kp_pmu *p)
+{
+	struct kp_sampling *s = p->sampling;
+
+	if (!s->uw)
+		return;
+	pthread_mutex_lock(&s->uw_lock);
+	kp_uw_loader_poll(s->uw);
+	pthread_mutex_unlock(&s->uw_lock);
+}
+
+void kp_sample_unwind_close(struct kp_sampling *s)
+{
+	if (s->uw_poller_on) {
+		atomic_store(&s->uw_stop, true);
+		pthread_join(s->uw_poller, NULL);
+		s->uw_poller_on = false;
+	}
+	bpf_link__destroy(s->uw_exec_link);
+	s->uw_exec_link = NULL;
+	kp_uw_loader_free(s->uw);
+	s->uw = NULL;
+}
+
+unsigned kp_sample_unwind_read(struct kp_sampling *s, uint64_t id, uint64_t *ips, unsigned max)
+{
+	return kp_stack_read(s->ustacks_fd, id, false, ips, max);
+}
+
+/* what could not be unwound from tables, once per new loss */
+void kp_sample_unwind_warn(struct kp_pmu *p, const uint64_t *cap_fails)
+{
+	struct kp_sampling *s = p->sampling;
+	struct kp_uw_load_stats st;
+	uint64_t late;
+
+	if (!s->uw)
+		return;
+	pthread_mutex_lock(&s->uw_lock);
+	kp_uw_loader_stats(s->uw, &st);
+	pthread_mutex_unlock(&s->uw_lock);
+	late = st.counters[KP_UW_CNT_NO_PROC] + st.counters[KP_UW_CNT_UNKNOWN_MAP];
+	if (late > s->uw_late_warned) {
+		kp_warn(KPERF_WARN_SYM_INCOMPLETE,
+			"%llu user stacks were taken before their process's unwind tables were "
+			"loaded (%llu: a process not loaded yet, by frame pointers; %llu: stopped at "
+			"code mapped since, their frames so far kept)",
+			(unsigned long long)(late - s->uw_late_warned),
+			(unsigned long long)st.counters[KP_UW_CNT_NO_PROC],
+			(unsigned long long)st.counters[KP_UW_CNT_UNKNOWN_MAP]);
+		s->uw_late_warned = late;
+	}
+	if (st.tables_full > s->uw_full_warned) {
+		kp_warn(KPERF_WARN_SYM_INCOMPLETE,
+			"%llu unwind tables did not fit in the %llu rows of the table array: their "
+			"code unwinds by frame pointers",
+			(unsigned long long)(st.tables_full - s->uw_full_warned),
+			(unsigned long long)st.rows_cap);
+		s->uw_full_warned = st.tables_full;
+	}
+	if (cap_fails[KP_CAP_FAIL_FULL] + cap_fails[KP_CAP_FAIL_CLASH] > s->uw_lost_warned) {
+		uint64_t lost = cap_fails[KP_CAP_FAIL_FULL] + cap_fails[KP_CAP_FAIL_CLASH];
+
+		kp_warn(KPERF_WARN_RECORDS_DROPPED,
+			"%llu user stacks were not kept (%llu: the stack map is full, %llu: ids "
+			"clashed); those samples have no user frames",
+			(unsigned long long)(lost - s->uw_lost_warned),
+			(unsigned long long)cap_fails[KP_CAP_FAIL_FULL],
+			(unsigned long long)cap_fails[KP_CAP_FAIL_CLASH]);
+		s->uw_lost_warned = lost;
+	}
+}
