@@ -224,7 +224,7 @@ static inline int tu_bpf_prog_count_settle(int before)
 {
 	int i, n = tu_bpf_prog_count();
 
-	for (i = 0; i < 40 && n > before; i++) {
+	for (i = 0; i < 100 && n > before; i++) {
 		tu_sleep_ms(50);
 		n = tu_bpf_prog_count();
 	}
