@@ -218,7 +218,7 @@ static inline int tu_bpf_prog_count(void)
 	return n;
 }
 
-/* Wait (up to 2 s: the kernel frees programs asynchronously) until the machine has at most
+/* Wait (up to 5 s: the kernel frees programs asynchronously) until the machine has at most
  * <before> programs again; returns the final count. */
 static inline int tu_bpf_prog_count_settle(int before)
 {
