@@ -16,6 +16,8 @@
 # default 2: a guest's tests mostly keep one vCPU busy), KPERF_KERNEL_SMP (vCPUs per guest, 2),
 # KPERF_KERNEL_ALL=1 (also the suites tests/kernels/skip.list leaves out),
 # KPERF_BUILD / KPERF_BUILD_ARM64 (build trees, default build and build/arm64),
+# KPERF_KERNEL_DEADLINE (epoch seconds: no guest boots with less than 5 minutes left before
+# it, and none runs past it; CI's budget: the guests not booted are reported as such),
 # KPERF_KERNEL_README=0 (do not touch README.md), KPERF_KERNEL_FILTER=GLOB (only these
 # integration tests: criterion --filter; implies README=0), KPERF_KERNEL_UNIT=1 (the unit
 # tests too), KPERF_KERNEL_STRICT=0 (failures reported, exit status 0), KPERF_BPF_DEBUG
@@ -103,6 +105,15 @@ run_one() {
 	fi
 	cp "$kdir/release" "$out/package-release"
 	t0=$(date +%s)
+	if [ -n "${KPERF_KERNEL_DEADLINE:-}" ]; then
+		left=$((KPERF_KERNEL_DEADLINE - t0))
+		if [ "$left" -lt 300 ]; then
+			echo "not booted: ${left} s left before KPERF_KERNEL_DEADLINE" >"$out/skipped"
+			echo "kernels: $name-$arch: skipped, $(cat "$out/skipped")"
+			return 0
+		fi
+		[ "$left" -lt "$limit" ] && limit=$left
+	fi
 	echo "kernels: $name-$arch: booting $(cat "$kdir/release")"
 	set +e
 	boot "$name" "$arch" "$kdir" "$out"
