@@ -379,7 +379,7 @@ Test(sym_robust, mapping_overlaps_are_cut)
 	cr_assert_eq(kp_sym_fork(pid, pid + 1), 0);
 	cr_assert_eq(kp_sym_resolve_addr(pid + 1, 0x11000 + hot, 0, &s), 0, "%s", Perror());
 	cr_assert_str_eq(s->symbolName, "hot_loop");
-	kp_sym_exec(pid + 1);
+	kp_sym_exec(pid + 1, NULL);
 	cr_assert_eq(kp_sym_resolve_addr(pid + 1, 0x11000 + hot, 0, &s), 0, "%s", Perror());
 	cr_assert_str_eq(s->symbolName, "[unknown]");
 	/* bad mappings */

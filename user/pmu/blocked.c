@@ -190,7 +190,8 @@ static unsigned sym_flags(const struct kp_pmu *p)
 {
 	enum SymbolMode m = p->attr.symbolMode;
 
-	return m == RESOLVE_ELF_DWARF || m == RESOLVE_DELAY_DWARF ? KP_SYM_DWARF : 0;
+	return KP_SYM_ASK_JIT |
+	       (m == RESOLVE_ELF_DWARF || m == RESOLVE_DELAY_DWARF ? KP_SYM_DWARF : 0);
 }
 
 static int add(struct kp_pmu *p, struct kp_data_builder *b, const struct kp_offcpu_block *e,

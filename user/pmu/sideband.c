@@ -212,7 +212,7 @@ static void handle(struct kp_sideband *sb, const struct perf_event_header *h)
 
 		if (len >= sizeof(*c) && (h->misc & PERF_RECORD_MISC_COMM_EXEC) &&
 		    c->pid == c->tid && wanted(sb, c->pid))
-			kp_sym_exec(c->pid);
+			kp_sym_exec(c->pid, c->comm);
 		break;
 	}
 	case PERF_RECORD_FORK: {

@@ -29,6 +29,9 @@
 /* with KP_SYM_DWARF: stacks get a frame for each inlined call (innermost first, before the
  * function it was inlined into, whose line is then the line of the call) */
 #define KP_SYM_INLINE 0x2
+/* a profile is being resolved (the sampler's stacks): a running HotSpot JVM with JIT code no
+ * perf map names is asked to write its map (jvm_attach.c), at most every few seconds */
+#define KP_SYM_ASK_JIT 0x4
 
 /* x86_64: the upper half of the address space is the kernel's */
 #define KP_SYM_KERNEL_START 0xffff800000000000ULL
@@ -68,9 +71,10 @@ int kp_sym_add_module(pid_t pid, const char *path, uint64_t start, unsigned flag
 
 /* PERF_RECORD_FORK of a new process: <child> starts with a copy of <parent>'s mappings. */
 int kp_sym_fork(pid_t parent, pid_t child);
-/* PERF_RECORD_COMM with PERF_RECORD_MISC_COMM_EXEC: <pid> dropped its mappings. Symbols and
- * stacks already returned for it stay valid (until kp_sym_forget_pid). */
-void kp_sym_exec(pid_t pid);
+/* PERF_RECORD_COMM with PERF_RECORD_MISC_COMM_EXEC: <pid> dropped its mappings and is now
+ * called <comm> (NULL: unknown). Symbols and stacks already returned for it stay valid (until
+ * kp_sym_forget_pid). */
+void kp_sym_exec(pid_t pid, const char *comm);
 
 /* Resolve one address of <pid> (a kernel address needs no pid; pid 0 is the idle task and has
  * only kernel addresses). The symbol is cached: the same (pid, addr, flags) gives the same
@@ -466,6 +470,14 @@ struct sym_jit_sym {
 
 struct sym_proc {
 	pid_t pid;
+	/* who it is, noted while it lives: what its perf map is checked against once it has
+	 * exited (sym_jit.c) */
+	bool id_known; /* the fields below were noted at least once */
+	bool id_fresh; /* ... and since its last exec */
+	uid_t uid; /* its effective uid (the owner of /proc/PID) */
+	pid_t nspid; /* its pid in its own PID namespace */
+	int64_t born_s; /* when it started, seconds since the epoch */
+	const char *comm; /* interned, NULL when unknown */
 	const char *mnt_point; /* interned Symbol.mntPoint of its files (sym_mnt_point) */
 	bool dwarf; /* recorded with DWARF */
 	bool recorded; /* maps were read at least once */
@@ -482,6 +494,10 @@ struct sym_proc {
 	off_t jit_size;
 	uint64_t jit_checked_ms;
 	char *jit_names; /* the file as read; symbols copy names out of it */
+	bool jit_final; /* read after the process was gone: nothing more can come */
+	const char *jit_label; /* interned "[JIT] comm": JIT code no perf map names */
+	uint64_t jvm_asked_ms; /* a JVM last asked for its perf map (0: never) */
+	bool jvm_refused; /* it refused (said once): never asked again */
 
 	struct sym_hmap symbols; /* (addr, flags) -> struct Symbol */
 	struct sym_hmap stacks; /* hash -> struct sym_stack_ent chain */
@@ -503,12 +519,34 @@ int sym_proc_add_map(struct sym_proc *p, const struct sym_map *m, bool load, uns
 struct sym_map *sym_proc_find_map(struct sym_proc *p, uint64_t addr);
 /* The file of a mapping, opened on first use; NULL when it cannot be. */
 struct sym_file *sym_proc_map_file(struct sym_proc *p, struct sym_map *m, unsigned flags);
-/* (Re)read /tmp/perf-PID.map when it changed. */
-int sym_proc_load_jit(struct sym_proc *p);
-const struct sym_jit_sym *sym_proc_find_jit(const struct sym_proc *p, uint64_t addr);
 bool sym_proc_alive(pid_t pid);
+/* field 22 of /proc/<pid>/stat: when it started, in clock ticks since boot; -errno */
+int sym_start_ticks(pid_t pid, uint64_t *out);
 void sym_proc_clear_maps(struct sym_proc *p);
 void sym_proc_free(struct sym_proc *p);
+
+/* ---- sym_jit.c: code a runtime generated (perf maps, JVMs asked for theirs) ---- */
+
+/* Note who <p> is (uid, pid in its namespace, start, comm) while it lives; once known it is
+ * kept until an exec. */
+void sym_proc_note_identity(struct sym_proc *p);
+/* (Re)read /tmp/perf-PID.map when it changed: through the process's root while it lives;
+ * once it is gone, the file it left in /tmp (read once), if its owner, mode and time say it is
+ * this process's. Files that fail the checks are ignored with a warning. */
+int sym_proc_load_jit(struct sym_proc *p);
+const struct sym_jit_sym *sym_proc_find_jit(const struct sym_proc *p, uint64_t addr);
+/* Executable anonymous memory (or a memfd) that no perf map names: JIT code. */
+bool sym_map_is_jit(const struct sym_map *m);
+/* "[JIT] comm" of <p> (interned), the name of JIT code no perf map names; NULL on ENOMEM */
+const char *sym_proc_jit_label(struct sym_proc *p);
+/* Is <s> (a Symbol of <p>) a name for what is not known yet: [unknown], or a JIT label? */
+bool sym_unresolved(const struct sym_proc *p, const struct Symbol *s);
+/* With KP_SYM_ASK_JIT in effect: when <p> is a running HotSpot JVM not asked lately, ask it
+ * to write its perf map (Compiler.perfmap); true when it did (read the map again). A JVM
+ * that refuses is said once (KPERF_WARN_SYM_INCOMPLETE) and not asked again. */
+bool sym_proc_ask_jvm(struct sym_proc *p);
+/* KP_SYM_ASK_JIT of the call in progress (set by kp_sym_resolve_stack, lock held) */
+extern bool sym_ask_jit;
 
 /* ---- sym_mnt.c: where a process's files are, seen from here ---- */
 

@@ -97,6 +97,8 @@ int kp_sym_add_mapping_id(pid_t pid, uint64_t start, uint64_t end, uint64_t pgof
 		if (!p->gone)
 			p->mnt_point = sym_mnt_point(pid);
 	}
+	if (!p->gone)
+		sym_proc_note_identity(p); /* once, and once after an exec */
 	/* MMAP2 without mmap_data only reports executable mappings */
 	err = sym_map_fill(&m, start, end, pgoff, path, makedev(maj, min), ino, true);
 	if (err)
@@ -147,6 +149,12 @@ int kp_sym_fork(pid_t parent, pid_t child)
 	cp->nmaps = cp->cap = pp->nmaps;
 	cp->dwarf = pp->dwarf;
 	cp->recorded = true;
+	/* the same user and name; its pid in its namespace is its own only where that is ours */
+	cp->id_known = pp->id_known && pp->nspid == pp->pid;
+	cp->uid = pp->uid;
+	cp->nspid = child;
+	cp->born_s = 0; /* not known here: a map it left is not checked against it */
+	cp->comm = pp->comm;
 	cp->refreshed_ms = sym_now_ms();
 	sym_proc_forget_unknowns(cp);
 out:
@@ -161,7 +169,7 @@ static bool drop_all(void *val, void *ctx)
 	return true;
 }
 
-void kp_sym_exec(pid_t pid)
+void kp_sym_exec(pid_t pid, const char *comm)
 {
 	struct sym_proc *p;
 
@@ -176,7 +184,15 @@ void kp_sym_exec(pid_t pid)
 		p->njit = 0;
 		p->jit_path = NULL;
 		p->jit_size = 0;
+		p->jit_final = false;
 		p->start_time = 0;
+		/* the same process (uid and pid as noted, unless its next look says otherwise)
+		 * under another name, maybe another runtime */
+		p->id_fresh = false;
+		p->comm = comm && *comm ? sym_intern(comm) : NULL;
+		p->jit_label = NULL;
+		p->jvm_asked_ms = 0;
+		p->jvm_refused = false;
 		/* returned symbols and stacks stay allocated; new lookups start afresh */
 		sym_hmap_filter(&p->symbols, drop_all, NULL);
 		sym_hmap_filter(&p->stacks, drop_all, NULL);
@@ -207,7 +223,9 @@ int kp_sym_resolve_stack(pid_t pid, const uint64_t *addrs, unsigned nr, unsigned
 	if (pid < 0)
 		pid = 0;
 	sym_lock();
+	sym_ask_jit = flags & KP_SYM_ASK_JIT;
 	err = sym_resolve_stack(pid, addrs, nr, flags, false, out);
+	sym_ask_jit = false;
 	sym_unlock();
 	return err;
 }

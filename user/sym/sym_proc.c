@@ -1,13 +1,12 @@
 /*
  * sym_proc.c - the address space of one process as the resolver knows it: the mappings read
- * from /proc/PID/maps or learned from MMAP2 records, the vDSO copied out of its memory, and
- * the JIT symbols a runtime wrote to /tmp/perf-PID.map.
+ * from /proc/PID/maps or learned from MMAP2 records, and the vDSO copied out of its memory.
  *
  * A process's files are opened through /proc/PID/map_files (the very file that is mapped,
  * even when deleted or in another mount namespace), then /proc/PID/root/<path>, and only when
  * the process is gone through <path> itself, checked against the inode that was mapped.
  * Mappings that disappear from maps are kept unless something else is mapped over them: a
- * sample taken before a dlclose() still resolves.
+ * sample taken before a dlclose() still resolves. (JIT code and perf maps: sym_jit.c.)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +26,6 @@
 
 #define DELETED_SUFFIX " (deleted)"
 #define VDSO_MAX (1 << 20) /* a vDSO is a few pages; refuse to copy anything silly */
-#define PERF_MAP_MAX (64u << 20) /* a JVM's map after hours is a few MiB */
 
 bool sym_proc_alive(pid_t pid)
 {
@@ -240,7 +238,7 @@ struct sym_file *sym_proc_map_file(struct sym_proc *p, struct sym_map *m, unsign
 
 /* ---- maps ---- */
 
-static int start_time(pid_t pid, uint64_t *out)
+int sym_start_ticks(pid_t pid, uint64_t *out)
 {
 	char path[64], *buf, *p;
 	int err, field;
@@ -318,7 +316,7 @@ int sym_proc_read_maps(struct sym_proc *p, unsigned flags)
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
 	err = kp_read_file(path, &buf, NULL);
-	if (!err && start_time(p->pid, &st)) {
+	if (!err && sym_start_ticks(p->pid, &st)) {
 		free(buf);
 		err = -ESRCH; /* exited between the two reads */
 	}
@@ -400,6 +398,7 @@ int sym_proc_read_maps(struct sym_proc *p, unsigned flags)
 	for (i = 0; i < p->nmaps; i++)
 		if (needs_file(&p->maps[i]))
 			sym_proc_map_file(p, &p->maps[i], flags);
+	sym_proc_note_identity(p);
 	sym_proc_load_jit(p);
 	return 0;
 }
@@ -453,151 +452,6 @@ void sym_proc_clear_maps(struct sym_proc *p)
 	free(p->maps);
 	p->maps = NULL;
 	p->nmaps = p->cap = 0;
-}
-
-/* ---- JIT symbols: /tmp/perf-PID.map, lines of "START SIZE name" in hex ---- */
-
-static pid_t ns_pid(pid_t pid)
-{
-	char path[64], *buf, *line, *end;
-	long v, last = pid;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (kp_read_file(path, &buf, NULL))
-		return pid;
-	line = strstr(buf, "\nNSpid:");
-	if (line) {
-		line += 7;
-		for (;;) {
-			v = strtol(line, &end, 10);
-			if (end == line)
-				break;
-			last = v;
-			line = end;
-		}
-	}
-	free(buf);
-	return (pid_t)last;
-}
-
-static int cmp_jit(const void *a, const void *b)
-{
-	const struct sym_jit_sym *x = a, *y = b;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	/* the same address written twice: the later line (higher name pointer) wins */
-	return x->name < y->name ? -1 : x->name > y->name;
-}
-
-int sym_parse_perf_map(char *buf, struct sym_jit_sym **out, size_t *nout)
-{
-	struct sym_jit_sym *v = NULL;
-	size_t n = 0, cap = 0, i, j;
-	char *line, *next;
-
-	*out = NULL;
-	*nout = 0;
-	for (line = buf; line && *line; line = next) {
-		unsigned long long start, size;
-		char *e1, *e2, *nm;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		start = strtoull(line, &e1, 16);
-		if (e1 == line || *e1 != ' ')
-			continue;
-		size = strtoull(e1 + 1, &e2, 16);
-		if (e2 == e1 + 1 || *e2 != ' ' || !size || start + size < start)
-			continue;
-		nm = e2 + 1;
-		if (!*nm)
-			continue;
-		if (kp_grow((void **)&v, &cap, n + 1, sizeof(*v))) {
-			free(v);
-			return -ENOMEM;
-		}
-		v[n].start = start;
-		v[n].end = start + size;
-		v[n].name = nm;
-		n++;
-	}
-	if (n)
-		qsort(v, n, sizeof(*v), cmp_jit);
-	for (i = 0, j = 0; i < n; i++) {
-		if (j && v[j - 1].start == v[i].start)
-			j--;
-		v[j++] = v[i];
-	}
-	*out = v;
-	*nout = j;
-	return 0;
-}
-
-int sym_proc_load_jit(struct sym_proc *p)
-{
-	char path[2][PATH_MAX], name[64];
-	struct sym_jit_sym *v = NULL;
-	size_t len, j;
-	struct stat st;
-	char *buf;
-	const char *shown;
-	int which = -1, k;
-
-	if (p->pid <= 0 || p->gone)
-		return 0;
-	snprintf(path[0], sizeof(path[0]), "/proc/%d/root/tmp/perf-%d.map", (int)p->pid,
-		 (int)ns_pid(p->pid));
-	snprintf(path[1], sizeof(path[1]), "/tmp/perf-%d.map", (int)p->pid);
-	for (k = 0; k < 2 && which < 0; k++)
-		if (kp_stat_path(path[k], &st) == 0 && S_ISREG(st.st_mode))
-			which = k;
-	if (which < 0 || (p->jit_path && st.st_size == p->jit_size))
-		return 0;
-	/* named as the process sees it: /tmp/perf-N.map in its own root */
-	shown = which == 0 ? strstr(path[0] + 6, "/tmp/") : path[1];
-	/* anyone can write to /tmp: only the process's owner (or root) names its code */
-	if (!sym_owner_trusted(shown, st.st_uid, p->pid))
-		return 0;
-	k = kp_read_file_max(path[which], &buf, &len, PERF_MAP_MAX);
-	if (k == -EFBIG)
-		kp_warn(KPERF_WARN_SYM_INCOMPLETE,
-			"%s is %lld bytes, more than the %u MiB a perf map may have: it is ignored",
-			shown, (long long)st.st_size, PERF_MAP_MAX >> 20);
-	if (k)
-		return 0;
-	if (sym_parse_perf_map(buf, &v, &j)) {
-		free(buf);
-		return -ENOMEM;
-	}
-	/* symbols copied their names out: the previous version can go */
-	free(p->jit_names);
-	p->jit_names = buf;
-	free(p->jit);
-	p->jit = v;
-	p->njit = j;
-	p->jit_size = st.st_size;
-	snprintf(name, sizeof(name), "/tmp/perf-%d.map", (int)p->pid);
-	p->jit_path = sym_intern(name);
-	return p->jit_path ? 0 : -ENOMEM;
-}
-
-const struct sym_jit_sym *sym_proc_find_jit(const struct sym_proc *p, uint64_t addr)
-{
-	size_t lo = 0, hi = p->njit;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->jit[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0 || addr >= p->jit[lo - 1].end)
-		return NULL;
-	return &p->jit[lo - 1];
 }
 
 void sym_proc_free(struct sym_proc *p)

@@ -89,11 +89,10 @@ void sym_proc_forget(pid_t pid)
 	sym_proc_free(p);
 }
 
+/* <ctx>: the process the symbol belongs to (its JIT label), NULL for the kernel's */
 static bool is_unknown_sym(void *val, void *ctx)
 {
-	(void)ctx;
-	return ((struct Symbol *)val)->symbolName == (char *)UNKNOWN ||
-	       !strcmp(((struct Symbol *)val)->symbolName, UNKNOWN);
+	return sym_unresolved(ctx, val) || !strcmp(((struct Symbol *)val)->symbolName, UNKNOWN);
 }
 
 static bool is_unknown_stack(void *val, void *ctx)
@@ -105,7 +104,7 @@ static bool is_unknown_stack(void *val, void *ctx)
 /* after the maps changed: what was unknown may be known now */
 static void forget_unknowns(struct sym_proc *p)
 {
-	sym_hmap_filter(&p->symbols, is_unknown_sym, NULL);
+	sym_hmap_filter(&p->symbols, is_unknown_sym, p);
 	sym_hmap_filter(&p->stacks, is_unknown_stack, NULL);
 }
 
@@ -193,29 +192,34 @@ static uint64_t maps_signature(const struct sym_proc *p)
 	return h;
 }
 
-/* An address of a live process was not found: re-read its maps (a dlopen, a new JIT region)
- * and its perf map, each at most every REFRESH_MIN_MS. When something changed, the unknown
- * symbols and stacks cached so far are forgotten, to be looked up again. */
+/* An address of a process was not found: re-read its maps (a dlopen, a new JIT region) and
+ * its perf map, each at most every REFRESH_MIN_MS, a running JVM asked to write its map first
+ * (KP_SYM_ASK_JIT); once it is gone, the perf map it left, once. When something changed, the
+ * unknown symbols and stacks cached so far are forgotten, to be looked up again. */
 static bool refresh_for_unknown(struct sym_proc *p, unsigned flags)
 {
 	uint64_t now = sym_now_ms(), sig;
 	bool changed = false;
 
-	if (p->pid <= 0 || p->gone)
+	if (p->pid <= 0 || (p->gone && p->jit_final))
 		return false;
-	if (now - p->refreshed_ms >= REFRESH_MIN_MS) {
+	if (!p->gone && p->recorded && !sym_proc_alive(p->pid))
+		p->gone = true; /* reaped: what it left behind is all there is */
+	if (!p->gone && now - p->refreshed_ms >= REFRESH_MIN_MS) {
 		sig = maps_signature(p);
 		if (sym_proc_read_maps(p, flags & KP_SYM_DWARF) == 0)
 			changed |= maps_signature(p) != sig;
 		p->refreshed_ms = now;
 		sym_demote_error();
 	}
-	if (now - p->jit_checked_ms >= REFRESH_MIN_MS) {
+	if (p->gone ? !p->jit_final : now - p->jit_checked_ms >= REFRESH_MIN_MS) {
 		size_t njit = p->njit;
-		off_t size = p->jit_size;
+		off_t size;
 
-		p->jit_checked_ms = now;
+		sym_proc_ask_jvm(p); /* a JVM that wrote its map: jit_size -1, read it again */
+		size = p->jit_size;
 		sym_proc_load_jit(p);
+		p->jit_checked_ms = sym_now_ms();
 		changed |= p->njit != njit || p->jit_size != size;
 	}
 	if (changed)
@@ -300,6 +304,15 @@ static int resolve_user(struct sym_proc *p, uint64_t addr, unsigned flags, struc
 		if (j)
 			return fill_from_jit(p, j, addr, s);
 		s->codeMapAddr = m->kind == SYM_MAP_FILE ? off : addr;
+		if (sym_map_is_jit(m)) {
+			/* JIT code no map names: one name for all of it, not one per address */
+			const char *label = sym_proc_jit_label(p);
+
+			if (!label)
+				return -ENOMEM;
+			s->symbolName = s->mangleName = (char *)label;
+			s->offset = addr - m->start;
+		}
 		return 0;
 	}
 	{
@@ -366,7 +379,7 @@ int sym_resolve_one(struct sym_proc *p, pid_t pid, uint64_t addr, unsigned flags
 			return err;
 	}
 	s = sym_hmap_get(&p->symbols, addr, flags);
-	if (s && (s->symbolName != (char *)UNKNOWN || !refreshable(p, addr, flags) ||
+	if (s && (!sym_unresolved(p, s) || !refreshable(p, addr, flags) ||
 		  !refresh_for_unknown(p, flags))) {
 		*out = s;
 		return 0;

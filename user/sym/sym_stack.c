@@ -34,7 +34,7 @@ static bool unknowns_now_known(struct sym_proc *p, pid_t pid, const struct sym_s
 		struct Symbol *s;
 		uint64_t addr;
 
-		if (e->fns[i]->symbolName != sym_unknown_str)
+		if (!sym_unresolved(p, e->fns[i]))
 			continue;
 		/* an arithmetic shift restores the top bit of a (canonical) kernel address */
 		addr = (uint64_t)((int64_t)e->keys[i] >> 1);
@@ -93,7 +93,7 @@ static int build_list(struct sym_proc *p, pid_t pid, struct sym_stack_ent *e)
 				      &e->fns[i]);
 		if (err)
 			return err;
-		e->has_unknown |= e->fns[i]->symbolName == sym_unknown_str;
+		e->has_unknown |= sym_unresolved(p, e->fns[i]);
 		inl = (e->flags & KP_SYM_INLINE) ? sym_inlines_of(p, e->fns[i]) : NULL;
 		total += 1 + (inl ? inl->n : 0);
 	}
