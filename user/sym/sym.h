@@ -313,6 +313,7 @@ struct sym_file {
 	struct sym_cu_range *cus;
 	size_t ncus;
 	struct sym_hmap units; /* CU offset -> its function scopes (sym_inline.c) */
+	struct sym_lines *lines; /* the units' line tables (sym_lines.c) */
 };
 
 /* where a file is, for a process: how to open it, and what identifies the mapping */
@@ -407,6 +408,20 @@ int sym_dwarf_image(struct Elf *elf, void **image, size_t *size, struct Elf **ou
 void sym_dwarf_image_free(void *image, size_t size);
 /* tests and benchmarks: inflate with zlib (libelf) instead of libdeflate */
 void sym_dwarf_set_slow_inflate(bool on);
+
+/* ---- sym_lines.c: line tables read without libdw's per-row cost, libdw's answers ---- */
+
+/* The row of <cudie>'s line table at <vaddr>, as dwarf_getsrc_die + dwarf_linesrc give it:
+ * 0 (*file may be NULL), -ENOENT (no row), -ENOMEM, -ENOTSUP (a table read by libdw: ask
+ * libdw). The table is read the first time and kept until sym_lines_free. */
+int sym_lines_find(struct sym_file *f, Dwarf_Die *cudie, uint64_t vaddr, const char **file,
+		   int *line);
+/* File <idx> of <cudie>'s line table as dwarf_getsrcfiles + dwarf_filesrc give it: 0,
+ * -ENOENT, -ENOMEM, -ENOTSUP (ask libdw). */
+int sym_lines_file(struct sym_file *f, Dwarf_Die *cudie, size_t idx, const char **file);
+void sym_lines_free(struct sym_file *f);
+/* tests: every table read by libdw, as before sym_lines.c */
+void sym_lines_force_libdw(bool on);
 
 /* ---- sym_inline.c: function scopes of a unit, inline chains ---- */
 

@@ -480,10 +480,24 @@ int sym_dwarf_line(struct sym_file *f, uint64_t vaddr, const char **file, unsign
 	*line = 0;
 	if (!sym_dwarf_find_cu(f, vaddr, &cudie))
 		return -ENOENT;
+	lineno = 0;
+	switch (sym_lines_find(f, &cudie, vaddr, &src, &lineno)) {
+	case -ENOTSUP:
+		break; /* libdw reads this table */
+	case 0:
+		if (lineno <= 0)
+			return -ENOENT;
+		goto found;
+	case -ENOMEM:
+		return -ENOMEM;
+	default:
+		return -ENOENT;
+	}
 	l = dwarf_getsrc_die(&cudie, vaddr);
 	if (!l || dwarf_lineno(l, &lineno) || lineno <= 0)
 		return -ENOENT;
 	src = dwarf_linesrc(l, NULL, NULL);
+found:
 	if (src) {
 		src = sym_dwarf_full_path(&cudie, src);
 		if (!src)
@@ -497,6 +511,7 @@ int sym_dwarf_line(struct sym_file *f, uint64_t vaddr, const char **file, unsign
 void sym_dwarf_close(struct sym_file *f)
 {
 	sym_inline_free(f);
+	sym_lines_free(f);
 	if (f->dw)
 		dwarf_end(f->dw);
 	f->dw = NULL;

@@ -362,10 +362,18 @@ static int name_die(struct sym_file *f, struct scope_die *d)
 }
 
 /* the source file of a DW_AT_call_file index of the unit, NULL when unknown */
-static const char *call_file(struct unit *u, Dwarf_Die *cudie, unsigned idx)
+static const char *call_file(struct sym_file *f, struct unit *u, Dwarf_Die *cudie, unsigned idx)
 {
 	const char *src;
 
+	switch (sym_lines_file(f, cudie, idx, &src)) {
+	case 0:
+		return sym_dwarf_full_path(cudie, src);
+	case -ENOTSUP:
+		break; /* libdw reads this table */
+	default:
+		return NULL;
+	}
 	if (!u->files_tried) {
 		u->files_tried = true;
 		if (dwarf_getsrcfiles(cudie, &u->files, &u->nfiles))
@@ -418,7 +426,7 @@ int sym_dwarf_frames(struct sym_file *f, uint64_t vaddr, struct sym_frame *out, 
 			memset(fr, 0, sizeof(*fr));
 			fr->line = u->dies[prev].call_line;
 			fr->file = u->dies[prev].call_line ?
-					   call_file(u, &cudie, u->dies[prev].call_file) :
+					   call_file(f, u, &cudie, u->dies[prev].call_file) :
 					   NULL;
 		}
 		if (name_die(f, sd))

@@ -1,0 +1,706 @@
+/*
+ * sym_lines.c - a unit's line table read here instead of by libdw: the same rows, the same
+ * answer for every address as dwarf_getsrc_die + dwarf_linesrc, at a fraction of the cost.
+ *
+ * libdw's dwarf_getsrclines allocates every row of the program (a linked list of 80-byte
+ * records), sorts pointers to them with a comparison function and copies them out: half of
+ * the cold time of a symbolizer run on libc went there. Here the program is run into an array
+ * of 24-byte rows; rows come in sequences whose addresses ascend, so the array is usually
+ * sorted already (checked in one pass) and qsort runs only when it is not. The order is
+ * libdw's exactly (address, then an end of sequence before a row at the same address, then
+ * program order), the last row is marked as an end of sequence as libdw marks it, and the
+ * lookup is libdw's binary search, so both give the same row for any address.
+ *
+ * Only what is well-formed and common is handled here: DWARF 2 to 5 line programs, DWARF 5
+ * entry formats whose strings are inline, in .debug_str or .debug_line_str. Anything else (an
+ * unknown form, a value libdw would refuse, a split unit, a section left compressed) makes
+ * the unit's table be read by libdw instead (-ENOTSUP), so the answer stays libdw's.
+ * File names are built as libdw builds them (the directory joined to a relative name).
+ */
+#include <errno.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <elfutils/libdw.h>
+#include <dwarf.h>
+
+#include "core/core.h"
+#include "sym.h"
+
+struct row {
+	uint64_t addr;
+	int32_t line;
+	uint32_t file;
+	uint32_t idx; /* program order */
+	uint32_t end; /* end of sequence */
+};
+
+struct lfile {
+	const char *dir; /* NULL: none (no comp_dir), or the name is absolute */
+	const char *name;
+	const char *joined; /* dir/name, made when first asked */
+};
+
+struct table {
+	struct row *rows;
+	size_t nrows;
+	struct lfile *files;
+	size_t nfiles;
+	bool bad; /* libdw finds no table (unreadable): no lines, no files */
+	bool libdw; /* read by libdw */
+};
+
+struct sym_lines {
+	const uint8_t *line, *line_str, *str;
+	size_t line_len, line_str_len, str_len;
+	bool usable; /* the sections are here, inflated */
+	struct sym_hmap tables; /* .debug_line offset -> struct table */
+};
+
+static bool force_libdw;
+
+void sym_lines_force_libdw(bool on)
+{
+	force_libdw = on;
+}
+
+/* ---- reading ---- */
+
+struct rd {
+	const uint8_t *p, *end;
+	bool bad;
+};
+
+static uint64_t rd_fixed(struct rd *r, unsigned n)
+{
+	uint64_t v = 0;
+
+	if ((size_t)(r->end - r->p) < n) {
+		r->bad = true;
+		r->p = r->end;
+		return 0;
+	}
+	memcpy(&v, r->p, n); /* little-endian hosts only: checked at open */
+	r->p += n;
+	return v;
+}
+
+static uint64_t rd_uleb(struct rd *r)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	while (r->p < r->end) {
+		uint8_t b = *r->p++;
+
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			return shift > 70 ? (r->bad = true, v) : v;
+	}
+	r->bad = true;
+	return v;
+}
+
+static int64_t rd_sleb(struct rd *r)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	while (r->p < r->end) {
+		uint8_t b = *r->p++;
+
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80)) {
+			if (shift > 70)
+				r->bad = true;
+			if (shift < 64 && (b & 0x40))
+				v |= ~(uint64_t)0 << shift;
+			return (int64_t)v;
+		}
+	}
+	r->bad = true;
+	return (int64_t)v;
+}
+
+static const char *rd_cstr(struct rd *r)
+{
+	const uint8_t *z = memchr(r->p, 0, (size_t)(r->end - r->p));
+	const char *s = (const char *)r->p;
+
+	if (!z) {
+		r->bad = true;
+		r->p = r->end;
+		return NULL;
+	}
+	r->p = z + 1;
+	return s;
+}
+
+static const char *str_at(const uint8_t *sec, size_t len, uint64_t off)
+{
+	if (!sec || off >= len || !memchr(sec + off, 0, len - off))
+		return NULL;
+	return (const char *)sec + off;
+}
+
+/* One value of a DWARF 5 entry format: a string (*s) or a number (*u); false when the form
+ * is not one read here. */
+static bool rd_form(struct sym_lines *L, struct rd *r, unsigned form, unsigned offsz,
+		    const char **s, uint64_t *u)
+{
+	*s = NULL;
+	*u = 0;
+	switch (form) {
+	case DW_FORM_string:
+		*s = rd_cstr(r);
+		return true;
+	case DW_FORM_line_strp:
+		*s = str_at(L->line_str, L->line_str_len, rd_fixed(r, offsz));
+		return *s != NULL;
+	case DW_FORM_strp:
+		*s = str_at(L->str, L->str_len, rd_fixed(r, offsz));
+		return *s != NULL;
+	case DW_FORM_data1:
+		*u = rd_fixed(r, 1);
+		return true;
+	case DW_FORM_data2:
+		*u = rd_fixed(r, 2);
+		return true;
+	case DW_FORM_data4:
+		*u = rd_fixed(r, 4);
+		return true;
+	case DW_FORM_data8:
+		*u = rd_fixed(r, 8);
+		return true;
+	case DW_FORM_udata:
+		*u = rd_uleb(r);
+		return true;
+	case DW_FORM_data16:
+		rd_fixed(r, 8);
+		rd_fixed(r, 8);
+		return true;
+	case DW_FORM_block: {
+		uint64_t n = rd_uleb(r);
+
+		if (n > (size_t)(r->end - r->p))
+			return false;
+		r->p += n;
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
+/* ---- the program ---- */
+
+struct hdr {
+	unsigned version, offsz, addrsz;
+	uint8_t min_len, max_ops, default_stmt, line_range, opcode_base;
+	int8_t line_base;
+	const uint8_t *std_len; /* indexed by opcode (entry 0 unused) */
+	const char **dirs;
+	size_t ndirs;
+};
+
+static int add_file(struct table *t, size_t *cap, const char *dir, const char *name)
+{
+	if (kp_grow((void **)&t->files, cap, t->nfiles + 1, sizeof(*t->files)))
+		return -ENOMEM;
+	t->files[t->nfiles++] = (struct lfile){ name[0] == '/' ? NULL : dir, name, NULL };
+	return 0;
+}
+
+/* directories and files of the header; -ENOTSUP for what libdw alone should judge */
+static int read_entries(struct sym_lines *L, struct rd *r, struct hdr *h, const char *comp_dir,
+			struct table *t, size_t *fcap)
+{
+	size_t i, cap = 0;
+	int err;
+
+	if (h->version < 5) {
+		if (kp_grow((void **)&h->dirs, &cap, 1, sizeof(*h->dirs)))
+			return -ENOMEM;
+		h->dirs[h->ndirs++] = comp_dir;
+		while (r->p < r->end && *r->p) {
+			const char *d = rd_cstr(r);
+
+			if (!d || kp_grow((void **)&h->dirs, &cap, h->ndirs + 1, sizeof(*h->dirs)))
+				return d ? -ENOMEM : -ENOTSUP;
+			h->dirs[h->ndirs++] = d;
+		}
+		if (r->p >= r->end)
+			return -ENOTSUP;
+		r->p++;
+		if ((err = add_file(t, fcap, NULL, "???")))
+			return err;
+		while (r->p < r->end && *r->p) {
+			const char *name = rd_cstr(r);
+			uint64_t di = rd_uleb(r);
+
+			rd_uleb(r);
+			rd_uleb(r);
+			if (r->bad || !name || di >= h->ndirs)
+				return -ENOTSUP;
+			if ((err = add_file(t, fcap, h->dirs[di], name)))
+				return err;
+		}
+		if (r->p >= r->end)
+			return -ENOTSUP;
+		r->p++;
+		return 0;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		unsigned nforms = (unsigned)rd_fixed(r, 1), desc[256], form[256];
+		int path = -1, dir = -1;
+		uint64_t n;
+
+		for (i = 0; i < nforms; i++) {
+			desc[i] = (unsigned)rd_uleb(r);
+			form[i] = (unsigned)rd_uleb(r);
+			if (desc[i] == DW_LNCT_path)
+				path = (int)i;
+			else if (pass && desc[i] == DW_LNCT_directory_index)
+				dir = (int)i;
+		}
+		n = rd_uleb(r);
+		if (r->bad || path < 0 || (pass && dir < 0) ||
+		    n > (size_t)(r->end - r->p) / (nforms ? nforms : 1))
+			return -ENOTSUP;
+		if (!pass && n && kp_grow((void **)&h->dirs, &cap, n, sizeof(*h->dirs)))
+			return -ENOMEM;
+		for (; n; n--) {
+			const char *name = NULL;
+			uint64_t di = UINT64_MAX;
+
+			for (i = 0; i < nforms; i++) {
+				const char *s;
+				uint64_t u;
+
+				if (!rd_form(L, r, form[i], h->offsz, &s, &u) || r->bad)
+					return -ENOTSUP;
+				if ((int)i == path)
+					name = s;
+				else if ((int)i == dir)
+					di = u;
+			}
+			if (!name)
+				return -ENOTSUP;
+			if (!pass) {
+				h->dirs[h->ndirs++] = name;
+				continue;
+			}
+			if (di >= h->ndirs)
+				return -ENOTSUP;
+			if ((err = add_file(t, fcap, h->dirs[di], name)))
+				return err;
+		}
+	}
+	if (!t->nfiles && (err = add_file(t, fcap, NULL, "???")))
+		return err;
+	return 0;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->end != y->end)
+		return x->end ? -1 : 1; /* an end of sequence first */
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Run the program of the unit at <off> into <t>. -ENOTSUP: leave it to libdw. */
+static int run(struct sym_lines *L, uint64_t off, const char *comp_dir, unsigned addrsz,
+	       struct table *t)
+{
+	struct hdr h = { .addrsz = addrsz };
+	struct rd r = { L->line + off, L->line + L->line_len, false };
+	const uint8_t *hdr_start;
+	uint64_t len, hlen, addr = 0;
+	int64_t line = 1;
+	unsigned file = 1, op_index = 0, isa = 0, disc = 0, column = 0;
+	size_t cap = 0, fcap = 0, i;
+	bool sorted = true;
+	int err;
+
+	if (off >= L->line_len)
+		return -ENOTSUP;
+	len = rd_fixed(&r, 4);
+	h.offsz = 4;
+	if (len == 0xffffffff) {
+		len = rd_fixed(&r, 8);
+		h.offsz = 8;
+	} else if (len >= 0xfffffff0) {
+		return -ENOTSUP;
+	}
+	if (r.bad || len > (size_t)(r.end - r.p))
+		return -ENOTSUP;
+	r.end = r.p + len;
+	h.version = (unsigned)rd_fixed(&r, 2);
+	if (h.version < 2 || h.version > 5)
+		return -ENOTSUP;
+	if (h.version >= 5 && (rd_fixed(&r, 1) != addrsz || rd_fixed(&r, 1) != 0))
+		return -ENOTSUP;
+	hlen = rd_fixed(&r, h.offsz);
+	hdr_start = r.p;
+	h.min_len = (uint8_t)rd_fixed(&r, 1);
+	h.max_ops = h.version >= 4 ? (uint8_t)rd_fixed(&r, 1) : 1;
+	h.default_stmt = (uint8_t)rd_fixed(&r, 1);
+	h.line_base = (int8_t)rd_fixed(&r, 1);
+	h.line_range = (uint8_t)rd_fixed(&r, 1);
+	h.opcode_base = (uint8_t)rd_fixed(&r, 1);
+	if (r.bad || !h.max_ops || !h.line_range || h.opcode_base <= DW_LNE_set_discriminator ||
+	    (size_t)(r.end - r.p) < (size_t)h.opcode_base - 1 || hlen > (size_t)(r.end - hdr_start))
+		return -ENOTSUP;
+	h.std_len = r.p - 1;
+	r.p += h.opcode_base - 1;
+	err = read_entries(L, &r, &h, comp_dir, t, &fcap);
+	free(h.dirs);
+	if (err)
+		return err;
+	if (r.bad || r.p != hdr_start + hlen) /* a CUBIN's extra word, or a bad header */
+		return -ENOTSUP;
+	(void)h.default_stmt;
+
+#define STD_LEN(op, n)                    \
+	do {                              \
+		if (h.std_len[op] != (n)) \
+			return -ENOTSUP;  \
+	} while (0)
+#define ADVANCE(adv)                                                             \
+	do {                                                                     \
+		unsigned adv_ = (adv); /* 32-bit arithmetic, as libdw's */       \
+		addr += (unsigned)(h.min_len * ((op_index + adv_) / h.max_ops)); \
+		op_index = (op_index + adv_) % h.max_ops;                        \
+	} while (0)
+
+	while (r.p < r.end) {
+		unsigned op = *r.p++;
+		bool emit = false, end = false;
+
+		if (op >= h.opcode_base) {
+			line += h.line_base + (int)((op - h.opcode_base) % h.line_range);
+			ADVANCE((op - h.opcode_base) / h.line_range);
+			emit = true;
+		} else if (op == 0) {
+			unsigned elen, sub;
+
+			if (r.end - r.p < 2)
+				return -ENOTSUP;
+			elen = *r.p++;
+			if ((size_t)(r.end - r.p) < elen)
+				return -ENOTSUP;
+			sub = *r.p++;
+			switch (sub) {
+			case DW_LNE_end_sequence:
+				emit = end = true;
+				break;
+			case DW_LNE_set_address:
+				if (elen != addrsz + 1)
+					return -ENOTSUP;
+				op_index = 0;
+				addr = rd_fixed(&r, addrsz);
+				break;
+			case DW_LNE_define_file: {
+				const char *name = rd_cstr(&r);
+
+				(void)name;
+				return -ENOTSUP; /* DWARF 2 era: leave it to libdw */
+			}
+			case DW_LNE_set_discriminator:
+				STD_LEN(DW_LNE_set_discriminator, 1);
+				disc = (unsigned)rd_uleb(&r);
+				break;
+			case DW_LNE_NVIDIA_inlined_call:
+			case DW_LNE_NVIDIA_set_function_name:
+				return -ENOTSUP;
+			default:
+				if (!elen)
+					return -ENOTSUP;
+				r.p += elen - 1;
+				break;
+			}
+		} else if (op <= DW_LNS_set_isa) {
+			switch (op) {
+			case DW_LNS_copy:
+				STD_LEN(op, 0);
+				emit = true;
+				break;
+			case DW_LNS_advance_pc:
+				STD_LEN(op, 1);
+				ADVANCE((unsigned)rd_uleb(&r));
+				break;
+			case DW_LNS_advance_line:
+				STD_LEN(op, 1);
+				line += (int)rd_sleb(&r);
+				break;
+			case DW_LNS_set_file:
+				STD_LEN(op, 1);
+				file = (unsigned)rd_uleb(&r);
+				break;
+			case DW_LNS_set_column:
+				STD_LEN(op, 1);
+				column = (unsigned)rd_uleb(&r);
+				break;
+			case DW_LNS_negate_stmt:
+			case DW_LNS_set_basic_block:
+			case DW_LNS_set_prologue_end:
+			case DW_LNS_set_epilogue_begin:
+				STD_LEN(op, 0);
+				break;
+			case DW_LNS_const_add_pc:
+				STD_LEN(op, 0);
+				ADVANCE((255u - h.opcode_base) / h.line_range);
+				break;
+			case DW_LNS_fixed_advance_pc:
+				STD_LEN(op, 1);
+				addr += rd_fixed(&r, 2);
+				op_index = 0;
+				break;
+			case DW_LNS_set_isa:
+				STD_LEN(op, 1);
+				isa = (unsigned)rd_uleb(&r);
+				break;
+			}
+		} else {
+			for (i = h.std_len[op]; i > 0; i--)
+				rd_uleb(&r);
+		}
+		if (r.bad)
+			return -ENOTSUP;
+		if (!emit)
+			continue;
+		/* libdw refuses a table whose values do not fit its fields */
+		if (line != (int32_t)line || column > 0xffff || isa > 0xff || disc >= (1u << 24))
+			return -ENOTSUP;
+		if (kp_grow((void **)&t->rows, &cap, t->nrows + 1, sizeof(*t->rows)))
+			return -ENOMEM;
+		t->rows[t->nrows] =
+			(struct row){ addr, (int32_t)line, file, (uint32_t)t->nrows, end };
+		if (t->nrows && cmp_row(&t->rows[t->nrows - 1], &t->rows[t->nrows]) > 0)
+			sorted = false;
+		t->nrows++;
+		disc = 0;
+		if (end) {
+			addr = 0;
+			op_index = 0;
+			file = 1;
+			line = 1;
+			column = 0;
+			isa = 0;
+		}
+	}
+#undef STD_LEN
+#undef ADVANCE
+	if (!sorted)
+		qsort(t->rows, t->nrows, sizeof(*t->rows), cmp_row);
+	if (t->nrows)
+		t->rows[t->nrows - 1].end = 1; /* as libdw makes sure */
+	return 0;
+}
+
+/* ---- tables ---- */
+
+static bool section(Elf *elf, size_t shstrndx, Elf_Scn *scn, const char *want, const uint8_t **p,
+		    size_t *len)
+{
+	GElf_Shdr sh;
+	const char *name;
+	Elf_Data *d;
+
+	if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+	    strcmp(name, want))
+		return false;
+	if (sh.sh_flags & SHF_COMPRESSED)
+		return true; /* left as it is: not usable here */
+	d = elf_getdata(scn, NULL);
+	if (d && d->d_buf) {
+		*p = d->d_buf;
+		*len = d->d_size;
+	}
+	return true;
+}
+
+static struct sym_lines *lines_of(struct sym_file *f)
+{
+	struct sym_lines *L = f->lines;
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Ehdr eh;
+
+	if (L)
+		return L;
+	L = calloc(1, sizeof(*L));
+	if (!L)
+		return NULL;
+	f->lines = L;
+	elf = dwarf_getelf(f->dw);
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) || !gelf_getehdr(elf, &eh) ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
+		return L;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (!section(elf, shstrndx, scn, ".debug_line", &L->line, &L->line_len) &&
+		    !section(elf, shstrndx, scn, ".debug_line_str", &L->line_str, &L->line_str_len))
+			section(elf, shstrndx, scn, ".debug_str", &L->str, &L->str_len);
+	L->usable = L->line != NULL;
+	return L;
+}
+
+static void table_free(struct table *t)
+{
+	if (t) {
+		free(t->rows);
+		free(t->files);
+		free(t);
+	}
+}
+
+/* The table of <cudie>, read now if not yet; NULL on ENOMEM; t->libdw when libdw reads it */
+static struct table *table_of(struct sym_file *f, Dwarf_Die *cudie)
+{
+	struct sym_lines *L = lines_of(f);
+	Dwarf_Attribute a;
+	Dwarf_Word off;
+	uint8_t addrsz = 0;
+	Dwarf_Half version;
+	uint8_t unit_type = 0;
+	struct table *t;
+	int err;
+
+	if (!L)
+		return NULL;
+	if (!dwarf_attr(cudie, DW_AT_stmt_list, &a) || dwarf_formudata(&a, &off))
+		off = UINT64_MAX; /* libdw finds no table */
+	t = sym_hmap_get(&L->tables, off, 1);
+	if (t)
+		return t;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	if (off == UINT64_MAX) {
+		t->bad = true;
+	} else if (force_libdw || !L->usable ||
+		   dwarf_cu_info(cudie->cu, &version, &unit_type, NULL, NULL, NULL, &addrsz,
+				 NULL) ||
+		   (unit_type != DW_UT_compile && unit_type != DW_UT_partial) ||
+		   (addrsz != 4 && addrsz != 8)) {
+		t->libdw = true;
+	} else {
+		err = run(L, off, dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &a)), addrsz,
+			  t);
+		if (err == -ENOMEM) {
+			table_free(t);
+			return NULL;
+		}
+		if (err) {
+			free(t->rows);
+			free(t->files);
+			memset(t, 0, sizeof(*t));
+			t->libdw = true;
+		}
+	}
+	if (sym_hmap_put(&L->tables, off, 1, t)) {
+		table_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+/* the name libdw gives file <i>, NULL when there is none; *oom on ENOMEM */
+static const char *file_name(struct table *t, size_t i, bool *oom)
+{
+	struct lfile *lf;
+	char *s;
+
+	if (i >= t->nfiles)
+		return NULL;
+	lf = &t->files[i];
+	if (lf->joined || !lf->dir)
+		return lf->joined ? lf->joined : lf->name;
+	if (asprintf(&s, "%s/%s", lf->dir, lf->name) < 0) {
+		*oom = true;
+		return NULL;
+	}
+	lf->joined = sym_intern(s);
+	free(s);
+	if (!lf->joined)
+		*oom = true;
+	return lf->joined;
+}
+
+int sym_lines_find(struct sym_file *f, Dwarf_Die *cudie, uint64_t vaddr, const char **file,
+		   int *line)
+{
+	struct table *t = table_of(f, cudie);
+	size_t l = 0, u;
+	bool oom = false;
+	const struct row *r;
+
+	*file = NULL;
+	*line = 0;
+	if (!t)
+		return -ENOMEM;
+	if (t->libdw)
+		return -ENOTSUP;
+	if (t->bad || !t->nrows)
+		return -ENOENT;
+	u = t->nrows - 1;
+	while (l < u) { /* libdw's search: the last row at or below vaddr */
+		size_t idx = u - (u - l) / 2;
+
+		if (vaddr < t->rows[idx].addr)
+			u = idx - 1;
+		else
+			l = idx;
+	}
+	r = &t->rows[l];
+	if (r->end || r->addr > vaddr)
+		return -ENOENT;
+	*line = r->line;
+	*file = file_name(t, r->file, &oom);
+	return oom ? -ENOMEM : 0;
+}
+
+int sym_lines_file(struct sym_file *f, Dwarf_Die *cudie, size_t idx, const char **file)
+{
+	struct table *t = table_of(f, cudie);
+	bool oom = false;
+
+	*file = NULL;
+	if (!t)
+		return -ENOMEM;
+	if (t->libdw)
+		return -ENOTSUP;
+	if (t->bad)
+		return -ENOENT;
+	*file = file_name(t, idx, &oom);
+	return oom ? -ENOMEM : *file ? 0 : -ENOENT;
+}
+
+static bool drop_table(void *val, void *ctx)
+{
+	(void)ctx;
+	table_free(val);
+	return true;
+}
+
+void sym_lines_free(struct sym_file *f)
+{
+	struct sym_lines *L = f->lines;
+
+	if (!L)
+		return;
+	sym_hmap_filter(&L->tables, drop_table, NULL);
+	sym_hmap_free(&L->tables);
+	free(L);
+	f->lines = NULL;
+}
