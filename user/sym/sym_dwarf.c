@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <gelf.h>
 #include <libdeflate.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -409,6 +410,50 @@ static int index_units(struct sym_file *f)
 	return 0;
 }
 
+/* the sections read without libdw (sym_lines.c, sym_dies.c), as libdw sees them */
+static void find_sections(struct sym_file *f)
+{
+	static const struct {
+		const char *name;
+		size_t at;
+	} want[] = {
+		{ ".debug_info", offsetof(struct sym_dwsecs, info) },
+		{ ".debug_abbrev", offsetof(struct sym_dwsecs, abbrev) },
+		{ ".debug_line", offsetof(struct sym_dwsecs, line) },
+		{ ".debug_line_str", offsetof(struct sym_dwsecs, line_str) },
+		{ ".debug_str", offsetof(struct sym_dwsecs, str) },
+	};
+	Elf *elf = dwarf_getelf(f->dw);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, i;
+	GElf_Ehdr eh;
+
+	memset(&f->sec, 0, sizeof(f->sec));
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) || !gelf_getehdr(elf, &eh))
+		return;
+	f->sec.little = eh.e_ident[EI_DATA] == ELFDATA2LSB &&
+			__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+			struct sym_dwsec *sec = (struct sym_dwsec *)((char *)&f->sec + want[i].at);
+
+			if (strcmp(name, want[i].name) || (sh.sh_flags & SHF_COMPRESSED))
+				continue; /* a compressed one is libdw's alone */
+			d = elf_getdata(scn, NULL);
+			if (d && d->d_buf) {
+				sec->p = d->d_buf;
+				sec->len = d->d_size;
+			}
+		}
+	}
+}
+
 int sym_dwarf_open(struct sym_file *f)
 {
 	int err = make_image(f);
@@ -421,6 +466,7 @@ int sym_dwarf_open(struct sym_file *f)
 			       "the DWARF of %s%s%s cannot be read: %s", f->path,
 			       f->debug_path ? " in " : "", f->debug_path ? f->debug_path : "",
 			       dwarf_errmsg(-1));
+	find_sections(f);
 	err = index_units(f);
 	if (err)
 		sym_dwarf_close(f);

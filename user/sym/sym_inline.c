@@ -31,6 +31,7 @@ struct scope_die {
 	unsigned decl_line;
 	unsigned call_line, call_file; /* inlined: where it was called */
 	bool inlined;
+	bool decl_read; /* decl_line read (sym_dies.c's DIEs have it read when first needed) */
 	bool named; /* name and mangled read */
 	const char *name, *mangled;
 };
@@ -61,11 +62,16 @@ struct unit {
 	bool c; /* a C unit: its structs hold no functions */
 };
 
-static unsigned units_parsed;
+static unsigned units_parsed, units_scanned;
 
 unsigned sym_inline_units_parsed(void)
 {
 	return units_parsed;
+}
+
+unsigned sym_inline_units_scanned(void)
+{
+	return units_scanned;
 }
 
 static unsigned udata(Dwarf_Die *die, int name)
@@ -105,6 +111,46 @@ static bool may_hold_scopes(const struct unit *u, int tag)
 
 /* Record the scopes of the tree at <die> into <set>: with <lazy>, a subprogram's own DIEs
  * are not walked (its inner scopes are read when an address falls in it). */
+/* Record a subprogram or inlined call <die> (its DIE into u->dies, its ranges into <set>),
+ * unless it is a subprogram without code. 0 or -ENOMEM. */
+static int add_one(Dwarf_Die *die, int tag, unsigned depth, long fn, struct unit *u,
+		   struct scope_set *set)
+{
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+	struct scope_die *d;
+	int line = 0;
+	long idx;
+	bool any = false;
+
+	if (kp_grow((void **)&u->dies, &u->cap_dies, u->ndies + 1, sizeof(*u->dies)))
+		return -ENOMEM;
+	idx = (long)u->ndies++;
+	d = &u->dies[idx];
+	memset(d, 0, sizeof(*d));
+	d->off = dwarf_dieoffset(die);
+	d->parent = fn;
+	if (dwarf_decl_line(die, &line) == 0 && line > 0)
+		d->decl_line = (unsigned)line;
+	d->decl_read = true;
+	d->inlined = tag == DW_TAG_inlined_subroutine;
+	if (d->inlined) {
+		d->call_line = udata(die, DW_AT_call_line);
+		d->call_file = udata(die, DW_AT_call_file);
+	}
+	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
+		if (end <= start)
+			continue;
+		if (kp_grow((void **)&set->r, &set->cap, set->n + 1, sizeof(*set->r)))
+			return -ENOMEM;
+		set->r[set->n++] = (struct scope_range){ start, end, idx, -1, depth };
+		any = true;
+	}
+	if (!any && tag == DW_TAG_subprogram)
+		u->ndies--; /* a declaration, or an abstract instance: no code */
+	return 0;
+}
+
 static int add_scopes(Dwarf_Die *die, unsigned depth, long fn, bool lazy, struct unit *u,
 		      struct scope_set *set)
 {
@@ -114,42 +160,15 @@ static int add_scopes(Dwarf_Die *die, unsigned depth, long fn, bool lazy, struct
 	if (depth > MAX_DEPTH)
 		return 0;
 	if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
-		Dwarf_Addr base, start, end;
-		ptrdiff_t off = 0;
-		struct scope_die *d;
-		int line = 0;
-		long idx;
-		bool any = false;
+		size_t before = u->ndies;
 
-		if (kp_grow((void **)&u->dies, &u->cap_dies, u->ndies + 1, sizeof(*u->dies)))
+		if (add_one(die, tag, depth, fn, u, set))
 			return -ENOMEM;
-		idx = (long)u->ndies++;
-		d = &u->dies[idx];
-		memset(d, 0, sizeof(*d));
-		d->off = dwarf_dieoffset(die);
-		d->parent = fn;
-		if (dwarf_decl_line(die, &line) == 0 && line > 0)
-			d->decl_line = (unsigned)line;
-		d->inlined = tag == DW_TAG_inlined_subroutine;
-		if (d->inlined) {
-			d->call_line = udata(die, DW_AT_call_line);
-			d->call_file = udata(die, DW_AT_call_file);
-		}
-		while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
-			if (end <= start)
-				continue;
-			if (kp_grow((void **)&set->r, &set->cap, set->n + 1, sizeof(*set->r)))
-				return -ENOMEM;
-			set->r[set->n++] = (struct scope_range){ start, end, idx, -1, depth };
-			any = true;
-		}
-		if (!any && tag == DW_TAG_subprogram) {
-			u->ndies--; /* a declaration, or an abstract instance: no code */
-			return 0;
-		}
+		if (u->ndies == before)
+			return 0; /* no code: not walked into */
 		if (lazy && tag == DW_TAG_subprogram)
 			return 0;
-		fn = idx;
+		fn = (long)before;
 	} else if (!may_hold_scopes(u, tag)) {
 		return 0;
 	}
@@ -223,10 +242,114 @@ static int finish_set(struct scope_set *set)
 	return 0;
 }
 
+/* ---- the whole unit in one pass (sym_dies.c), the same scopes add_scopes would list ---- */
+
+struct walk {
+	struct sym_file *f;
+	struct unit *u;
+	struct scope_set *set;
+	long fn[MAX_DEPTH + 2]; /* per depth: the function its DIEs are in */
+};
+
+/* a subprogram or inlined call whose attributes sym_dies.c read: its DIE and range as
+ * add_scopes records them; the DIE's index, -1 for a subprogram without code */
+static long add_plain(struct walk *w, const struct sym_die_attrs *a, long fn)
+{
+	struct unit *u = w->u;
+	struct scope_die *d;
+	uint64_t end = a->high_is_offset ? a->low + a->high : a->high;
+	long idx;
+
+	if (a->tag == DW_TAG_subprogram && !(a->has_low && a->has_high && end > a->low))
+		return -1;
+	if (u->ndies == u->cap_dies &&
+	    kp_grow((void **)&u->dies, &u->cap_dies, u->ndies + 1, sizeof(*u->dies)))
+		return -ENOMEM;
+	idx = (long)u->ndies++;
+	d = &u->dies[idx];
+	memset(d, 0, sizeof(*d));
+	d->off = a->off;
+	d->parent = fn;
+	d->inlined = a->tag == DW_TAG_inlined_subroutine;
+	if (d->inlined) {
+		d->call_line = a->call_line > UINT32_MAX ? 0 : (unsigned)a->call_line;
+		d->call_file = a->call_file > UINT32_MAX ? 0 : (unsigned)a->call_file;
+	}
+	if (a->has_low && a->has_high && end > a->low) {
+		struct scope_set *set = w->set;
+
+		if (set->n == set->cap &&
+		    kp_grow((void **)&set->r, &set->cap, set->n + 1, sizeof(*set->r)))
+			return -ENOMEM;
+		set->r[set->n++] = (struct scope_range){ a->low, end, idx, -1, a->depth };
+	}
+	return idx;
+}
+
+static int visit_die(void *ctx, const struct sym_die_attrs *a)
+{
+	struct walk *w = ctx;
+	long fn = a->depth ? w->fn[a->depth] : -1, idx;
+
+	if (a->depth > MAX_DEPTH)
+		return 0;
+	if (!a->wanted) {
+		if (!may_hold_scopes(w->u, a->tag))
+			return 0;
+		w->fn[a->depth + 1] = fn;
+		return 1;
+	}
+	if (a->odd || (a->has_ranges && !(a->has_low && a->has_high))) {
+		/* forms read by libdw: this DIE as add_scopes reads it */
+		size_t before = w->u->ndies;
+		Dwarf_Die die;
+
+		if (!dwarf_offdie(w->f->dw, a->off, &die))
+			return -EINVAL;
+		if (add_one(&die, a->tag, a->depth, fn, w->u, w->set))
+			return -ENOMEM;
+		idx = w->u->ndies > before ? (long)before : -1;
+	} else {
+		idx = add_plain(w, a, fn);
+		if (idx == -ENOMEM)
+			return -ENOMEM;
+	}
+	if (idx < 0)
+		return 0; /* a subprogram without code: not walked into */
+	w->fn[a->depth + 1] = idx;
+	return 1;
+}
+
+/* the scopes of the whole unit into u->all by sym_dies.c; -ENOTSUP/-EINVAL: ask libdw */
+static int scan_unit(struct sym_file *f, Dwarf_Die *cudie, struct unit *u)
+{
+	struct walk *w = malloc(sizeof(*w));
+	int err;
+
+	if (!w)
+		return -ENOMEM;
+	w->f = f;
+	w->u = u;
+	w->set = calloc(1, sizeof(*w->set));
+	err = w->set ? sym_dies_walk(f, cudie, visit_die, w) : -ENOMEM;
+	if (!err)
+		err = finish_set(w->set);
+	if (err) {
+		set_free(w->set);
+		u->ndies = 0;
+	} else {
+		u->all = w->set;
+		units_scanned++;
+	}
+	free(w);
+	return err;
+}
+
 static struct unit *unit_of(struct sym_file *f, Dwarf_Die *cudie)
 {
 	uint64_t key = dwarf_dieoffset(cudie);
 	struct unit *u = sym_hmap_get(&f->units, key, 0);
+	int err = -ENOMEM;
 
 	if (u)
 		return u;
@@ -236,9 +359,13 @@ static struct unit *unit_of(struct sym_file *f, Dwarf_Die *cudie)
 
 		u->c = lang == DW_LANG_C89 || lang == DW_LANG_C || lang == DW_LANG_C99 ||
 		       lang == DW_LANG_C11;
+		err = scan_unit(f, cudie, u);
+		if (err == -ENOTSUP || err == -EINVAL) /* libdw lists its functions */
+			err = add_scopes(cudie, 0, -1, true, u, &u->top) || finish_set(&u->top) ?
+				      -ENOMEM :
+				      0;
 	}
-	if (!u || add_scopes(cudie, 0, -1, true, u, &u->top) || finish_set(&u->top) ||
-	    sym_hmap_put(&f->units, key, 0, u)) {
+	if (err || sym_hmap_put(&f->units, key, 0, u)) {
 		unit_free(u);
 		return NULL;
 	}
@@ -332,6 +459,21 @@ static int around(struct sym_file *f, Dwarf_Die *cudie, struct unit *u, uint64_t
 	if (top >= 0 && *n < max)
 		chain[(*n)++] = u->top.r[top];
 	return *n ? 0 : -ENOENT;
+}
+
+/* DW_AT_decl_line of <d> (through its abstract origin), read now if not yet */
+static unsigned decl_of(struct sym_file *f, struct scope_die *d)
+{
+	Dwarf_Die die;
+	int line = 0;
+
+	if (!d->decl_read) {
+		d->decl_read = true;
+		if (dwarf_offdie(f->dw, d->off, &die) && dwarf_decl_line(&die, &line) == 0 &&
+		    line > 0)
+			d->decl_line = (unsigned)line;
+	}
+	return d->decl_line;
 }
 
 static int name_die(struct sym_file *f, struct scope_die *d)
@@ -433,7 +575,7 @@ int sym_dwarf_frames(struct sym_file *f, uint64_t vaddr, struct sym_frame *out, 
 			return -ENOMEM;
 		fr->name = sd->name;
 		fr->mangled = sd->mangled;
-		fr->decl_line = sd->decl_line;
+		fr->decl_line = decl_of(f, sd);
 		fdie[k++] = d;
 		if (!sd->inlined)
 			break;
@@ -466,9 +608,9 @@ int sym_dwarf_decl_line(struct sym_file *f, uint64_t vaddr, unsigned *line)
 	err = around(f, &cudie, u, vaddr, chain, 1, &n);
 	if (err)
 		return err;
-	if (!u->dies[chain[0].die].decl_line)
+	*line = decl_of(f, &u->dies[chain[0].die]);
+	if (!*line)
 		return -ENOENT;
-	*line = u->dies[chain[0].die].decl_line;
 	return 0;
 }
 

@@ -317,6 +317,62 @@ static int cmp_row(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+struct seq {
+	const struct row *head;
+	size_t first, n;
+};
+
+static int cmp_seq(const void *a, const void *b)
+{
+	return cmp_row(((const struct seq *)a)->head, ((const struct seq *)b)->head);
+}
+
+/* Rows that are in order inside each sequence (the usual out-of-order table: one sequence per
+ * function, in source order): sort the sequences by their first rows. Nonzero when the result
+ * is still not in order (sequences that overlap), or on ENOMEM: then sort the rows. */
+static int sort_sequences(struct table *t, const size_t *starts, size_t n)
+{
+	struct seq *v = malloc(n * sizeof(*v));
+	struct row *out;
+	size_t i, k = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		v[i] = (struct seq){ &t->rows[starts[i]], starts[i], 0 };
+	for (i = 0; i < n; i++)
+		v[i].n = (i + 1 < n ? v[i + 1].first : t->nrows) - v[i].first;
+	out = malloc(t->nrows * sizeof(*out));
+	if (!out) {
+		free(v);
+		return -ENOMEM;
+	}
+	qsort(v, n, sizeof(*v), cmp_seq);
+	for (i = 0; i < n; i++) {
+		memcpy(out + k, t->rows + v[i].first, v[i].n * sizeof(*out));
+		k += v[i].n;
+	}
+	free(v);
+	for (i = 1; i < k; i++)
+		if (cmp_row(&out[i - 1], &out[i]) > 0)
+			break;
+	if (i < k) {
+		free(out);
+		return 1;
+	}
+	free(t->rows);
+	t->rows = out;
+	return 0;
+}
+
+static int push_start(size_t **v, size_t *n, size_t *cap, size_t at)
+{
+	if (*n == *cap && kp_grow((void **)v, cap, *n + 1, sizeof(**v)))
+		return -ENOMEM;
+	(*v)[(*n)++] = at;
+	return 0;
+}
+
 /* Run the program of the unit at <off> into <t>. -ENOTSUP: leave it to libdw. */
 static int run(struct sym_lines *L, uint64_t off, const char *comp_dir, unsigned addrsz,
 	       struct table *t)
@@ -328,7 +384,8 @@ static int run(struct sym_lines *L, uint64_t off, const char *comp_dir, unsigned
 	int64_t line = 1;
 	unsigned file = 1, op_index = 0, isa = 0, disc = 0, column = 0;
 	size_t cap = 0, fcap = 0, i;
-	bool sorted = true;
+	bool sorted = true, inner_sorted = true;
+	size_t seq_start = 0, *starts = NULL, nstarts = 0, scap = 0, k;
 	int err;
 
 	if (off >= L->line_len)
@@ -373,7 +430,7 @@ static int run(struct sym_lines *L, uint64_t off, const char *comp_dir, unsigned
 #define STD_LEN(op, n)                    \
 	do {                              \
 		if (h.std_len[op] != (n)) \
-			return -ENOTSUP;  \
+			goto bad;         \
 	} while (0)
 #define ADVANCE(adv)                                                             \
 	do {                                                                     \
@@ -394,10 +451,10 @@ static int run(struct sym_lines *L, uint64_t off, const char *comp_dir, unsigned
 			unsigned elen, sub;
 
 			if (r.end - r.p < 2)
-				return -ENOTSUP;
+				goto bad;
 			elen = *r.p++;
 			if ((size_t)(r.end - r.p) < elen)
-				return -ENOTSUP;
+				goto bad;
 			sub = *r.p++;
 			switch (sub) {
 			case DW_LNE_end_sequence:
@@ -405,7 +462,7 @@ static int run(struct sym_lines *L, uint64_t off, const char *comp_dir, unsigned
 				break;
 			case DW_LNE_set_address:
 				if (elen != addrsz + 1)
-					return -ENOTSUP;
+					goto bad;
 				op_index = 0;
 				addr = rd_fixed(&r, addrsz);
 				break;
@@ -413,7 +470,7 @@ static int run(struct sym_lines *L, uint64_t off, const char *comp_dir, unsigned
 				const char *name = rd_cstr(&r);
 
 				(void)name;
-				return -ENOTSUP; /* DWARF 2 era: leave it to libdw */
+				goto bad; /* DWARF 2 era: leave it to libdw */
 			}
 			case DW_LNE_set_discriminator:
 				STD_LEN(DW_LNE_set_discriminator, 1);
@@ -421,10 +478,10 @@ static int run(struct sym_lines *L, uint64_t off, const char *comp_dir, unsigned
 				break;
 			case DW_LNE_NVIDIA_inlined_call:
 			case DW_LNE_NVIDIA_set_function_name:
-				return -ENOTSUP;
+				goto bad;
 			default:
 				if (!elen)
-					return -ENOTSUP;
+					goto bad;
 				r.p += elen - 1;
 				break;
 			}
@@ -475,19 +532,31 @@ static int run(struct sym_lines *L, uint64_t off, const char *comp_dir, unsigned
 				rd_uleb(&r);
 		}
 		if (r.bad)
-			return -ENOTSUP;
+			goto bad;
 		if (!emit)
 			continue;
 		/* libdw refuses a table whose values do not fit its fields */
 		if (line != (int32_t)line || column > 0xffff || isa > 0xff || disc >= (1u << 24))
-			return -ENOTSUP;
-		if (kp_grow((void **)&t->rows, &cap, t->nrows + 1, sizeof(*t->rows)))
-			return -ENOMEM;
+			goto bad;
+		if (t->nrows == cap &&
+		    kp_grow((void **)&t->rows, &cap, t->nrows + 1, sizeof(*t->rows)))
+			goto nomem;
 		t->rows[t->nrows] =
 			(struct row){ addr, (int32_t)line, file, (uint32_t)t->nrows, end };
-		if (t->nrows && cmp_row(&t->rows[t->nrows - 1], &t->rows[t->nrows]) > 0)
-			sorted = false;
 		t->nrows++;
+		if (end) {
+			/* rows at the end's address (gcc writes some) come after the end in libdw's
+			 * order: move the end before them, keeping the sequence in order */
+			for (i = t->nrows - 1; i > seq_start && t->rows[i - 1].addr == addr; i--) {
+				struct row tmp = t->rows[i - 1];
+
+				t->rows[i - 1] = t->rows[i];
+				t->rows[i] = tmp;
+			}
+			if (push_start(&starts, &nstarts, &scap, seq_start))
+				goto nomem;
+			seq_start = t->nrows;
+		}
 		disc = 0;
 		if (end) {
 			addr = 0;
@@ -500,42 +569,39 @@ static int run(struct sym_lines *L, uint64_t off, const char *comp_dir, unsigned
 	}
 #undef STD_LEN
 #undef ADVANCE
-	if (!sorted)
+	if (seq_start < t->nrows && push_start(&starts, &nstarts, &scap, seq_start)) {
+		free(starts);
+		return -ENOMEM;
+	}
+	for (i = 1, k = 1; i < t->nrows; i++) {
+		bool head = k < nstarts && starts[k] == i;
+
+		k += head;
+		if (cmp_row(&t->rows[i - 1], &t->rows[i]) > 0) {
+			sorted = false;
+			/* out of order inside a sequence: only a full sort will do */
+			inner_sorted &= head;
+		}
+	}
+	if (!sorted && (!inner_sorted || sort_sequences(t, starts, nstarts)))
 		qsort(t->rows, t->nrows, sizeof(*t->rows), cmp_row);
+	free(starts);
 	if (t->nrows)
 		t->rows[t->nrows - 1].end = 1; /* as libdw makes sure */
 	return 0;
+bad:
+	free(starts);
+	return -ENOTSUP;
+nomem:
+	free(starts);
+	return -ENOMEM;
 }
 
 /* ---- tables ---- */
 
-static bool section(Elf *elf, size_t shstrndx, Elf_Scn *scn, const char *want, const uint8_t **p,
-		    size_t *len)
-{
-	GElf_Shdr sh;
-	const char *name;
-	Elf_Data *d;
-
-	if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
-	    strcmp(name, want))
-		return false;
-	if (sh.sh_flags & SHF_COMPRESSED)
-		return true; /* left as it is: not usable here */
-	d = elf_getdata(scn, NULL);
-	if (d && d->d_buf) {
-		*p = d->d_buf;
-		*len = d->d_size;
-	}
-	return true;
-}
-
 static struct sym_lines *lines_of(struct sym_file *f)
 {
 	struct sym_lines *L = f->lines;
-	Elf *elf;
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-	GElf_Ehdr eh;
 
 	if (L)
 		return L;
@@ -543,15 +609,13 @@ static struct sym_lines *lines_of(struct sym_file *f)
 	if (!L)
 		return NULL;
 	f->lines = L;
-	elf = dwarf_getelf(f->dw);
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) || !gelf_getehdr(elf, &eh) ||
-	    eh.e_ident[EI_DATA] != ELFDATA2LSB || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
-		return L;
-	while ((scn = elf_nextscn(elf, scn)))
-		if (!section(elf, shstrndx, scn, ".debug_line", &L->line, &L->line_len) &&
-		    !section(elf, shstrndx, scn, ".debug_line_str", &L->line_str, &L->line_str_len))
-			section(elf, shstrndx, scn, ".debug_str", &L->str, &L->str_len);
-	L->usable = L->line != NULL;
+	L->line = f->sec.line.p;
+	L->line_len = f->sec.line.len;
+	L->line_str = f->sec.line_str.p;
+	L->line_str_len = f->sec.line_str.len;
+	L->str = f->sec.str.p;
+	L->str_len = f->sec.str.len;
+	L->usable = L->line && f->sec.little;
 	return L;
 }
 
