@@ -324,6 +324,7 @@ struct sym_file {
 	size_t ncus;
 	struct sym_hmap units; /* CU offset -> its function scopes (sym_inline.c) */
 	struct sym_lines *lines; /* the units' line tables (sym_lines.c) */
+	struct sym_hmap dies_units; /* CU offset -> its abbreviations (sym_dies.c) */
 	struct sym_dwsecs sec; /* of dw, found at sym_dwarf_open */
 };
 
@@ -454,6 +455,15 @@ typedef int (*sym_die_visit)(void *ctx, const struct sym_die_attrs *a);
  * visit when this reader cannot read the unit (ask libdw); -EINVAL when the unit turns out
  * malformed part way; -ENOMEM; or the visitor's error. */
 int sym_dies_walk(struct sym_file *f, Dwarf_Die *cudie, sym_die_visit visit, void *ctx);
+/* The same for the children of the DIE at <die_off> (in <cudie>'s unit), at <depth>. */
+int sym_dies_walk_children(struct sym_file *f, Dwarf_Die *cudie, uint64_t die_off, unsigned depth,
+			   sym_die_visit visit, void *ctx);
+/* Attributes of the unit's DIE as libdw reads them: 1 (set), 0 (absent: *off 0, *dir NULL,
+ * *lang -1), -ENOTSUP (this reader cannot say: ask libdw). */
+int sym_dies_cu_stmt_list(struct sym_file *f, Dwarf_Die *cudie, uint64_t *off);
+int sym_dies_cu_comp_dir(struct sym_file *f, Dwarf_Die *cudie, const char **dir);
+int sym_dies_cu_lang(struct sym_file *f, Dwarf_Die *cudie, int *lang);
+void sym_dies_free(struct sym_file *f);
 /* tests: refuse every unit (libdw reads them all, as before sym_dies.c) */
 void sym_dies_force_libdw(bool on);
 

@@ -52,6 +52,20 @@ struct unit_hdr {
 	const uint8_t *end; /* of the unit */
 };
 
+struct sym_dies_unit {
+	struct unit_hdr h;
+	const uint8_t *sec, *start, *die; /* .debug_info, the unit's header, its DIE */
+	struct abbrev *tab;
+	size_t ntab;
+	struct aspec *pool;
+	bool ok;
+	/* its DIE's attributes (sym_dies_cu) */
+	uint64_t stmt_list, lang;
+	const char *comp_dir;
+	bool stmt_list_known, comp_dir_known, lang_known;
+	bool stmt_list_seen, comp_dir_seen, lang_seen;
+};
+
 /* The size of a value of <form> when fixed, -1 when it is read from the data, -2 when this
  * reader does not know the form. */
 static int form_size(const struct unit_hdr *h, unsigned form)
@@ -400,95 +414,243 @@ static const uint8_t *sibling(const struct unit_hdr *h, const struct abbrev *ab,
 	return off < (uint64_t)(h->end - unit) ? unit + off : NULL;
 }
 
-int sym_dies_walk(struct sym_file *f, Dwarf_Die *cudie, sym_die_visit visit, void *ctx)
+static void unit_free(struct sym_dies_unit *u)
+{
+	if (u) {
+		free(u->tab);
+		free(u->pool);
+		free(u);
+	}
+}
+
+static const char *str_of(const struct sym_dwsec *sec, uint64_t off)
+{
+	if (!sec->p || off >= sec->len || !memchr(sec->p + off, 0, sec->len - off))
+		return NULL;
+	return (const char *)sec->p + off;
+}
+
+/* DW_AT_stmt_list, DW_AT_comp_dir and DW_AT_language of the unit's DIE, where their forms
+ * are ones libdw would read the same way; the others are left for libdw to read */
+static int cu_attrs(struct sym_file *f, struct sym_dies_unit *u)
+{
+	const struct unit_hdr *h = &u->h;
+	const uint8_t *p = u->die, *v;
+	const struct abbrev *ab;
+	uint64_t code, val;
+	uint32_t i;
+
+	if (!uleb(&p, h->end, &code) || !code || code >= u->ntab || !u->tab[code].tag)
+		return -ENOTSUP;
+	ab = &u->tab[code];
+	for (i = 0; i < ab->n; i++) {
+		unsigned form = u->pool[ab->first + i].form;
+
+		v = p;
+		if (!skip_form(h, form, &p, h->end))
+			return -ENOTSUP;
+		switch (form) {
+		case DW_FORM_data1:
+		case DW_FORM_data2:
+		case DW_FORM_data4:
+		case DW_FORM_data8:
+		case DW_FORM_sec_offset:
+		case DW_FORM_strp:
+		case DW_FORM_line_strp:
+			val = fixed_le(v, (unsigned)(p - v));
+			break;
+		case DW_FORM_udata:
+			uleb(&v, h->end, &val);
+			break;
+		default:
+			val = 0;
+		}
+		switch (u->pool[ab->first + i].name) {
+		case DW_AT_stmt_list:
+			u->stmt_list = val;
+			u->stmt_list_known = form == DW_FORM_sec_offset || form == DW_FORM_data4 ||
+					     form == DW_FORM_data8;
+			u->stmt_list_seen = true;
+			break;
+		case DW_AT_comp_dir:
+			u->comp_dir_known = true;
+			if (form == DW_FORM_string)
+				u->comp_dir = (const char *)v;
+			else if (form == DW_FORM_strp)
+				u->comp_dir = str_of(&f->sec.str, val);
+			else if (form == DW_FORM_line_strp)
+				u->comp_dir = str_of(&f->sec.line_str, val);
+			else
+				u->comp_dir_known = false;
+			u->comp_dir_seen = true;
+			break;
+		case DW_AT_language:
+			u->lang = val;
+			u->lang_known = form == DW_FORM_data1 || form == DW_FORM_data2 ||
+					form == DW_FORM_udata;
+			u->lang_seen = true;
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+/* The header, abbreviations and unit DIE attributes of the unit at <cu_off>; -ENOTSUP */
+static int unit_open(struct sym_file *f, uint64_t cu_off, uint64_t die_off, struct sym_dies_unit *u)
 {
 	const struct sym_dwsec *info = &f->sec.info;
-	uint64_t die_off = dwarf_dieoffset(cudie), cu_off, len, abbrev_off;
-	struct unit_hdr h;
-	struct abbrev *tab = NULL;
-	struct aspec *pool = NULL;
-	size_t ntab = 0;
-	const uint8_t *p, *attrs;
-	unsigned depth = 0, skip_below = UINT32_MAX; /* DIEs deeper are not visited */
+	struct unit_hdr *h = &u->h;
+	const uint8_t *p;
+	uint64_t len, abbrev_off;
 	int err;
 
-	if (!info->p || !f->sec.abbrev.p || !f->sec.little || force_libdw)
-		return -ENOTSUP;
-	cu_off = die_off - dwarf_cuoffset(cudie);
 	if (cu_off >= info->len || info->len - cu_off < 11)
 		return -ENOTSUP;
-	p = info->p + cu_off;
+	u->sec = info->p;
+	u->start = p = info->p + cu_off;
 	len = fixed_le(p, 4);
 	p += 4;
-	h.offsz = 4;
+	h->offsz = 4;
 	if (len == 0xffffffff) {
 		if (info->len - cu_off < 23)
 			return -ENOTSUP;
 		len = fixed_le(p, 8);
 		p += 8;
-		h.offsz = 8;
+		h->offsz = 8;
 	} else if (len >= 0xfffffff0) {
 		return -ENOTSUP;
 	}
 	if (len > (size_t)(info->p + info->len - p))
 		return -ENOTSUP;
-	h.end = p + len;
-	h.version = (unsigned)fixed_le(p, 2);
+	h->end = p + len;
+	h->version = (unsigned)fixed_le(p, 2);
 	p += 2;
-	if (h.version < 2 || h.version > 5)
+	if (h->version < 2 || h->version > 5)
 		return -ENOTSUP;
-	if (h.version == 5) {
+	if (h->version == 5) {
 		unsigned type = *p++;
 
 		if (type != DW_UT_compile && type != DW_UT_partial)
 			return -ENOTSUP;
-		h.addrsz = *p++;
-		abbrev_off = fixed_le(p, h.offsz);
-		p += h.offsz;
+		h->addrsz = *p++;
+		abbrev_off = fixed_le(p, h->offsz);
+		p += h->offsz;
 	} else {
-		abbrev_off = fixed_le(p, h.offsz);
-		p += h.offsz;
-		h.addrsz = *p++;
+		abbrev_off = fixed_le(p, h->offsz);
+		p += h->offsz;
+		h->addrsz = *p++;
 	}
-	if ((h.addrsz != 4 && h.addrsz != 8) || p != info->p + die_off || p > h.end)
+	if ((h->addrsz != 4 && h->addrsz != 8) || p != info->p + die_off || p >= h->end)
 		return -ENOTSUP;
-	err = read_abbrevs(&f->sec.abbrev, abbrev_off, &h, &tab, &ntab, &pool);
+	u->die = p;
+	err = read_abbrevs(&f->sec.abbrev, abbrev_off, h, &u->tab, &u->ntab, &u->pool);
 	if (err)
 		return err;
-	while (p < h.end) {
+	return cu_attrs(f, u);
+}
+
+/* the unit of <cudie>, read now if not yet; NULL when this reader cannot read it (or ENOMEM) */
+static struct sym_dies_unit *unit_of(struct sym_file *f, Dwarf_Die *cudie)
+{
+	uint64_t die_off = dwarf_dieoffset(cudie);
+	struct sym_dies_unit *u = sym_hmap_get(&f->dies_units, die_off, 0);
+
+	if (u)
+		return u->ok ? u : NULL;
+	if (!f->sec.info.p || !f->sec.abbrev.p || !f->sec.little || force_libdw)
+		return NULL;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return NULL;
+	u->ok = unit_open(f, die_off - dwarf_cuoffset(cudie), die_off, u) == 0;
+	if (!u->ok) {
+		free(u->tab);
+		free(u->pool);
+		u->tab = NULL;
+		u->pool = NULL;
+	}
+	if (sym_hmap_put(&f->dies_units, die_off, 0, u)) {
+		unit_free(u);
+		return NULL;
+	}
+	return u->ok ? u : NULL;
+}
+
+int sym_dies_cu_stmt_list(struct sym_file *f, Dwarf_Die *cudie, uint64_t *off)
+{
+	struct sym_dies_unit *u = unit_of(f, cudie);
+
+	if (!u || (u->stmt_list_seen && !u->stmt_list_known))
+		return -ENOTSUP;
+	*off = u->stmt_list;
+	return u->stmt_list_seen;
+}
+
+int sym_dies_cu_comp_dir(struct sym_file *f, Dwarf_Die *cudie, const char **dir)
+{
+	struct sym_dies_unit *u = unit_of(f, cudie);
+
+	if (!u || (u->comp_dir_seen && !u->comp_dir_known))
+		return -ENOTSUP;
+	*dir = u->comp_dir_seen ? u->comp_dir : NULL;
+	return u->comp_dir_seen;
+}
+
+int sym_dies_cu_lang(struct sym_file *f, Dwarf_Die *cudie, int *lang)
+{
+	struct sym_dies_unit *u = unit_of(f, cudie);
+
+	if (!u || (u->lang_seen && !u->lang_known))
+		return -ENOTSUP;
+	*lang = u->lang_seen && u->lang <= INT32_MAX ? (int)u->lang : -1;
+	return u->lang_seen;
+}
+
+/* visit the DIEs from <p> at <depth> on, until the list of children at depth floor + 1 ends */
+static int walk(const struct sym_dies_unit *u, const uint8_t *p, unsigned depth, unsigned floor,
+		sym_die_visit visit, void *ctx)
+{
+	const struct unit_hdr *h = &u->h;
+	const uint8_t *attrs;
+	unsigned skip_below = UINT32_MAX; /* DIEs deeper are not visited */
+	int err = 0;
+
+	while (p < h->end) {
 		struct sym_die_attrs a;
 		const struct abbrev *ab;
 		uint64_t code;
 		int r;
 
-		a.off = (uint64_t)(p - info->p);
-		if (!uleb(&p, h.end, &code)) {
+		a.off = (uint64_t)(p - u->sec);
+		if (!uleb(&p, h->end, &code)) {
 			err = -EINVAL;
 			break;
 		}
 		if (!code) { /* the end of a list of children (or padding after the unit) */
-			if (!depth)
+			if (depth <= floor)
 				break;
 			if (--depth <= skip_below)
 				skip_below = UINT32_MAX;
-			if (!depth)
+			if (depth <= floor)
 				break;
 			continue;
 		}
-		if (code >= ntab || !tab[code].tag) {
+		if (code >= u->ntab || !u->tab[code].tag) {
 			err = -EINVAL;
 			break;
 		}
-		ab = &tab[code];
+		ab = &u->tab[code];
 		attrs = p;
 		memset(&a.has_low, 0, sizeof(a) - offsetof(struct sym_die_attrs, has_low));
 		if (ab->wanted && depth <= skip_below) {
-			if (!read_wanted(&h, ab, pool + ab->first, &p, &a)) {
+			if (!read_wanted(h, ab, u->pool + ab->first, &p, &a)) {
 				err = -EINVAL;
 				break;
 			}
 		} else if (ab->fixed >= 0) {
-			if ((size_t)(h.end - p) < (size_t)ab->fixed) {
+			if ((size_t)(h->end - p) < (size_t)ab->fixed) {
 				err = -EINVAL;
 				break;
 			}
@@ -497,7 +659,7 @@ int sym_dies_walk(struct sym_file *f, Dwarf_Die *cudie, sym_die_visit visit, voi
 			uint32_t i;
 
 			for (i = 0; i < ab->n; i++)
-				if (!skip_form(&h, pool[ab->first + i].form, &p, h.end))
+				if (!skip_form(h, u->pool[ab->first + i].form, &p, h->end))
 					break;
 			if (i < ab->n) {
 				err = -EINVAL;
@@ -518,9 +680,9 @@ int sym_dies_walk(struct sym_file *f, Dwarf_Die *cudie, sym_die_visit visit, voi
 			break;
 		}
 		if (ab->children) {
-			const uint8_t *sib = r ? NULL : sibling(&h, ab, attrs, info->p + cu_off);
+			const uint8_t *sib = r ? NULL : sibling(h, ab, attrs, u->start);
 
-			if (sib && sib >= p && sib <= h.end) {
+			if (sib && sib >= p && sib <= h->end) {
 				p = sib; /* past its children at once */
 				continue;
 			}
@@ -529,7 +691,52 @@ int sym_dies_walk(struct sym_file *f, Dwarf_Die *cudie, sym_die_visit visit, voi
 			depth++;
 		}
 	}
-	free(tab);
-	free(pool);
 	return err;
+}
+
+int sym_dies_walk(struct sym_file *f, Dwarf_Die *cudie, sym_die_visit visit, void *ctx)
+{
+	struct sym_dies_unit *u = unit_of(f, cudie);
+
+	if (!u)
+		return -ENOTSUP;
+	return walk(u, u->die, 0, 0, visit, ctx);
+}
+
+int sym_dies_walk_children(struct sym_file *f, Dwarf_Die *cudie, uint64_t die_off, unsigned depth,
+			   sym_die_visit visit, void *ctx)
+{
+	struct sym_dies_unit *u = unit_of(f, cudie);
+	const struct abbrev *ab;
+	const uint8_t *p;
+	uint64_t code;
+	uint32_t i;
+
+	if (!u)
+		return -ENOTSUP;
+	if (die_off < (uint64_t)(u->die - u->sec) || die_off >= (uint64_t)(u->h.end - u->sec))
+		return -EINVAL;
+	p = u->sec + die_off;
+	if (!uleb(&p, u->h.end, &code) || !code || code >= u->ntab || !u->tab[code].tag)
+		return -EINVAL;
+	ab = &u->tab[code];
+	for (i = 0; i < ab->n; i++)
+		if (!skip_form(&u->h, u->pool[ab->first + i].form, &p, u->h.end))
+			return -EINVAL;
+	if (!ab->children)
+		return 0;
+	return walk(u, p, depth, depth - 1, visit, ctx);
+}
+
+static bool drop_unit(void *val, void *ctx)
+{
+	(void)ctx;
+	unit_free(val);
+	return true;
+}
+
+void sym_dies_free(struct sym_file *f)
+{
+	sym_hmap_filter(&f->dies_units, drop_unit, NULL);
+	sym_hmap_free(&f->dies_units);
 }

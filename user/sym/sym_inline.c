@@ -60,6 +60,7 @@ struct unit {
 	size_t nfiles;
 	bool files_tried;
 	bool c; /* a C unit: its structs hold no functions */
+	bool scanned; /* its DIEs read by sym_dies.c */
 };
 
 static unsigned units_parsed, units_scanned;
@@ -248,6 +249,7 @@ struct walk {
 	struct sym_file *f;
 	struct unit *u;
 	struct scope_set *set;
+	bool lazy; /* subprograms not walked into (listing a unit's functions) */
 	long fn[MAX_DEPTH + 2]; /* per depth: the function its DIEs are in */
 };
 
@@ -314,34 +316,40 @@ static int visit_die(void *ctx, const struct sym_die_attrs *a)
 		if (idx == -ENOMEM)
 			return -ENOMEM;
 	}
-	if (idx < 0)
-		return 0; /* a subprogram without code: not walked into */
+	if (idx < 0 || (w->lazy && a->tag == DW_TAG_subprogram))
+		return 0; /* without code, or read when an address falls in it */
 	w->fn[a->depth + 1] = idx;
 	return 1;
 }
 
-/* the scopes of the whole unit into u->all by sym_dies.c; -ENOTSUP/-EINVAL: ask libdw */
-static int scan_unit(struct sym_file *f, Dwarf_Die *cudie, struct unit *u)
+/* Walk (sym_dies.c) the unit's top (lazy: its functions) or the children of function <d> at
+ * depth 1 into <set>. -ENOTSUP/-EINVAL (the DIEs recorded taken back): ask libdw. */
+static int scan(struct sym_file *f, Dwarf_Die *cudie, struct unit *u, long d, struct scope_set *set)
 {
 	struct walk *w = malloc(sizeof(*w));
+	size_t before = u->ndies;
 	int err;
 
 	if (!w)
 		return -ENOMEM;
 	w->f = f;
 	w->u = u;
-	w->set = calloc(1, sizeof(*w->set));
-	err = w->set ? sym_dies_walk(f, cudie, visit_die, w) : -ENOMEM;
-	if (!err)
-		err = finish_set(w->set);
-	if (err) {
-		set_free(w->set);
-		u->ndies = 0;
+	w->set = set;
+	w->lazy = d < 0;
+	if (d < 0) {
+		err = sym_dies_walk(f, cudie, visit_die, w);
 	} else {
-		u->all = w->set;
-		units_scanned++;
+		w->fn[1] = d;
+		err = sym_dies_walk_children(f, cudie, u->dies[d].off, 1, visit_die, w);
 	}
 	free(w);
+	if (!err)
+		err = finish_set(set);
+	if (err) {
+		free(set->r);
+		memset(set, 0, sizeof(*set));
+		u->ndies = before;
+	}
 	return err;
 }
 
@@ -355,11 +363,16 @@ static struct unit *unit_of(struct sym_file *f, Dwarf_Die *cudie)
 		return u;
 	u = calloc(1, sizeof(*u));
 	if (u) {
-		int lang = dwarf_srclang(cudie);
+		int lang;
+
+		if (sym_dies_cu_lang(f, cudie, &lang) < 0)
+			lang = dwarf_srclang(cudie);
 
 		u->c = lang == DW_LANG_C89 || lang == DW_LANG_C || lang == DW_LANG_C99 ||
 		       lang == DW_LANG_C11;
-		err = scan_unit(f, cudie, u);
+		err = scan(f, cudie, u, -1, &u->top);
+		u->scanned = !err;
+		units_scanned += u->scanned;
 		if (err == -ENOTSUP || err == -EINVAL) /* libdw lists its functions */
 			err = add_scopes(cudie, 0, -1, true, u, &u->top) || finish_set(&u->top) ?
 				      -ENOMEM :
@@ -393,7 +406,7 @@ static long search(const struct scope_set *set, uint64_t vaddr)
 }
 
 /* the scopes inside function <d> (a DIE of u->top), read now if not yet */
-static struct scope_set *inner_of(struct sym_file *f, struct unit *u, long d)
+static struct scope_set *inner_of(struct sym_file *f, Dwarf_Die *cudie, struct unit *u, long d)
 {
 	struct scope_set *set;
 	Dwarf_Die die, child;
@@ -411,7 +424,19 @@ static struct scope_set *inner_of(struct sym_file *f, struct unit *u, long d)
 	if (u->inner[d])
 		return u->inner[d];
 	set = calloc(1, sizeof(*set));
-	if (!set || !dwarf_offdie(f->dw, u->dies[d].off, &die))
+	if (!set)
+		return NULL;
+	if (u->scanned) {
+		int err = scan(f, cudie, u, d, set);
+
+		if (!err) {
+			u->inner[d] = set;
+			return set;
+		}
+		if (err == -ENOMEM)
+			goto fail;
+	}
+	if (!dwarf_offdie(f->dw, u->dies[d].off, &die))
 		goto fail;
 	if (dwarf_child(&die, &child) == 0) {
 		do {
@@ -449,7 +474,7 @@ static int around(struct sym_file *f, Dwarf_Die *cudie, struct unit *u, uint64_t
 		set = u->all;
 		r = search(set, vaddr);
 	} else {
-		set = inner_of(f, u, u->top.r[top].die);
+		set = inner_of(f, cudie, u, u->top.r[top].die);
 		if (!set)
 			return -ENOMEM;
 		r = search(set, vaddr);

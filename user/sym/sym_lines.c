@@ -538,9 +538,18 @@ static int run(struct sym_lines *L, uint64_t off, const char *comp_dir, unsigned
 		/* libdw refuses a table whose values do not fit its fields */
 		if (line != (int32_t)line || column > 0xffff || isa > 0xff || disc >= (1u << 24))
 			goto bad;
-		if (t->nrows == cap &&
-		    kp_grow((void **)&t->rows, &cap, t->nrows + 1, sizeof(*t->rows)))
-			goto nomem;
+		if (t->nrows == cap) {
+			/* a row takes at least one byte of the program: a third of its length
+			 * is room for most (gcc's take 4 to 5), without zeroing what is not
+			 * written yet */
+			size_t want = cap ? cap * 2 : (size_t)(r.end - r.p) / 3 + 16;
+			struct row *v = realloc(t->rows, want * sizeof(*v));
+
+			if (!v)
+				goto nomem;
+			t->rows = v;
+			cap = want;
+		}
 		t->rows[t->nrows] =
 			(struct row){ addr, (int32_t)line, file, (uint32_t)t->nrows, end };
 		t->nrows++;
@@ -642,8 +651,16 @@ static struct table *table_of(struct sym_file *f, Dwarf_Die *cudie)
 
 	if (!L)
 		return NULL;
-	if (!dwarf_attr(cudie, DW_AT_stmt_list, &a) || dwarf_formudata(&a, &off))
+	switch (sym_dies_cu_stmt_list(f, cudie, &off)) {
+	case 1:
+		break;
+	case 0:
 		off = UINT64_MAX; /* libdw finds no table */
+		break;
+	default:
+		if (!dwarf_attr(cudie, DW_AT_stmt_list, &a) || dwarf_formudata(&a, &off))
+			off = UINT64_MAX;
+	}
 	t = sym_hmap_get(&L->tables, off, 1);
 	if (t)
 		return t;
@@ -659,8 +676,11 @@ static struct table *table_of(struct sym_file *f, Dwarf_Die *cudie)
 		   (addrsz != 4 && addrsz != 8)) {
 		t->libdw = true;
 	} else {
-		err = run(L, off, dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &a)), addrsz,
-			  t);
+		const char *dir;
+
+		if (sym_dies_cu_comp_dir(f, cudie, &dir) < 0)
+			dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &a));
+		err = run(L, off, dir, addrsz, t);
 		if (err == -ENOMEM) {
 			table_free(t);
 			return NULL;
