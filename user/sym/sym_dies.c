@@ -133,11 +133,16 @@ static int form_size(const struct unit_hdr *h, unsigned form)
 	}
 }
 
-static bool uleb(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+static inline bool uleb(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 {
 	const uint8_t *p = *pp;
 	unsigned shift = 0;
 
+	if (p < end && *p < 0x80) { /* most are one byte */
+		*v = *p;
+		*pp = p + 1;
+		return true;
+	}
 	*v = 0;
 	while (p < end && shift < 64) {
 		uint8_t b = *p++;
@@ -244,7 +249,7 @@ static int read_abbrevs(const struct sym_dwsec *sec, uint64_t off, const struct 
 			struct abbrev **tab, size_t *ntab, struct aspec **pool)
 {
 	const uint8_t *p, *end = sec->p + sec->len;
-	size_t cap = 0, pcap = 0, npool = 0, count = 0;
+	size_t cap = 0, pcap = 0, npool = 0, count = 0, top = 1;
 	int err = -ENOTSUP;
 
 	*tab = NULL;
@@ -252,6 +257,15 @@ static int read_abbrevs(const struct sym_dwsec *sec, uint64_t off, const struct 
 	*pool = NULL;
 	if (off >= sec->len)
 		return -ENOTSUP;
+	cap = 64;
+	pcap = 256;
+	*tab = calloc(cap, sizeof(**tab));
+	*pool = malloc(pcap * sizeof(**pool)); /* written before read: not zeroed */
+	if (!*tab || !*pool) {
+		err = -ENOMEM;
+		goto out;
+	}
+	*ntab = cap;
 	for (p = sec->p + off;;) {
 		uint64_t code, tag, name, form;
 		struct abbrev *a;
@@ -265,14 +279,11 @@ static int read_abbrevs(const struct sym_dwsec *sec, uint64_t off, const struct 
 		if (!uleb(&p, end, &tag) || p >= end || code > 4 * count + 1024 || tag > 0xffff)
 			goto out;
 		if (code >= *ntab) {
-			size_t old = *ntab;
-
 			if (kp_grow((void **)tab, &cap, code + 1, sizeof(**tab))) {
 				err = -ENOMEM;
 				goto out;
 			}
-			memset(*tab + old, 0, (cap - old) * sizeof(**tab));
-			*ntab = cap;
+			*ntab = cap; /* kp_grow zeroed the new codes */
 		}
 		a = &(*tab)[code];
 		if (a->tag) /* the same code twice */
@@ -301,10 +312,15 @@ static int read_abbrevs(const struct sym_dwsec *sec, uint64_t off, const struct 
 				a->sib_form = (uint16_t)form;
 			}
 			fixed = sz < 0 || fixed < 0 ? -1 : fixed + sz;
-			if (npool == pcap &&
-			    kp_grow((void **)pool, &pcap, npool + 1, sizeof(**pool))) {
-				err = -ENOMEM;
-				goto out;
+			if (npool == pcap) {
+				struct aspec *np = realloc(*pool, 2 * pcap * sizeof(**pool));
+
+				if (!np) {
+					err = -ENOMEM;
+					goto out;
+				}
+				*pool = np;
+				pcap *= 2;
 			}
 			(*pool)[npool++] =
 				(struct aspec){ (uint16_t)name, (uint16_t)form, implicit };
@@ -312,6 +328,20 @@ static int read_abbrevs(const struct sym_dwsec *sec, uint64_t off, const struct 
 		a->n = (uint32_t)(npool - a->first);
 		a->fixed = fixed;
 		count++;
+		if (code + 1 > top)
+			top = code + 1;
+	}
+	/* kept while the file is: give back the room not used (a unit's tables are small,
+	 * but a thousand units' spare room is megabytes of pages to fault in) */
+	{
+		struct abbrev *t = realloc(*tab, top * sizeof(**tab));
+		struct aspec *q = realloc(*pool, (npool ? npool : 1) * sizeof(**pool));
+
+		if (t)
+			*tab = t;
+		if (q)
+			*pool = q;
+		*ntab = top;
 	}
 	return 0;
 out:

@@ -86,11 +86,13 @@ static uint64_t rd_fixed(struct rd *r, unsigned n)
 	return v;
 }
 
-static uint64_t rd_uleb(struct rd *r)
+static inline uint64_t rd_uleb(struct rd *r)
 {
 	uint64_t v = 0;
 	unsigned shift = 0;
 
+	if (r->p < r->end && *r->p < 0x80) /* most are one byte */
+		return *r->p++;
 	while (r->p < r->end) {
 		uint8_t b = *r->p++;
 
