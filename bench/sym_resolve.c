@@ -370,35 +370,47 @@ static int resolve_stdin(const char *module)
 	return 0;
 }
 
-/* A command with addresses on its stdin, run <runs> times: the median wall time and the
- * least CPU time (user + system, of the child: this machine is shared, wall time is noisy)
- * in seconds; -1 when it failed. */
-static void run_symbolizer(const char *cmd, const char *in, int runs, double *wall, double *cpu)
+#define SYM_ROUNDS 7
+
+/* Commands with addresses on their stdin, run in <rounds> interleaved rounds (each round runs
+ * each command once, so that the load of this shared machine weighs on all alike): for each
+ * the median wall time and the least CPU time (user + system, of the child) in seconds; -1
+ * when it failed. */
+static void run_symbolizers(char cmd[][4400], int ncmd, const char *in, int rounds, double *wall,
+			    double *cpu)
 {
-	double w[8];
+	double w[3][SYM_ROUNDS];
 	char full[16384];
-	int i, j;
+	int r, t, i, j;
 
-	snprintf(full, sizeof(full), "%s < '%s' > /dev/null 2>&1", cmd, in);
-	*wall = *cpu = -1;
-	for (i = 0; i < runs && i < 8; i++) {
-		double c, t0 = now_s();
+	for (t = 0; t < ncmd; t++)
+		wall[t] = cpu[t] = 0;
+	for (r = 0; r < rounds && r < SYM_ROUNDS; r++)
+		for (t = 0; t < ncmd && t < 3; t++) {
+			double c, t0 = now_s();
 
-		c = run_cmd_timed(full);
-		w[i] = now_s() - t0;
-		if (c < 0)
-			return;
-		if (*cpu < 0 || c < *cpu)
-			*cpu = c;
-	}
-	for (i = 1; i < runs; i++) /* sort the few walls for their median */
-		for (j = i; j > 0 && w[j] < w[j - 1]; j--) {
-			double t = w[j];
-
-			w[j] = w[j - 1];
-			w[j - 1] = t;
+			if (cpu[t] < 0)
+				continue;
+			snprintf(full, sizeof(full), "%s < '%s' > /dev/null 2>&1", cmd[t], in);
+			c = run_cmd_timed(full);
+			w[t][r] = now_s() - t0;
+			if (c < 0)
+				wall[t] = cpu[t] = -1;
+			else if (!r || c < cpu[t])
+				cpu[t] = c;
 		}
-	*wall = w[runs / 2];
+	for (t = 0; t < ncmd && t < 3; t++) {
+		if (cpu[t] < 0)
+			continue;
+		for (i = 1; i < rounds; i++) /* sort the few walls for their median */
+			for (j = i; j > 0 && w[t][j] < w[t][j - 1]; j--) {
+				double x = w[t][j];
+
+				w[t][j] = w[t][j - 1];
+				w[t][j - 1] = x;
+			}
+		wall[t] = w[t][rounds / 2];
+	}
 }
 
 /* <n> addresses inside the functions of <module> (nm -S of its .dynsym, or its .symtab) */
@@ -453,8 +465,7 @@ static void compare_inline(const char *self, const char *module, const char *wha
 	snprintf(cmd[0], sizeof(cmd[0]), "'%s' --resolve '%s'", self, module);
 	snprintf(cmd[1], sizeof(cmd[1]), "addr2line -f -i -C -e '%s'", module);
 	snprintf(cmd[2], sizeof(cmd[2]), "llvm-symbolizer --inlining --obj='%s'", module);
-	for (t = 0; t < 3; t++)
-		run_symbolizer(cmd[t], in, 5, &wall[t], &cpu[t]);
+	run_symbolizers(cmd, 3, in, SYM_ROUNDS, wall, cpu);
 	/* warm, ours: the same addresses again in a process that resolved them once (the tools
 	 * have no cache to be warm with: each run is a new process, the files in the page cache) */
 	SymResolverDestroy();
@@ -495,12 +506,13 @@ static void compare_inline(const char *self, const char *module, const char *wha
 }
 
 /* the cost of opening <module>'s DWARF (its debug file): inflating, indexing the units */
-static double dwarf_open_ms(const char *module, bool zlib)
+static double dwarf_open_ms(const char *module, bool zlib, double *wall_ms)
 {
 	struct sym_file_ref ref = { .path = module, .open_path = module };
 	struct sym_file *f = NULL;
-	double t0, t;
+	double t0, w0, t;
 
+	*wall_ms = -1;
 	SymResolverDestroy();
 	sym_dwarf_set_slow_inflate(zlib);
 	sym_lock();
@@ -509,7 +521,9 @@ static double dwarf_open_ms(const char *module, bool zlib)
 		return -1;
 	}
 	t0 = cpu_s();
+	w0 = now_s();
 	t = sym_file_dwarf(f) ? -1 : (cpu_s() - t0) * 1e3;
+	*wall_ms = (now_s() - w0) * 1e3;
 	sym_unlock();
 	sym_dwarf_set_slow_inflate(false);
 	return t;
@@ -518,16 +532,18 @@ static double dwarf_open_ms(const char *module, bool zlib)
 static void inline_section(const char *self, const char *build, const char *libc, size_t n)
 {
 	char wl[4200];
-	double fast = dwarf_open_ms(libc, false), slow = dwarf_open_ms(libc, true);
+	double fast_w, slow_w, fast = dwarf_open_ms(libc, false, &fast_w),
+			       slow = dwarf_open_ms(libc, true, &slow_w);
 
 	printf("inline frames, against addr2line -f -i -C and llvm-symbolizer --inlining (each "
 	       "cold = a new process):\n");
 	compare_inline(self, libc, "libc with its debug file", n);
 	snprintf(wl, sizeof(wl), "%s/workloads/inline_cxx", build);
 	compare_inline(self, wl, "the -O2 C++ workload", n);
-	printf("  fixed cost of libc's debug file (open the DWARF, index its units): %.1f ms "
-	       "(libdeflate), %.1f ms inflated with zlib as libdw does\n",
-	       fast, slow);
+	printf("  fixed cost of libc's debug file (open the DWARF, index its units): %.1f ms CPU, "
+	       "%.1f ms wall (libdeflate, .debug_info on a second thread); %.1f ms CPU "
+	       "inflated with zlib as libdw does\n",
+	       fast, fast_w, slow);
 	SymResolverDestroy();
 }
 

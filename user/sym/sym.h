@@ -273,6 +273,16 @@ struct sym_seg {
 	bool exec;
 };
 
+/* a debug section as libdw reads it (inflated), for the readers that bypass libdw */
+struct sym_dwsec {
+	const uint8_t *p; /* NULL: absent, or left compressed */
+	size_t len;
+};
+struct sym_dwsecs {
+	struct sym_dwsec info, abbrev, line, line_str, str;
+	bool little; /* a little-endian file read on a little-endian host */
+};
+
 struct sym_file {
 	struct sym_file *next; /* every cached file, for sym_files_free */
 	/* identity of the opened file */
@@ -317,6 +327,9 @@ struct sym_file {
 	struct sym_cu_range *cus;
 	size_t ncus;
 	struct sym_hmap units; /* CU offset -> its function scopes (sym_inline.c) */
+	struct sym_lines *lines; /* the units' line tables (sym_lines.c) */
+	struct sym_hmap dies_units; /* CU offset -> its abbreviations (sym_dies.c) */
+	struct sym_dwsecs sec; /* of dw, found at sym_dwarf_open */
 };
 
 /* where a file is, for a process: how to open it, and what identifies the mapping */
@@ -412,6 +425,52 @@ void sym_dwarf_image_free(void *image, size_t size);
 /* tests and benchmarks: inflate with zlib (libelf) instead of libdeflate */
 void sym_dwarf_set_slow_inflate(bool on);
 
+/* ---- sym_lines.c: line tables read without libdw's per-row cost, libdw's answers ---- */
+
+/* The row of <cudie>'s line table at <vaddr>, as dwarf_getsrc_die + dwarf_linesrc give it:
+ * 0 (*file may be NULL), -ENOENT (no row), -ENOMEM, -ENOTSUP (a table read by libdw: ask
+ * libdw). The table is read the first time and kept until sym_lines_free. */
+int sym_lines_find(struct sym_file *f, Dwarf_Die *cudie, uint64_t vaddr, const char **file,
+		   int *line);
+/* File <idx> of <cudie>'s line table as dwarf_getsrcfiles + dwarf_filesrc give it: 0,
+ * -ENOENT, -ENOMEM, -ENOTSUP (ask libdw). */
+int sym_lines_file(struct sym_file *f, Dwarf_Die *cudie, size_t idx, const char **file);
+void sym_lines_free(struct sym_file *f);
+/* tests: every table read by libdw, as before sym_lines.c */
+void sym_lines_force_libdw(bool on);
+
+/* ---- sym_dies.c: the DIEs of a unit in one pass, without libdw ---- */
+
+/* A DIE as sym_dies_walk shows it; for subprograms and inlined calls (wanted), the attributes
+ * function scopes need. odd: one of them has a form not decoded here (addrx, sdata...): read
+ * that DIE with libdw. */
+struct sym_die_attrs {
+	uint64_t off;
+	int tag;
+	unsigned depth; /* the unit's DIE is at 0 */
+	bool children, wanted;
+	/* wanted only (zero otherwise); has_low is the first of them */
+	bool has_low, has_high, high_is_offset, has_ranges, odd;
+	uint64_t low, high, call_line, call_file;
+};
+/* returns 1 to visit the DIE's children, 0 not to, < 0 to stop with that error */
+typedef int (*sym_die_visit)(void *ctx, const struct sym_die_attrs *a);
+/* Visit the DIEs of <cudie>'s unit in order (the unit's DIE first). 0; -ENOTSUP before any
+ * visit when this reader cannot read the unit (ask libdw); -EINVAL when the unit turns out
+ * malformed part way; -ENOMEM; or the visitor's error. */
+int sym_dies_walk(struct sym_file *f, Dwarf_Die *cudie, sym_die_visit visit, void *ctx);
+/* The same for the children of the DIE at <die_off> (in <cudie>'s unit), at <depth>. */
+int sym_dies_walk_children(struct sym_file *f, Dwarf_Die *cudie, uint64_t die_off, unsigned depth,
+			   sym_die_visit visit, void *ctx);
+/* Attributes of the unit's DIE as libdw reads them: 1 (set), 0 (absent: *off 0, *dir NULL,
+ * *lang -1), -ENOTSUP (this reader cannot say: ask libdw). */
+int sym_dies_cu_stmt_list(struct sym_file *f, Dwarf_Die *cudie, uint64_t *off);
+int sym_dies_cu_comp_dir(struct sym_file *f, Dwarf_Die *cudie, const char **dir);
+int sym_dies_cu_lang(struct sym_file *f, Dwarf_Die *cudie, int *lang);
+void sym_dies_free(struct sym_file *f);
+/* tests: refuse every unit (libdw reads them all, as before sym_dies.c) */
+void sym_dies_force_libdw(bool on);
+
 /* ---- sym_inline.c: function scopes of a unit, inline chains ---- */
 
 #define SYM_MAX_INLINE 64 /* frames at one address, the function included */
@@ -436,6 +495,8 @@ int sym_dwarf_frames(struct sym_file *f, uint64_t vaddr, struct sym_frame *out, 
 int sym_dwarf_decl_line(struct sym_file *f, uint64_t vaddr, unsigned *line);
 void sym_inline_free(struct sym_file *f);
 unsigned sym_inline_units_parsed(void);
+/* of those, the units read in one pass by sym_dies.c (the others through libdw) */
+unsigned sym_inline_units_scanned(void);
 
 /* ---- sym_proc.c: the address space of one process ---- */
 

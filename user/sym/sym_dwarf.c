@@ -18,6 +18,8 @@
 #include <errno.h>
 #include <gelf.h>
 #include <libdeflate.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,15 +69,43 @@ struct img_scn {
 	bool compressed;
 };
 
+/* map the pages of <len> bytes at <p> of the file now, in one call (see image_alloc) */
+static void prefault(const void *p, size_t len)
+{
+	uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095, e = (uintptr_t)p + len;
+
+	madvise((void *)a, e - a, MADV_POPULATE_READ);
+}
+
 static int inflate_into(struct libdeflate_decompressor *d, const struct img_scn *s, void *out)
 {
 	size_t got = 0;
 
+	prefault(s->data, s->len);
 	if (libdeflate_zlib_decompress(d, s->data, s->len, out, s->size, &got) !=
 		    LIBDEFLATE_SUCCESS ||
 	    got != s->size)
 		return -EINVAL;
 	return 0;
+}
+
+#define PARALLEL_MIN ((size_t)1 << 20) /* a thread for a section that inflates to 1 MB or more */
+
+struct inflate_job {
+	const struct img_scn *s;
+	void *out;
+	int err;
+};
+
+static void *inflate_job(void *arg)
+{
+	struct inflate_job *j = arg;
+	struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+
+	j->err = d ? inflate_into(d, j->s, j->out) : -ENOMEM;
+	if (d)
+		libdeflate_free_decompressor(d);
+	return NULL;
 }
 
 /* The slow path, for comparison: libelf inflates with zlib, as dwarf_begin would. */
@@ -187,6 +217,9 @@ static void *image_alloc(size_t size)
 		p = a;
 	}
 	madvise(p, len, MADV_HUGEPAGE); /* a hint: without THP, 4 KB pages */
+	/* map it all now, in one call: a page fault per 4 KB page costs more (on a VM, much
+	 * more); kernels before 5.14 refuse the advice and fault as before */
+	madvise(p, len, MADV_POPULATE_WRITE);
 	return p;
 }
 
@@ -214,6 +247,9 @@ static int build_image(Elf *src, struct img_scn *v, size_t n, void **image, size
 	GElf_Ehdr seh;
 	char *img, *names;
 	int err = 0;
+	struct inflate_job job = { 0 };
+	pthread_t tid;
+	bool started = false;
 
 	if (!gelf_getehdr(src, &seh))
 		return -EINVAL;
@@ -253,11 +289,30 @@ static int build_image(Elf *src, struct img_scn *v, size_t n, void **image, size
 	names = img + names_off;
 	off = sizeof(Elf64_Ehdr);
 	names_len = 1;
+	/* the largest compressed section (.debug_info) inflates on a thread of its own while
+	 * this one inflates the others: the wall time of the two, not their sum */
+	if (dd) {
+		size_t o = sizeof(Elf64_Ehdr), best = 0;
+
+		for (i = 0; i < n; i++) {
+			o = (o + 7) & ~(size_t)7;
+			if (v[i].compressed && v[i].size > best && v[i].size >= PARALLEL_MIN) {
+				best = v[i].size;
+				job.s = &v[i];
+				job.out = img + o;
+			}
+			o += v[i].size;
+		}
+		if (job.s && pthread_create(&tid, NULL, inflate_job, &job) == 0)
+			started = true;
+		else
+			job.s = NULL;
+	}
 	for (i = 0; i < n && !err; i++) {
 		off = (off + 7) & ~(size_t)7;
 		if (!v[i].compressed)
 			memcpy(img + off, v[i].data, v[i].size);
-		else
+		else if (&v[i] != job.s)
 			err = dd ? inflate_into(dd, &v[i], img + off) :
 				   inflate_zlib(&v[i], img + off);
 		sh[i + 1].sh_name = (Elf64_Word)names_len;
@@ -276,6 +331,11 @@ static int build_image(Elf *src, struct img_scn *v, size_t n, void **image, size
 	names_len += sizeof(".shstrtab");
 	sh[n + 1].sh_size = names_len;
 	sh[n + 1].sh_addralign = 1;
+	if (started) {
+		pthread_join(tid, NULL);
+		if (!err)
+			err = job.err;
+	}
 	if (dd)
 		libdeflate_free_decompressor(dd);
 	if (err) {
@@ -409,6 +469,50 @@ static int index_units(struct sym_file *f)
 	return 0;
 }
 
+/* the sections read without libdw (sym_lines.c, sym_dies.c), as libdw sees them */
+static void find_sections(struct sym_file *f)
+{
+	static const struct {
+		const char *name;
+		size_t at;
+	} want[] = {
+		{ ".debug_info", offsetof(struct sym_dwsecs, info) },
+		{ ".debug_abbrev", offsetof(struct sym_dwsecs, abbrev) },
+		{ ".debug_line", offsetof(struct sym_dwsecs, line) },
+		{ ".debug_line_str", offsetof(struct sym_dwsecs, line_str) },
+		{ ".debug_str", offsetof(struct sym_dwsecs, str) },
+	};
+	Elf *elf = dwarf_getelf(f->dw);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, i;
+	GElf_Ehdr eh;
+
+	memset(&f->sec, 0, sizeof(f->sec));
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) || !gelf_getehdr(elf, &eh))
+		return;
+	f->sec.little = eh.e_ident[EI_DATA] == ELFDATA2LSB &&
+			__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+			struct sym_dwsec *sec = (struct sym_dwsec *)((char *)&f->sec + want[i].at);
+
+			if (strcmp(name, want[i].name) || (sh.sh_flags & SHF_COMPRESSED))
+				continue; /* a compressed one is libdw's alone */
+			d = elf_getdata(scn, NULL);
+			if (d && d->d_buf) {
+				sec->p = d->d_buf;
+				sec->len = d->d_size;
+			}
+		}
+	}
+}
+
 int sym_dwarf_open(struct sym_file *f)
 {
 	int err = make_image(f);
@@ -421,6 +525,7 @@ int sym_dwarf_open(struct sym_file *f)
 			       "the DWARF of %s%s%s cannot be read: %s", f->path,
 			       f->debug_path ? " in " : "", f->debug_path ? f->debug_path : "",
 			       dwarf_errmsg(-1));
+	find_sections(f);
 	err = index_units(f);
 	if (err)
 		sym_dwarf_close(f);
@@ -480,10 +585,24 @@ int sym_dwarf_line(struct sym_file *f, uint64_t vaddr, const char **file, unsign
 	*line = 0;
 	if (!sym_dwarf_find_cu(f, vaddr, &cudie))
 		return -ENOENT;
+	lineno = 0;
+	switch (sym_lines_find(f, &cudie, vaddr, &src, &lineno)) {
+	case -ENOTSUP:
+		break; /* libdw reads this table */
+	case 0:
+		if (lineno <= 0)
+			return -ENOENT;
+		goto found;
+	case -ENOMEM:
+		return -ENOMEM;
+	default:
+		return -ENOENT;
+	}
 	l = dwarf_getsrc_die(&cudie, vaddr);
 	if (!l || dwarf_lineno(l, &lineno) || lineno <= 0)
 		return -ENOENT;
 	src = dwarf_linesrc(l, NULL, NULL);
+found:
 	if (src) {
 		src = sym_dwarf_full_path(&cudie, src);
 		if (!src)
@@ -497,6 +616,8 @@ int sym_dwarf_line(struct sym_file *f, uint64_t vaddr, const char **file, unsign
 void sym_dwarf_close(struct sym_file *f)
 {
 	sym_inline_free(f);
+	sym_lines_free(f);
+	sym_dies_free(f);
 	if (f->dw)
 		dwarf_end(f->dw);
 	f->dw = NULL;

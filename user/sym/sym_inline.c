@@ -31,6 +31,7 @@ struct scope_die {
 	unsigned decl_line;
 	unsigned call_line, call_file; /* inlined: where it was called */
 	bool inlined;
+	bool decl_read; /* decl_line read (sym_dies.c's DIEs have it read when first needed) */
 	bool named; /* name and mangled read */
 	const char *name, *mangled;
 };
@@ -59,13 +60,19 @@ struct unit {
 	size_t nfiles;
 	bool files_tried;
 	bool c; /* a C unit: its structs hold no functions */
+	bool scanned; /* its DIEs read by sym_dies.c */
 };
 
-static unsigned units_parsed;
+static unsigned units_parsed, units_scanned;
 
 unsigned sym_inline_units_parsed(void)
 {
 	return units_parsed;
+}
+
+unsigned sym_inline_units_scanned(void)
+{
+	return units_scanned;
 }
 
 static unsigned udata(Dwarf_Die *die, int name)
@@ -105,6 +112,46 @@ static bool may_hold_scopes(const struct unit *u, int tag)
 
 /* Record the scopes of the tree at <die> into <set>: with <lazy>, a subprogram's own DIEs
  * are not walked (its inner scopes are read when an address falls in it). */
+/* Record a subprogram or inlined call <die> (its DIE into u->dies, its ranges into <set>),
+ * unless it is a subprogram without code. 0 or -ENOMEM. */
+static int add_one(Dwarf_Die *die, int tag, unsigned depth, long fn, struct unit *u,
+		   struct scope_set *set)
+{
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+	struct scope_die *d;
+	int line = 0;
+	long idx;
+	bool any = false;
+
+	if (kp_grow((void **)&u->dies, &u->cap_dies, u->ndies + 1, sizeof(*u->dies)))
+		return -ENOMEM;
+	idx = (long)u->ndies++;
+	d = &u->dies[idx];
+	memset(d, 0, sizeof(*d));
+	d->off = dwarf_dieoffset(die);
+	d->parent = fn;
+	if (dwarf_decl_line(die, &line) == 0 && line > 0)
+		d->decl_line = (unsigned)line;
+	d->decl_read = true;
+	d->inlined = tag == DW_TAG_inlined_subroutine;
+	if (d->inlined) {
+		d->call_line = udata(die, DW_AT_call_line);
+		d->call_file = udata(die, DW_AT_call_file);
+	}
+	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
+		if (end <= start)
+			continue;
+		if (kp_grow((void **)&set->r, &set->cap, set->n + 1, sizeof(*set->r)))
+			return -ENOMEM;
+		set->r[set->n++] = (struct scope_range){ start, end, idx, -1, depth };
+		any = true;
+	}
+	if (!any && tag == DW_TAG_subprogram)
+		u->ndies--; /* a declaration, or an abstract instance: no code */
+	return 0;
+}
+
 static int add_scopes(Dwarf_Die *die, unsigned depth, long fn, bool lazy, struct unit *u,
 		      struct scope_set *set)
 {
@@ -114,42 +161,15 @@ static int add_scopes(Dwarf_Die *die, unsigned depth, long fn, bool lazy, struct
 	if (depth > MAX_DEPTH)
 		return 0;
 	if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
-		Dwarf_Addr base, start, end;
-		ptrdiff_t off = 0;
-		struct scope_die *d;
-		int line = 0;
-		long idx;
-		bool any = false;
+		size_t before = u->ndies;
 
-		if (kp_grow((void **)&u->dies, &u->cap_dies, u->ndies + 1, sizeof(*u->dies)))
+		if (add_one(die, tag, depth, fn, u, set))
 			return -ENOMEM;
-		idx = (long)u->ndies++;
-		d = &u->dies[idx];
-		memset(d, 0, sizeof(*d));
-		d->off = dwarf_dieoffset(die);
-		d->parent = fn;
-		if (dwarf_decl_line(die, &line) == 0 && line > 0)
-			d->decl_line = (unsigned)line;
-		d->inlined = tag == DW_TAG_inlined_subroutine;
-		if (d->inlined) {
-			d->call_line = udata(die, DW_AT_call_line);
-			d->call_file = udata(die, DW_AT_call_file);
-		}
-		while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
-			if (end <= start)
-				continue;
-			if (kp_grow((void **)&set->r, &set->cap, set->n + 1, sizeof(*set->r)))
-				return -ENOMEM;
-			set->r[set->n++] = (struct scope_range){ start, end, idx, -1, depth };
-			any = true;
-		}
-		if (!any && tag == DW_TAG_subprogram) {
-			u->ndies--; /* a declaration, or an abstract instance: no code */
-			return 0;
-		}
+		if (u->ndies == before)
+			return 0; /* no code: not walked into */
 		if (lazy && tag == DW_TAG_subprogram)
 			return 0;
-		fn = idx;
+		fn = (long)before;
 	} else if (!may_hold_scopes(u, tag)) {
 		return 0;
 	}
@@ -223,22 +243,142 @@ static int finish_set(struct scope_set *set)
 	return 0;
 }
 
+/* ---- the whole unit in one pass (sym_dies.c), the same scopes add_scopes would list ---- */
+
+struct walk {
+	struct sym_file *f;
+	struct unit *u;
+	struct scope_set *set;
+	bool lazy; /* subprograms not walked into (listing a unit's functions) */
+	long fn[MAX_DEPTH + 2]; /* per depth: the function its DIEs are in */
+};
+
+/* a subprogram or inlined call whose attributes sym_dies.c read: its DIE and range as
+ * add_scopes records them; the DIE's index, -1 for a subprogram without code */
+static long add_plain(struct walk *w, const struct sym_die_attrs *a, long fn)
+{
+	struct unit *u = w->u;
+	struct scope_die *d;
+	uint64_t end = a->high_is_offset ? a->low + a->high : a->high;
+	long idx;
+
+	if (a->tag == DW_TAG_subprogram && !(a->has_low && a->has_high && end > a->low))
+		return -1;
+	if (u->ndies == u->cap_dies &&
+	    kp_grow((void **)&u->dies, &u->cap_dies, u->ndies + 1, sizeof(*u->dies)))
+		return -ENOMEM;
+	idx = (long)u->ndies++;
+	d = &u->dies[idx];
+	memset(d, 0, sizeof(*d));
+	d->off = a->off;
+	d->parent = fn;
+	d->inlined = a->tag == DW_TAG_inlined_subroutine;
+	if (d->inlined) {
+		d->call_line = a->call_line > UINT32_MAX ? 0 : (unsigned)a->call_line;
+		d->call_file = a->call_file > UINT32_MAX ? 0 : (unsigned)a->call_file;
+	}
+	if (a->has_low && a->has_high && end > a->low) {
+		struct scope_set *set = w->set;
+
+		if (set->n == set->cap &&
+		    kp_grow((void **)&set->r, &set->cap, set->n + 1, sizeof(*set->r)))
+			return -ENOMEM;
+		set->r[set->n++] = (struct scope_range){ a->low, end, idx, -1, a->depth };
+	}
+	return idx;
+}
+
+static int visit_die(void *ctx, const struct sym_die_attrs *a)
+{
+	struct walk *w = ctx;
+	long fn = a->depth ? w->fn[a->depth] : -1, idx;
+
+	if (a->depth > MAX_DEPTH)
+		return 0;
+	if (!a->wanted) {
+		if (!may_hold_scopes(w->u, a->tag))
+			return 0;
+		w->fn[a->depth + 1] = fn;
+		return 1;
+	}
+	if (a->odd || (a->has_ranges && !(a->has_low && a->has_high))) {
+		/* forms read by libdw: this DIE as add_scopes reads it */
+		size_t before = w->u->ndies;
+		Dwarf_Die die;
+
+		if (!dwarf_offdie(w->f->dw, a->off, &die))
+			return -EINVAL;
+		if (add_one(&die, a->tag, a->depth, fn, w->u, w->set))
+			return -ENOMEM;
+		idx = w->u->ndies > before ? (long)before : -1;
+	} else {
+		idx = add_plain(w, a, fn);
+		if (idx == -ENOMEM)
+			return -ENOMEM;
+	}
+	if (idx < 0 || (w->lazy && a->tag == DW_TAG_subprogram))
+		return 0; /* without code, or read when an address falls in it */
+	w->fn[a->depth + 1] = idx;
+	return 1;
+}
+
+/* Walk (sym_dies.c) the unit's top (lazy: its functions) or the children of function <d> at
+ * depth 1 into <set>. -ENOTSUP/-EINVAL (the DIEs recorded taken back): ask libdw. */
+static int scan(struct sym_file *f, Dwarf_Die *cudie, struct unit *u, long d, struct scope_set *set)
+{
+	struct walk *w = malloc(sizeof(*w));
+	size_t before = u->ndies;
+	int err;
+
+	if (!w)
+		return -ENOMEM;
+	w->f = f;
+	w->u = u;
+	w->set = set;
+	w->lazy = d < 0;
+	if (d < 0) {
+		err = sym_dies_walk(f, cudie, visit_die, w);
+	} else {
+		w->fn[1] = d;
+		err = sym_dies_walk_children(f, cudie, u->dies[d].off, 1, visit_die, w);
+	}
+	free(w);
+	if (!err)
+		err = finish_set(set);
+	if (err) {
+		free(set->r);
+		memset(set, 0, sizeof(*set));
+		u->ndies = before;
+	}
+	return err;
+}
+
 static struct unit *unit_of(struct sym_file *f, Dwarf_Die *cudie)
 {
 	uint64_t key = dwarf_dieoffset(cudie);
 	struct unit *u = sym_hmap_get(&f->units, key, 0);
+	int err = -ENOMEM;
 
 	if (u)
 		return u;
 	u = calloc(1, sizeof(*u));
 	if (u) {
-		int lang = dwarf_srclang(cudie);
+		int lang;
+
+		if (sym_dies_cu_lang(f, cudie, &lang) < 0)
+			lang = dwarf_srclang(cudie);
 
 		u->c = lang == DW_LANG_C89 || lang == DW_LANG_C || lang == DW_LANG_C99 ||
 		       lang == DW_LANG_C11;
+		err = scan(f, cudie, u, -1, &u->top);
+		u->scanned = !err;
+		units_scanned += u->scanned;
+		if (err == -ENOTSUP || err == -EINVAL) /* libdw lists its functions */
+			err = add_scopes(cudie, 0, -1, true, u, &u->top) || finish_set(&u->top) ?
+				      -ENOMEM :
+				      0;
 	}
-	if (!u || add_scopes(cudie, 0, -1, true, u, &u->top) || finish_set(&u->top) ||
-	    sym_hmap_put(&f->units, key, 0, u)) {
+	if (err || sym_hmap_put(&f->units, key, 0, u)) {
 		unit_free(u);
 		return NULL;
 	}
@@ -266,7 +406,7 @@ static long search(const struct scope_set *set, uint64_t vaddr)
 }
 
 /* the scopes inside function <d> (a DIE of u->top), read now if not yet */
-static struct scope_set *inner_of(struct sym_file *f, struct unit *u, long d)
+static struct scope_set *inner_of(struct sym_file *f, Dwarf_Die *cudie, struct unit *u, long d)
 {
 	struct scope_set *set;
 	Dwarf_Die die, child;
@@ -284,7 +424,19 @@ static struct scope_set *inner_of(struct sym_file *f, struct unit *u, long d)
 	if (u->inner[d])
 		return u->inner[d];
 	set = calloc(1, sizeof(*set));
-	if (!set || !dwarf_offdie(f->dw, u->dies[d].off, &die))
+	if (!set)
+		return NULL;
+	if (u->scanned) {
+		int err = scan(f, cudie, u, d, set);
+
+		if (!err) {
+			u->inner[d] = set;
+			return set;
+		}
+		if (err == -ENOMEM)
+			goto fail;
+	}
+	if (!dwarf_offdie(f->dw, u->dies[d].off, &die))
 		goto fail;
 	if (dwarf_child(&die, &child) == 0) {
 		do {
@@ -322,7 +474,7 @@ static int around(struct sym_file *f, Dwarf_Die *cudie, struct unit *u, uint64_t
 		set = u->all;
 		r = search(set, vaddr);
 	} else {
-		set = inner_of(f, u, u->top.r[top].die);
+		set = inner_of(f, cudie, u, u->top.r[top].die);
 		if (!set)
 			return -ENOMEM;
 		r = search(set, vaddr);
@@ -332,6 +484,21 @@ static int around(struct sym_file *f, Dwarf_Die *cudie, struct unit *u, uint64_t
 	if (top >= 0 && *n < max)
 		chain[(*n)++] = u->top.r[top];
 	return *n ? 0 : -ENOENT;
+}
+
+/* DW_AT_decl_line of <d> (through its abstract origin), read now if not yet */
+static unsigned decl_of(struct sym_file *f, struct scope_die *d)
+{
+	Dwarf_Die die;
+	int line = 0;
+
+	if (!d->decl_read) {
+		d->decl_read = true;
+		if (dwarf_offdie(f->dw, d->off, &die) && dwarf_decl_line(&die, &line) == 0 &&
+		    line > 0)
+			d->decl_line = (unsigned)line;
+	}
+	return d->decl_line;
 }
 
 static int name_die(struct sym_file *f, struct scope_die *d)
@@ -362,10 +529,18 @@ static int name_die(struct sym_file *f, struct scope_die *d)
 }
 
 /* the source file of a DW_AT_call_file index of the unit, NULL when unknown */
-static const char *call_file(struct unit *u, Dwarf_Die *cudie, unsigned idx)
+static const char *call_file(struct sym_file *f, struct unit *u, Dwarf_Die *cudie, unsigned idx)
 {
 	const char *src;
 
+	switch (sym_lines_file(f, cudie, idx, &src)) {
+	case 0:
+		return sym_dwarf_full_path(cudie, src);
+	case -ENOTSUP:
+		break; /* libdw reads this table */
+	default:
+		return NULL;
+	}
 	if (!u->files_tried) {
 		u->files_tried = true;
 		if (dwarf_getsrcfiles(cudie, &u->files, &u->nfiles))
@@ -418,14 +593,14 @@ int sym_dwarf_frames(struct sym_file *f, uint64_t vaddr, struct sym_frame *out, 
 			memset(fr, 0, sizeof(*fr));
 			fr->line = u->dies[prev].call_line;
 			fr->file = u->dies[prev].call_line ?
-					   call_file(u, &cudie, u->dies[prev].call_file) :
+					   call_file(f, u, &cudie, u->dies[prev].call_file) :
 					   NULL;
 		}
 		if (name_die(f, sd))
 			return -ENOMEM;
 		fr->name = sd->name;
 		fr->mangled = sd->mangled;
-		fr->decl_line = sd->decl_line;
+		fr->decl_line = decl_of(f, sd);
 		fdie[k++] = d;
 		if (!sd->inlined)
 			break;
@@ -458,9 +633,9 @@ int sym_dwarf_decl_line(struct sym_file *f, uint64_t vaddr, unsigned *line)
 	err = around(f, &cudie, u, vaddr, chain, 1, &n);
 	if (err)
 		return err;
-	if (!u->dies[chain[0].die].decl_line)
+	*line = decl_of(f, &u->dies[chain[0].die]);
+	if (!*line)
 		return -ENOENT;
-	*line = u->dies[chain[0].die].decl_line;
 	return 0;
 }
 
