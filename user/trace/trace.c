@@ -431,6 +431,17 @@ void kp_trace_warn_drops(struct kp_trace *t)
 			"%llu calls are counted without their process (pid 0, " KPERF_TRACE_OVERFLOW_COMM
 			"): the summary map was full (raise summaryEntries)",
 			(unsigned long long)c[KP_CNT_SUMMARY_FULL]);
+	if (c[KP_CNT_NOMEM_FOLDED])
+		kp_warn(KPERF_WARN_SUMMARY_FULL,
+			"%llu calls are counted without their process (pid 0, " KPERF_TRACE_NOMEM_COMM
+			"): the kernel could not allocate their rows at that moment (-ENOMEM, the map "
+			"was not full) and the ring that brings such calls to their rows was full",
+			(unsigned long long)c[KP_CNT_NOMEM_FOLDED]);
+	if (c[KP_CNT_STACK_SUMMARY_NOMEM])
+		kp_warn(KPERF_WARN_SUMMARY_FULL,
+			"%llu calls are missing from the summary by stack: the kernel could not "
+			"allocate their rows at that moment (-ENOMEM, the map was not full)",
+			(unsigned long long)c[KP_CNT_STACK_SUMMARY_NOMEM]);
 	if (c[KP_CNT_STATE_FULL])
 		kp_warn(KPERF_WARN_SUMMARY_FULL,
 			"%llu calls were not counted: their start times could not be stored",
@@ -530,6 +541,10 @@ static void comm_label(char *slot, uint32_t tgid, const char *comm)
 	_Static_assert(sizeof(KP_PIDNS_OUTSIDE_COMM) <= NAME_SLOT, "label too long");
 	if (tgid == KP_SYS_OVERFLOW_TGID) {
 		memcpy(slot, KPERF_TRACE_OVERFLOW_COMM, sizeof(KPERF_TRACE_OVERFLOW_COMM));
+		return;
+	}
+	if (tgid == KP_SYS_NOMEM_TGID) {
+		memcpy(slot, KPERF_TRACE_NOMEM_COMM, sizeof(KPERF_TRACE_NOMEM_COMM));
 		return;
 	}
 	if (tgid == KP_PID_OUTSIDE) {
@@ -664,6 +679,8 @@ static int cmp_summary(const void *a, const void *b)
 
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
+	if (!x->pid && strcmp(x->comm, y->comm)) /* [map full] and [no memory]: apart */
+		return strcmp(x->comm, y->comm);
 	if (x->totalNs != y->totalNs)
 		return x->totalNs > y->totalNs ? -1 : 1;
 	return x->nr - y->nr;
@@ -702,7 +719,10 @@ KP_EXPORT int PmuTraceReadSummary(int pd, struct PmuTraceSummary **out)
 		s[i] = (struct PmuTraceSummary){
 			.funcs = syscall_label((int)r->key.nr, name),
 			.nr = (int)r->key.nr,
-			.pid = r->key.tgid == KP_SYS_OVERFLOW_TGID ? 0 : (pid_t)r->key.tgid,
+			.pid = r->key.tgid == KP_SYS_OVERFLOW_TGID ||
+					       r->key.tgid == KP_SYS_NOMEM_TGID ?
+				       0 :
+				       (pid_t)r->key.tgid,
 			.comm = comm,
 			.calls = r->stat.calls,
 			.errors = r->stat.errors,
@@ -771,7 +791,10 @@ KP_EXPORT int PmuTraceGetStats(int pd, struct PmuTraceStats *stats)
 	stats->records = t->delivered;
 	stats->dropped = c[KP_CNT_DROPPED] + t->store_dropped;
 	pthread_mutex_unlock(&t->rb_lock);
-	stats->summaryDropped = c[KP_CNT_SUMMARY_FULL] + c[KP_CNT_STATE_FULL];
+	stats->summaryDropped =
+		c[KP_CNT_SUMMARY_FULL] + c[KP_CNT_STATE_FULL] + c[KP_CNT_NOMEM_FOLDED];
+	stats->summaryNoMemory = c[KP_CNT_SUMMARY_NOMEM];
+	stats->stackSummaryNoMemory = c[KP_CNT_STACK_SUMMARY_NOMEM];
 	stats->stacksLost = c[KP_CNT_CAP + KP_CAP_FAIL_FULL] + c[KP_CNT_CAP + KP_CAP_FAIL_CLASH] +
 			    c[KP_CNT_CAP + KP_CAP_FAIL_READ];
 	stats->stackSummaryDropped = c[KP_CNT_STACK_SUMMARY_FULL];
