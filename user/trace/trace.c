@@ -91,6 +91,8 @@ static void *poller_main(void *arg)
 			 * timeout bounds how stale a record can get */
 			epoll_wait(t->epoll_fd, ev, 3, POLL_MS);
 		}
+		/* the mappings first: the records and processes seen next resolve with them */
+		kp_trace_sideband_drain(t);
 		pthread_mutex_lock(&t->rb_lock);
 		full = consume(t);
 		if (t->stacks)
@@ -173,9 +175,11 @@ static void trace_destroy(void *obj)
 		close(t->epoll_fd);
 	free(t->recs);
 	free(t->stk);
+	kp_trace_sideband_close(t);
 	kp_trace_release_processes(t);
 	pthread_mutex_destroy(&t->lock);
 	pthread_mutex_destroy(&t->rb_lock);
+	pthread_mutex_destroy(&t->sb_lock);
 	free(t);
 }
 
@@ -339,6 +343,7 @@ KP_EXPORT int KperfTraceOpen(enum PmuTraceType traceType, struct PmuTraceAttr *t
 	}
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_mutex_init(&t->rb_lock, NULL);
+	pthread_mutex_init(&t->sb_lock, NULL);
 	t->wake_fd = t->epoll_fd = -1;
 	t->cgroup_fd = cgroup_fd;
 	cgroup_fd = -1;
@@ -350,6 +355,8 @@ KP_EXPORT int KperfTraceOpen(enum PmuTraceType traceType, struct PmuTraceAttr *t
 	o.on_event = store_record;
 	o.ctx = t;
 	err = kp_sys_bpf_open(&o, &t->bpf);
+	if (!err)
+		err = kp_trace_sideband_open(t, o.tgids, o.ntgids);
 	if (err)
 		goto out;
 	/* the processes named are alive now: their symbols are recorded before they can exit
@@ -385,13 +392,18 @@ KP_EXPORT int PmuTraceEnable(int pd)
 		return -1;
 	pthread_mutex_lock(&t->lock);
 	if (!t->enabled) {
-		err = start_poller(t);
+		/* mmaps followed before the first call can be traced */
+		err = kp_trace_sideband_enable(t, true);
+		if (!err)
+			err = start_poller(t);
 		if (!err)
 			err = kp_sys_bpf_attach(t->bpf);
-		if (err)
+		if (err) {
 			stop_poller(t);
-		else
+			kp_trace_sideband_enable(t, false);
+		} else {
 			t->enabled = true;
+		}
 	}
 	pthread_mutex_unlock(&t->lock);
 	kp_handle_put(t);
@@ -410,6 +422,9 @@ KP_EXPORT int PmuTraceDisable(int pd)
 	if (t->enabled) {
 		kp_sys_bpf_detach(t->bpf);
 		stop_poller(t);
+		/* nothing more can come: every mapping recorded is applied */
+		kp_trace_sideband_enable(t, false);
+		kp_trace_sideband_drain(t);
 		pthread_mutex_lock(&t->rb_lock);
 		consume(t);
 		pthread_mutex_unlock(&t->rb_lock);
