@@ -14,7 +14,9 @@
  *
  * The summary: a per-CPU hash of (process, syscall) rows; with a single process (and no
  * children to follow), the by_nr per-CPU array indexed by syscall number instead. A call the
- * hash has no room for is counted in by_nr, the per-syscall overflow row. When a process's
+ * hash has no room for (-E2BIG) is counted in by_nr, the per-syscall overflow row; one whose
+ * row the kernel's allocator could not give at that moment (-ENOMEM: the map is not full)
+ * goes to userspace in the exits ring and is added to its row there. When a process's
  * last thread exits, a note in the exits ring tells userspace to move its rows out of the
  * map into its own table, so the map holds the live processes only.
  *
@@ -41,6 +43,9 @@
 #endif
 #include "pidns.bpf.h"
 #include "stack_capture.bpf.h"
+
+#define KP_E2BIG 7 /* what a full hash map's update returns, negated */
+#define KP_ENOMEM 12 /* ... and one whose allocator had nothing ready */
 
 _Static_assert(KP_CNT_CAP + KP_CAP_FAILS == KP_CNT_MAX, "stack counters do not fit");
 
@@ -87,7 +92,8 @@ struct {
 } summary SEC(".maps");
 
 /* per syscall number: the single process's summary (cfg.single), else the calls the summary
- * hash had no room for */
+ * hash had no room for (-E2BIG), and from cfg.nomem_base on, those whose row the kernel could
+ * not allocate and the exits ring could not take */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1); /* resized by userspace: the syscall numbers */
@@ -320,11 +326,44 @@ static __always_inline void add_call(struct kp_sys_stat *s, __u64 dur, long ret)
 	s->hist[KP_BOUND(slot, KP_HIST_BPF_SLOTS - 1)]++;
 }
 
+/* the call's row could not be allocated at this moment (-ENOMEM, not a full map): the call
+ * goes to userspace in the exits ring, where it is added to its process's row; with the ring
+ * full too, to its syscall's no-memory row (by_nr's second half) */
+static __always_inline void late_call(__u32 tgid, __u32 nr, __u64 dur, long ret)
+{
+	struct kp_sys_late_call *n;
+	struct kp_sys_stat *s;
+	__u32 idx;
+
+	count(KP_CNT_SUMMARY_NOMEM);
+	n = cfg.fault_nomem < 2 ? bpf_ringbuf_reserve(&exits, sizeof(*n), 0) : NULL;
+	if (n) {
+		n->tgid = tgid;
+		n->kind = KP_SYS_NOTE_CALL;
+		n->nr = nr;
+		n->pad = 0;
+		n->dur_ns = dur;
+		n->ret = ret;
+		bpf_get_current_comm(n->comm, sizeof(n->comm));
+		bpf_ringbuf_submit(n, BPF_RB_NO_WAKEUP);
+		return;
+	}
+	count(KP_CNT_NOMEM_FOLDED);
+	idx = nr + cfg.nomem_base;
+	s = bpf_map_lookup_elem(&by_nr, &idx);
+	if (!s) {
+		count(KP_CNT_STATE_FULL);
+		return;
+	}
+	add_call(s, dur, ret);
+}
+
 static __always_inline void update_summary(__u32 tgid, __u32 nr, __u64 dur, long ret)
 {
 	struct kp_sys_key key = { .tgid = tgid, .nr = nr };
 	struct kp_sys_stat *s;
 	__u32 zero = 0;
+	long err;
 
 	if (cfg.single) {
 		/* the one process: a row per syscall number, no hash */
@@ -344,9 +383,17 @@ static __always_inline void update_summary(__u32 tgid, __u32 nr, __u64 dur, long
 
 		if (!init)
 			return;
-		bpf_map_update_elem(&summary, &key, init, BPF_NOEXIST);
-		s = bpf_map_lookup_elem(&summary, &key);
+		/* -EEXIST: another thread of the process made the row meanwhile; a test may ask
+		 * for the allocator's failure (cfg.fault_nomem) */
+		err = cfg.fault_nomem ? -KP_ENOMEM :
+					bpf_map_update_elem(&summary, &key, init, BPF_NOEXIST);
+		s = cfg.fault_nomem ? NULL : bpf_map_lookup_elem(&summary, &key);
 		if (!s) {
+			if (err != -KP_E2BIG) {
+				/* not full: the allocator had nothing ready (-ENOMEM) */
+				late_call(tgid, nr, dur, ret);
+				return;
+			}
 			/* no room: counted all the same, in the syscall's overflow row */
 			count(KP_CNT_SUMMARY_FULL);
 			s = bpf_map_lookup_elem(&by_nr, &nr);
@@ -373,10 +420,12 @@ static __always_inline void update_stack_summary(__u32 tgid, const struct kp_tas
 
 	s = bpf_map_lookup_elem(&stack_summary, &key);
 	if (!s) {
-		bpf_map_update_elem(&stack_summary, &key, &init, BPF_NOEXIST);
+		long err = bpf_map_update_elem(&stack_summary, &key, &init, BPF_NOEXIST);
+
 		s = bpf_map_lookup_elem(&stack_summary, &key);
 		if (!s) {
-			count(KP_CNT_STACK_SUMMARY_FULL);
+			count(err == -KP_E2BIG ? KP_CNT_STACK_SUMMARY_FULL :
+						 KP_CNT_STACK_SUMMARY_NOMEM);
 			return;
 		}
 		bpf_get_current_comm(s->comm, sizeof(s->comm));
@@ -507,7 +556,7 @@ static __always_inline void process_gone(__u32 tgid)
 		return;
 	}
 	n->tgid = tgid;
-	n->pad = 0;
+	n->kind = KP_SYS_NOTE_EXIT;
 	/* rare next to syscalls: the reader is woken when a quarter of the ring waits, and
 	 * polls on a timer */
 	bpf_ringbuf_submit(n, bpf_ringbuf_query(&exits, BPF_RB_AVAIL_DATA) >= (64 << 10) ?

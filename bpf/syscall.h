@@ -30,13 +30,24 @@ enum kp_counter {
 	KP_CNT_STACK_SUMMARY_FULL = 3, /* call not counted by stack: stack summary map full */
 	KP_CNT_EXITS_LOST = 4, /* exit notice not queued: its rows stay in the map */
 	KP_CNT_UNWOKEN = 5, /* records submitted since the reader was last woken (per CPU) */
-	KP_CNT_CAP = 6, /* KP_CAP_FAILS counters of stack_capture.bpf.h from here on */
-	KP_CNT_MAX = 9
+	/* the summary map could not allocate the call's row at that moment (not full: the
+	 * kernel's allocator had no memory ready, -ENOMEM): the call went to userspace in the
+	 * exits ring (struct kp_sys_late_call) and is counted in its process's row there */
+	KP_CNT_SUMMARY_NOMEM = 6,
+	/* ... and the exits ring was full too: counted in the per-syscall no-memory row */
+	KP_CNT_NOMEM_FOLDED = 7,
+	/* call not counted by stack: no memory for its row in the stack summary map */
+	KP_CNT_STACK_SUMMARY_NOMEM = 8,
+	KP_CNT_CAP = 9, /* KP_CAP_FAILS counters of stack_capture.bpf.h from here on */
+	KP_CNT_MAX = 12
 };
 
 /* the tgid of the summary's overflow rows (by_nr, when the hash is full): calls counted
  * without their process */
 #define KP_SYS_OVERFLOW_TGID 0xfffffffeu
+/* the tgid of the rows of calls whose row the kernel could not allocate (-ENOMEM) while the
+ * exits ring was full too: by_nr's second half, when the summary is the hash */
+#define KP_SYS_NOMEM_TGID 0xfffffffdu
 
 struct kp_sys_key {
 	__u32 tgid;
@@ -77,7 +88,24 @@ struct kp_task_state {
 /* a process whose last thread exited: its summary rows can leave the map (the exits ring) */
 struct kp_sys_exit_note {
 	__u32 tgid;
+	__u32 kind; /* KP_SYS_NOTE_EXIT */
+};
+
+enum kp_sys_note_kind {
+	KP_SYS_NOTE_EXIT = 0, /* struct kp_sys_exit_note */
+	KP_SYS_NOTE_CALL = 1, /* struct kp_sys_late_call */
+};
+
+/* a call whose summary row the kernel could not allocate (-ENOMEM), sent through the exits
+ * ring (before its process's exit note, in the same ring): userspace adds it to the row */
+struct kp_sys_late_call {
+	__u32 tgid;
+	__u32 kind; /* KP_SYS_NOTE_CALL */
+	__u32 nr;
 	__u32 pad;
+	__u64 dur_ns;
+	__s64 ret;
+	char comm[KP_COMM_LEN];
 };
 
 /* one completed call, through the ring buffer */
@@ -147,7 +175,12 @@ struct kp_sys_config {
 	__u8 single;
 	__u8 exit_notes; /* queue a kp_sys_exit_note when a process exits */
 	__u8 follow_fork; /* children of targets are targets */
-	__u8 pad[2];
+	/* tests (KPERF_BPF_FAULT_NOMEM): 1, every new summary row fails as if the allocator had
+	 * no memory; 2, and the exits ring is full too */
+	__u8 fault_nomem;
+	__u8 pad;
+	__u32 nomem_base; /* by_nr's index of the no-memory row of syscall 0 */
+	__u32 pad2;
 };
 
 #endif

@@ -123,6 +123,10 @@ const struct KperfTraceDataExt *KperfTraceGetExt(const struct PmuTraceData *data
 /* The comm of the rows of pid 0: calls the in-kernel summary had no room for (summaryEntries),
  * counted per syscall without their process. */
 #define KPERF_TRACE_OVERFLOW_COMM "[map full]"
+/* The comm of the other rows of pid 0: calls whose row the kernel could not allocate at that
+ * moment (-ENOMEM, the map not full) when the ring that brings such calls to their process's
+ * row was full too (PmuTraceStats.summaryNoMemory). */
+#define KPERF_TRACE_NOMEM_COMM "[no memory]"
 
 /* One (process, syscall) pair, cumulative since the trace was opened; pid 0
  * (KPERF_TRACE_OVERFLOW_COMM): the calls of a syscall the summary map had no room for. */
@@ -144,8 +148,9 @@ struct PmuTraceSummary {
 struct PmuTraceStats {
 	uint64_t records; /* per-call records delivered by PmuTraceRead so far */
 	uint64_t dropped; /* per-call records lost: the ring buffer was full */
-	/* calls not in their process's row: counted in the pid 0 rows (the summary map was full),
-	 * or not counted at all (their start time could not be stored) */
+	/* calls not in their process's row: counted in the pid 0 rows (the summary map was full:
+	 * KPERF_TRACE_OVERFLOW_COMM; no memory: KPERF_TRACE_NOMEM_COMM), or not counted at all
+	 * (their start time could not be stored) */
 	uint64_t summaryDropped;
 	unsigned fallback; /* 1: the raw_syscalls / hash-map fallback is in use */
 	unsigned ringBufferKb; /* the ring buffer size in use */
@@ -153,6 +158,13 @@ struct PmuTraceStats {
 	 * could not be taken), and calls missing from the summary by stack (its map full) */
 	uint64_t stacksLost;
 	uint64_t stackSummaryDropped;
+	/* calls whose row in the in-kernel summary the kernel could not allocate at that moment
+	 * (-ENOMEM: its allocator had no memory ready; the map was not full, that is
+	 * summaryDropped's [map full]): counted in their process's row all the same, through
+	 * userspace, except those also in the pid 0 KPERF_TRACE_NOMEM_COMM rows (that ring full
+	 * too). With callStack, the calls missing from the summary by stack for that reason. */
+	uint64_t summaryNoMemory;
+	uint64_t stackSummaryNoMemory;
 };
 
 /* One (process, syscall, stack at entry) of the summary by stack, which a trace keeps in the

@@ -309,6 +309,8 @@ class PmuTraceStats(ctypes.Structure):
         ("ringBufferKb", c_uint),
         ("stacksLost", c_uint64),
         ("stackSummaryDropped", c_uint64),
+        ("summaryNoMemory", c_uint64),
+        ("stackSummaryNoMemory", c_uint64),
     ]
 
 

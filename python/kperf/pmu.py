@@ -502,6 +502,8 @@ def trace_stats(pd: int) -> TraceStats:
         st.ringBufferKb,
         st.stacksLost,
         st.stackSummaryDropped,
+        st.summaryNoMemory,
+        st.stackSummaryNoMemory,
     )
 
 

@@ -872,6 +872,10 @@ class TraceStats:
     ringBufferKb: int  # ring buffer size in use (0: summaryOnly)
     stacksLost: int = 0  # callStack: calls counted without their stack (stack map full)
     stackSummaryDropped: int = 0  # callStack: calls missing from the summary by stack
+    # calls whose kernel row could not be allocated at that moment (-ENOMEM, map not full):
+    # still in their process's row, except those in the pid 0 "[no memory]" rows
+    summaryNoMemory: int = 0
+    stackSummaryNoMemory: int = 0  # callStack: missing from the summary by stack for that
 
 
 @dataclass(frozen=True)

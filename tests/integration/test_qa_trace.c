@@ -47,6 +47,7 @@ Test(qa_trace, full_summary_map_is_counted_and_records_stay_exact)
 	PmuTraceSummaryFree(s);
 	cr_assert_eq(PmuTraceGetStats(pd, &st), 0);
 	cr_assert_eq(st.summaryDropped, 300);
+	cr_assert_eq(st.summaryNoMemory, 0, "a full map (-E2BIG) is not a want of memory");
 	cr_assert_eq(st.dropped, 0);
 	cr_assert_eq(GetWarn(), SUCCESS, "a call without news clears the warning");
 

@@ -238,3 +238,37 @@ Test(sysstack_cli, bad_input)
 		free(out);
 	}
 }
+
+/* a command that execs, makes its calls and exits within a poll of the trace: the mappings of
+ * its new image come from the side band of mmaps, not from /proc (gone by then) */
+Test(sysstack_cli, a_short_command_has_symbolized_stacks)
+{
+	char cmd[4096], *out;
+	cJSON *doc, *s;
+	int st = -1, line, seen = 0;
+
+	snprintf(cmd, sizeof(cmd),
+		 "%s/bin/kperf-bpf trace --stack --dwarf -e getppid --format json -- "
+		 "%s/workloads/sysstack 7 5 2>/dev/null",
+		 tu_build(), tu_build());
+	out = tu_run(cmd, &st);
+	cr_assert_not_null(out);
+	cr_assert_eq(st, 0, "%.2000s", out);
+	doc = cJSON_Parse(out);
+	cr_assert_not_null(doc, "not JSON: %.500s", out);
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "stacks")), 2, "%.3000s", out);
+	cJSON_ArrayForEach(s, cJSON_GetObjectItem(doc, "stacks"))
+	{
+		const char *leaf = first_user_symbol(cJSON_GetObjectItem(s, "frames"), &line);
+		int calls = cJSON_GetObjectItem(s, "calls")->valueint;
+		bool a = !strcmp(leaf, "ppid_from_a");
+
+		cr_assert(a || !strcmp(leaf, "ppid_from_b"), "leaf '%s' in %.3000s", leaf, out);
+		cr_assert_eq(calls, a ? 7 : 5, "%s: %d", leaf, calls);
+		cr_assert_eq(line, ss_marker_line(a ? "SYSSTACK_LINE_A" : "SYSSTACK_LINE_B"));
+		seen++;
+	}
+	cr_assert_eq(seen, 2);
+	cJSON_Delete(doc);
+	free(out);
+}

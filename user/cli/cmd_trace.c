@@ -353,6 +353,7 @@ static void fill_meta(int pd, struct kp_trace_meta *m, double start_ms, double a
 	if (PmuTraceGetStats(pd, &st) == 0) {
 		m->dropped = st.dropped;
 		m->not_counted = st.summaryDropped;
+		m->alloc_failed = st.summaryNoMemory;
 		m->fallback = st.fallback;
 	}
 }
@@ -396,10 +397,28 @@ static void print_summary(FILE *out, int pd, const struct trace_opts *o, bool in
 	fill_meta(pd, &m, start_ms, attach_ms);
 	m.interval = interval;
 	/* the calls of the pid 0 rows are counted: what else summaryDropped has is not */
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		if (!s[i].pid && !strcmp(s[i].comm, KPERF_TRACE_OVERFLOW_COMM))
 			m.overflow += s[i].calls;
-	m.not_counted = m.not_counted > m.overflow ? m.not_counted - m.overflow : 0;
+		if (!s[i].pid && !strcmp(s[i].comm, KPERF_TRACE_NOMEM_COMM))
+			m.no_memory += s[i].calls;
+	}
+	m.not_counted = m.not_counted > m.overflow + m.no_memory ?
+				m.not_counted - m.overflow - m.no_memory :
+				0;
+	/* a transient shortage of kernel memory: nothing lost, but not to be hidden */
+	if (!interval && m.alloc_failed > m.no_memory)
+		fprintf(stderr,
+			"kperf-bpf trace: note: %" PRIu64 " calls found no memory for their row in "
+			"the kernel at that moment (the summary map was not full): they are counted "
+			"in their process's row all the same\n",
+			m.alloc_failed - m.no_memory);
+	if (!interval && m.no_memory)
+		fprintf(stderr,
+			"kperf-bpf trace: warning: %" PRIu64 " calls are counted without their "
+			"process (pid 0, %s): the kernel could not allocate their rows at that "
+			"moment and the ring that brings such calls to their rows was full\n",
+			m.no_memory, KPERF_TRACE_NOMEM_COMM);
 	/* whatever the format and wherever the report goes: a human must not miss it */
 	if (!interval && m.overflow)
 		fprintf(stderr,

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "kperf/kperf.h"
 
@@ -41,6 +42,12 @@ int kp_out_commit(struct kp_out *o);
 /* Close without publishing: a file's temporary is removed. Frees <o>; NULL is ignored. */
 void kp_out_discard(struct kp_out *o);
 
+/* Do two summary rows belong to the same process (pid 0: the same kind of row, by comm)? */
+static inline bool kp_same_process(const struct PmuTraceSummary *a, const struct PmuTraceSummary *b)
+{
+	return a->pid == b->pid && (a->pid || !strcmp(a->comm, b->comm));
+}
+
 /* Parse "table", "json", "csv"; -1 when unknown. */
 int kp_format_parse(const char *s);
 
@@ -52,6 +59,11 @@ struct kp_trace_meta {
 	uint64_t not_counted; /* calls missing from the summary (start time not stored) */
 	/* calls counted without their process, in the pid 0 rows (summary map full) */
 	uint64_t overflow;
+	/* calls whose row the kernel could not allocate at that moment (-ENOMEM, the map not
+	 * full): in their process's row, but for no_memory of them, in the pid 0 rows of
+	 * KPERF_TRACE_NOMEM_COMM (the ring that brings them to their rows was full) */
+	uint64_t alloc_failed;
+	uint64_t no_memory;
 	bool fallback; /* raw_syscalls fallback in use */
 	bool interval; /* an interval report (-i), not the final one */
 };

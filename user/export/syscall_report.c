@@ -3,7 +3,8 @@
  * histograms), as JSON or as CSV, and per-call records in the same three forms.
  *
  * JSON layout of a report:
- *   { "duration_s", "attach_ms", "dropped", "not_counted", "overflow", "fallback",
+ *   { "duration_s", "attach_ms", "dropped", "not_counted", "overflow", "alloc_failed",
+ *     "no_memory", "fallback",
  *     "processes": [ { "pid", "comm", "calls", "errors", "total_ns",
  *        "syscalls": [ { "name", "nr", "calls", "errors", "total_ns", "min_ns", "max_ns",
  *                        "avg_ns", "p50_ns", "p99_ns",
@@ -15,8 +16,12 @@
  * seconds of tracing they cover (elapsed_s), which tells one interval from the next, and
  * the latency histogram as one field: FROM_NS:COUNT pairs separated by ';', the "hist" of
  * the JSON. Pid 0 ("[map full]") rows hold, per syscall, the calls the summary map had no
- * room for ("overflow": their number). After the rows of a summary or interval, an "overflow"
- * row holds in its calls column that number, a "not_counted" row the calls the summary is
+ * room for ("overflow": their number). Calls whose row the kernel could not allocate at that
+ * moment (-ENOMEM, the map not full) are counted in their process's row all the same
+ * ("alloc_failed": their number), or, when the ring that brings them there was full too, in
+ * pid 0 "[no memory]" rows ("no_memory"). After the rows of a summary or interval, an
+ * "overflow" row holds in its calls column that number, "alloc_failed" and "no_memory" rows
+ * theirs, a "not_counted" row the calls the summary is
  * missing (their start could not be stored), and a "dropped" row the per-call
  * records lost (ring buffer full), each only when not 0, so that a CSV reader can no more
  * overlook them than a reader of the table or the JSON.
@@ -139,7 +144,7 @@ static void table(FILE *f, const struct PmuTraceSummary *s, int n, const struct 
 	while (i < n) {
 		uint64_t calls = 0, total = 0;
 
-		for (j = i; j < n && s[j].pid == s[i].pid; j++) {
+		for (j = i; j < n && kp_same_process(&s[j], &s[i]); j++) {
 			calls += s[j].calls;
 			total += s[j].totalNs;
 		}
@@ -173,13 +178,23 @@ static void table(FILE *f, const struct PmuTraceSummary *s, int n, const struct 
 		}
 		i = j;
 	}
-	if (m->dropped || m->not_counted || m->overflow || m->fallback)
+	if (m->dropped || m->not_counted || m->overflow || m->alloc_failed || m->fallback)
 		fputc('\n', f);
 	if (m->overflow)
 		fprintf(f,
 			" WARNING: %" PRIu64 " calls are counted without their process (pid 0, "
 			"%s): the summary map was full.\n",
 			m->overflow, KPERF_TRACE_OVERFLOW_COMM);
+	if (m->alloc_failed > m->no_memory)
+		fprintf(f,
+			" %" PRIu64 " calls found no memory for their row in the kernel at that "
+			"moment (the map was not full): they are counted in their process's row.\n",
+			m->alloc_failed - m->no_memory);
+	if (m->no_memory)
+		fprintf(f,
+			" WARNING: %" PRIu64 " calls are counted without their process (pid 0, "
+			"%s): the kernel could not allocate their rows at that moment.\n",
+			m->no_memory, KPERF_TRACE_NOMEM_COMM);
 	if (m->dropped)
 		fprintf(f,
 			" %" PRIu64 " per-call records were dropped (ring buffer full); "
@@ -227,12 +242,14 @@ static char *json_body(const struct PmuTraceSummary *s, int n, const struct kp_t
 	cJSON_AddNumberToObject(root, "dropped", (double)m->dropped);
 	cJSON_AddNumberToObject(root, "not_counted", (double)m->not_counted);
 	cJSON_AddNumberToObject(root, "overflow", (double)m->overflow);
+	cJSON_AddNumberToObject(root, "alloc_failed", (double)m->alloc_failed);
+	cJSON_AddNumberToObject(root, "no_memory", (double)m->no_memory);
 	cJSON_AddBoolToObject(root, "fallback", m->fallback);
 	for (i = 0; i < n; i++) {
 		const struct PmuTraceSummary *r = &s[i];
 		cJSON *o;
 
-		if (!proc || s[i - 1].pid != r->pid) {
+		if (!proc || !kp_same_process(&s[i - 1], r)) {
 			if (proc) {
 				cJSON_AddNumberToObject(proc, "calls", (double)pcalls);
 				cJSON_AddNumberToObject(proc, "errors", (double)perrors);
@@ -367,6 +384,12 @@ void kp_report_syscalls(FILE *f, enum kp_format fmt, const struct PmuTraceSummar
 		}
 		if (meta->overflow)
 			fprintf(f, "overflow,,,,,,,,,,%" PRIu64 ",,,,,,,,%.3f,\n", meta->overflow,
+				meta->duration_s);
+		if (meta->alloc_failed)
+			fprintf(f, "alloc_failed,,,,,,,,,,%" PRIu64 ",,,,,,,,%.3f,\n",
+				meta->alloc_failed, meta->duration_s);
+		if (meta->no_memory)
+			fprintf(f, "no_memory,,,,,,,,,,%" PRIu64 ",,,,,,,,%.3f,\n", meta->no_memory,
 				meta->duration_s);
 		if (meta->not_counted)
 			fprintf(f, "not_counted,,,,,,,,,,%" PRIu64 ",,,,,,,,%.3f,\n",

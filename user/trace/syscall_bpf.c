@@ -71,6 +71,8 @@ struct kp_sys_bpf {
 	struct kp_sys_table exited; /* rows of the processes that exited */
 	__u32 *pending; /* exited processes whose rows are still in the map */
 	size_t npending, pcap;
+	uint64_t late_calls; /* calls with no row in the kernel, added to their row here */
+	uint64_t late_lost; /* ... that found no memory here either */
 };
 
 static int on_rb_sample(void *ctx, void *data, size_t size)
@@ -82,7 +84,26 @@ static int on_rb_sample(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* the exits ring's callback, with harvest_lock held */
+/* a call whose row the kernel could not allocate: into its row here (harvest_lock held) */
+static void late_call(struct kp_sys_bpf *b, const struct kp_sys_late_call *c)
+{
+	struct kp_sys_key key = { .tgid = c->tgid, .nr = c->nr };
+	struct kp_sys_stat s = { .calls = 1, .errors = c->ret < 0, .total_ns = c->dur_ns };
+	unsigned slot = 0;
+	uint64_t d = c->dur_ns;
+
+	s.min_ns = s.max_ns = c->dur_ns;
+	while (d >>= 1)
+		slot++; /* the kernel's log2 slot */
+	s.hist[slot] = 1;
+	memcpy(s.comm, c->comm, sizeof(s.comm));
+	/* out of memory here too: the only loss, and the reason is the same */
+	if (kp_sys_table_add(&b->exited, &key, &s))
+		b->late_lost++;
+	b->late_calls++;
+}
+
+/* the exits ring's callback, with harvest_lock held: an exit, or a call with no row */
 static int on_exit_note(void *ctx, void *data, size_t size)
 {
 	struct kp_sys_bpf *b = ctx;
@@ -90,6 +111,11 @@ static int on_exit_note(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*n))
 		return 0;
+	if (n->kind == KP_SYS_NOTE_CALL) {
+		if (size >= sizeof(struct kp_sys_late_call))
+			late_call(b, data);
+		return 0;
+	}
 	if (b->npending >= MAX_PENDING)
 		return 0; /* its rows stay in the map, still counted */
 	if (kp_grow((void **)&b->pending, &b->pcap, b->npending + 1, sizeof(*b->pending)))
@@ -201,7 +227,12 @@ static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
 	b->by_nr_entries = ((unsigned)kp_syscall_max() + 63) / 64 * 64 + 64;
 	if (b->by_nr_entries > KP_SYSCALL_WORDS * 64)
 		b->by_nr_entries = KP_SYSCALL_WORDS * 64;
-	bpf_map__set_max_entries(bpf_object__find_map_by_name(b->obj, "by_nr"), b->by_nr_entries);
+	/* a test of the path that memory pressure takes, which no test can cause at will */
+	cfg->fault_nomem = (__u8)atoi(secure_getenv("KPERF_BPF_FAULT_NOMEM") ?: "0");
+	/* with the hash, a second half: the no-memory rows (KP_SYS_NOMEM_TGID) */
+	cfg->nomem_base = b->by_nr_entries;
+	bpf_map__set_max_entries(bpf_object__find_map_by_name(b->obj, "by_nr"),
+				 b->single ? b->by_nr_entries : 2 * b->by_nr_entries);
 	if (b->single)
 		bpf_map__set_max_entries(bpf_object__find_map_by_name(b->obj, "exits"),
 					 (__u32)getpagesize());
@@ -639,11 +670,13 @@ int kp_sys_bpf_summary(struct kp_sys_bpf *b, struct kp_sys_row **rows)
 			continue; /* deleted meanwhile */
 		err = kp_sys_table_add(&all, &key, &sum);
 	}
-	/* by syscall number: the one process's rows, else the calls the map had no room for */
-	for (nr = 0; !err && nr < b->by_nr_entries; nr++) {
-		key = (struct kp_sys_key){ .tgid = b->single ? b->single_tgid :
-							       KP_SYS_OVERFLOW_TGID,
-					   .nr = nr };
+	/* by syscall number: the one process's rows, else the calls the map had no room for,
+	 * then those it could not allocate a row for when the exits ring was full */
+	for (nr = 0; !err && nr < (b->single ? 1 : 2) * b->by_nr_entries; nr++) {
+		key = (struct kp_sys_key){ .tgid = b->single		 ? b->single_tgid :
+						   nr < b->by_nr_entries ? KP_SYS_OVERFLOW_TGID :
+									   KP_SYS_NOMEM_TGID,
+					   .nr = nr % b->by_nr_entries };
 		if (!sum_cpus(b, b->by_nr_fd, &nr, vals, &sum))
 			err = kp_sys_table_add(&all, &key, &sum);
 	}
@@ -796,6 +829,10 @@ void kp_sys_bpf_counters(struct kp_sys_bpf *b, uint64_t out[KP_CNT_MAX])
 			out[k] += vals[c];
 	}
 	free(vals);
+	/* calls without a kernel row that found no memory here either: not counted */
+	pthread_mutex_lock(&b->harvest_lock);
+	out[KP_CNT_STATE_FULL] += b->late_lost;
+	pthread_mutex_unlock(&b->harvest_lock);
 }
 
 bool kp_sys_bpf_is_compat(const struct kp_sys_bpf *b)

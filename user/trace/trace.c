@@ -91,6 +91,8 @@ static void *poller_main(void *arg)
 			 * timeout bounds how stale a record can get */
 			epoll_wait(t->epoll_fd, ev, 3, POLL_MS);
 		}
+		/* the mappings first: the records and processes seen next resolve with them */
+		kp_trace_sideband_drain(t);
 		pthread_mutex_lock(&t->rb_lock);
 		full = consume(t);
 		if (t->stacks)
@@ -173,9 +175,11 @@ static void trace_destroy(void *obj)
 		close(t->epoll_fd);
 	free(t->recs);
 	free(t->stk);
+	kp_trace_sideband_close(t);
 	kp_trace_release_processes(t);
 	pthread_mutex_destroy(&t->lock);
 	pthread_mutex_destroy(&t->rb_lock);
+	pthread_mutex_destroy(&t->sb_lock);
 	free(t);
 }
 
@@ -339,6 +343,7 @@ KP_EXPORT int KperfTraceOpen(enum PmuTraceType traceType, struct PmuTraceAttr *t
 	}
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_mutex_init(&t->rb_lock, NULL);
+	pthread_mutex_init(&t->sb_lock, NULL);
 	t->wake_fd = t->epoll_fd = -1;
 	t->cgroup_fd = cgroup_fd;
 	cgroup_fd = -1;
@@ -350,6 +355,8 @@ KP_EXPORT int KperfTraceOpen(enum PmuTraceType traceType, struct PmuTraceAttr *t
 	o.on_event = store_record;
 	o.ctx = t;
 	err = kp_sys_bpf_open(&o, &t->bpf);
+	if (!err)
+		err = kp_trace_sideband_open(t, o.tgids, o.ntgids);
 	if (err)
 		goto out;
 	/* the processes named are alive now: their symbols are recorded before they can exit
@@ -385,13 +392,18 @@ KP_EXPORT int PmuTraceEnable(int pd)
 		return -1;
 	pthread_mutex_lock(&t->lock);
 	if (!t->enabled) {
-		err = start_poller(t);
+		/* mmaps followed before the first call can be traced */
+		err = kp_trace_sideband_enable(t, true);
+		if (!err)
+			err = start_poller(t);
 		if (!err)
 			err = kp_sys_bpf_attach(t->bpf);
-		if (err)
+		if (err) {
 			stop_poller(t);
-		else
+			kp_trace_sideband_enable(t, false);
+		} else {
 			t->enabled = true;
+		}
 	}
 	pthread_mutex_unlock(&t->lock);
 	kp_handle_put(t);
@@ -410,6 +422,9 @@ KP_EXPORT int PmuTraceDisable(int pd)
 	if (t->enabled) {
 		kp_sys_bpf_detach(t->bpf);
 		stop_poller(t);
+		/* nothing more can come: every mapping recorded is applied */
+		kp_trace_sideband_enable(t, false);
+		kp_trace_sideband_drain(t);
 		pthread_mutex_lock(&t->rb_lock);
 		consume(t);
 		pthread_mutex_unlock(&t->rb_lock);
@@ -431,6 +446,17 @@ void kp_trace_warn_drops(struct kp_trace *t)
 			"%llu calls are counted without their process (pid 0, " KPERF_TRACE_OVERFLOW_COMM
 			"): the summary map was full (raise summaryEntries)",
 			(unsigned long long)c[KP_CNT_SUMMARY_FULL]);
+	if (c[KP_CNT_NOMEM_FOLDED])
+		kp_warn(KPERF_WARN_SUMMARY_FULL,
+			"%llu calls are counted without their process (pid 0, " KPERF_TRACE_NOMEM_COMM
+			"): the kernel could not allocate their rows at that moment (-ENOMEM, the map "
+			"was not full) and the ring that brings such calls to their rows was full",
+			(unsigned long long)c[KP_CNT_NOMEM_FOLDED]);
+	if (c[KP_CNT_STACK_SUMMARY_NOMEM])
+		kp_warn(KPERF_WARN_SUMMARY_FULL,
+			"%llu calls are missing from the summary by stack: the kernel could not "
+			"allocate their rows at that moment (-ENOMEM, the map was not full)",
+			(unsigned long long)c[KP_CNT_STACK_SUMMARY_NOMEM]);
 	if (c[KP_CNT_STATE_FULL])
 		kp_warn(KPERF_WARN_SUMMARY_FULL,
 			"%llu calls were not counted: their start times could not be stored",
@@ -530,6 +556,10 @@ static void comm_label(char *slot, uint32_t tgid, const char *comm)
 	_Static_assert(sizeof(KP_PIDNS_OUTSIDE_COMM) <= NAME_SLOT, "label too long");
 	if (tgid == KP_SYS_OVERFLOW_TGID) {
 		memcpy(slot, KPERF_TRACE_OVERFLOW_COMM, sizeof(KPERF_TRACE_OVERFLOW_COMM));
+		return;
+	}
+	if (tgid == KP_SYS_NOMEM_TGID) {
+		memcpy(slot, KPERF_TRACE_NOMEM_COMM, sizeof(KPERF_TRACE_NOMEM_COMM));
 		return;
 	}
 	if (tgid == KP_PID_OUTSIDE) {
@@ -664,6 +694,8 @@ static int cmp_summary(const void *a, const void *b)
 
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
+	if (!x->pid && strcmp(x->comm, y->comm)) /* [map full] and [no memory]: apart */
+		return strcmp(x->comm, y->comm);
 	if (x->totalNs != y->totalNs)
 		return x->totalNs > y->totalNs ? -1 : 1;
 	return x->nr - y->nr;
@@ -702,7 +734,10 @@ KP_EXPORT int PmuTraceReadSummary(int pd, struct PmuTraceSummary **out)
 		s[i] = (struct PmuTraceSummary){
 			.funcs = syscall_label((int)r->key.nr, name),
 			.nr = (int)r->key.nr,
-			.pid = r->key.tgid == KP_SYS_OVERFLOW_TGID ? 0 : (pid_t)r->key.tgid,
+			.pid = r->key.tgid == KP_SYS_OVERFLOW_TGID ||
+					       r->key.tgid == KP_SYS_NOMEM_TGID ?
+				       0 :
+				       (pid_t)r->key.tgid,
 			.comm = comm,
 			.calls = r->stat.calls,
 			.errors = r->stat.errors,
@@ -771,7 +806,10 @@ KP_EXPORT int PmuTraceGetStats(int pd, struct PmuTraceStats *stats)
 	stats->records = t->delivered;
 	stats->dropped = c[KP_CNT_DROPPED] + t->store_dropped;
 	pthread_mutex_unlock(&t->rb_lock);
-	stats->summaryDropped = c[KP_CNT_SUMMARY_FULL] + c[KP_CNT_STATE_FULL];
+	stats->summaryDropped =
+		c[KP_CNT_SUMMARY_FULL] + c[KP_CNT_STATE_FULL] + c[KP_CNT_NOMEM_FOLDED];
+	stats->summaryNoMemory = c[KP_CNT_SUMMARY_NOMEM];
+	stats->stackSummaryNoMemory = c[KP_CNT_STACK_SUMMARY_NOMEM];
 	stats->stacksLost = c[KP_CNT_CAP + KP_CAP_FAIL_FULL] + c[KP_CNT_CAP + KP_CAP_FAIL_CLASH] +
 			    c[KP_CNT_CAP + KP_CAP_FAIL_READ];
 	stats->stackSummaryDropped = c[KP_CNT_STACK_SUMMARY_FULL];

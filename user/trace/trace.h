@@ -171,6 +171,10 @@ struct kp_trace {
 	bool stacks;
 	enum SymbolMode symbol_mode;
 	struct kp_map held; /* tgid -> 1: processes whose symbols it holds (seen with a stack) */
+	/* the mmaps, execs and forks of the traced processes as they happen (pmu/sideband.c),
+	 * so that a process that execs and exits between two polls has its mappings */
+	struct kp_sideband *sideband;
+	pthread_mutex_t sb_lock; /* the side band's drains */
 };
 
 /* What was lost so far, as warnings (trace.c; lock held). */
@@ -186,6 +190,12 @@ void kp_trace_note_process(struct kp_trace *t, uint32_t tgid);
 void kp_trace_scan_processes(struct kp_trace *t);
 /* Release the processes the trace holds. */
 void kp_trace_release_processes(struct kp_trace *t);
+/* With stacks: follow the mmaps, execs and forks of <tgids> (every process when n is 0) from
+ * kp_trace_sideband_enable on; drain feeds what came to the symbol resolver. */
+int kp_trace_sideband_open(struct kp_trace *t, const int *tgids, unsigned n);
+int kp_trace_sideband_enable(struct kp_trace *t, bool on);
+void kp_trace_sideband_drain(struct kp_trace *t);
+void kp_trace_sideband_close(struct kp_trace *t);
 
 /* Resolve the stacks of records: pids[i] with stk[i] into out[i] (NULL when the record has
  * none), kernel frames first; kframes[i] (may be NULL) their number. The stacks live in *keep,

@@ -3,6 +3,11 @@
  * be resolved, the resolution of the stack ids the BPF program took at sys_enter, and the
  * summary by stack (KperfTraceReadStackSummary).
  *
+ * A process's mappings come from /proc/PID/maps when it is first seen with a stack, and from
+ * the side band of mmaps, execs and forks (pmu/sideband.c, as record has it) from the start
+ * of the trace on: a command that execs, makes its calls and exits between two polls still
+ * has the mappings of its new image when its stacks are resolved.
+ *
  * The stacks handed out are copies that live with the array that refers to them (the
  * resolver's own may be forgotten once no task holds the process): they are the stacks of a
  * PmuData array built for them, freed with the records.
@@ -59,6 +64,52 @@ void kp_trace_release_processes(struct kp_trace *t)
 	kp_map_free(&t->held);
 }
 
+int kp_trace_sideband_open(struct kp_trace *t, const int *tgids, unsigned n)
+{
+	int possible = kp_cpu_possible(), ncpus = 0, c, *cpus, err;
+
+	if (!t->stacks)
+		return 0;
+	cpus = calloc((size_t)(possible > 0 ? possible : 1), sizeof(*cpus));
+	if (!cpus)
+		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	for (c = 0; c < possible; c++)
+		if (kp_cpu_online(c))
+			cpus[ncpus++] = c;
+	err = kp_sideband_open(cpus, ncpus, tgids, (int)n, &t->sideband);
+	free(cpus);
+	return err;
+}
+
+int kp_trace_sideband_enable(struct kp_trace *t, bool on)
+{
+	int err;
+
+	if (!t->sideband)
+		return 0;
+	err = kp_sideband_enable(t->sideband, on);
+	if (err)
+		return kp_fail(LIBPERF_ERR_FAILED_PMU_ENABLE, err,
+			       "cannot %s following mmaps for the stacks' symbols: %s",
+			       on ? "start" : "stop", strerror(-err));
+	return 0;
+}
+
+void kp_trace_sideband_drain(struct kp_trace *t)
+{
+	if (!t->sideband)
+		return;
+	pthread_mutex_lock(&t->sb_lock);
+	kp_sideband_drain(t->sideband);
+	pthread_mutex_unlock(&t->sb_lock);
+}
+
+void kp_trace_sideband_close(struct kp_trace *t)
+{
+	kp_sideband_close(t->sideband);
+	t->sideband = NULL;
+}
+
 static unsigned sym_flags(const struct kp_trace *t)
 {
 	return t->symbol_mode == RESOLVE_ELF_DWARF || t->symbol_mode == RESOLVE_DELAY_DWARF ?
@@ -80,6 +131,7 @@ int kp_trace_resolve(struct kp_trace *t, size_t n, const uint32_t *pids,
 	int err = 0;
 
 	*keep = NULL;
+	kp_trace_sideband_drain(t); /* the mappings that came meanwhile */
 	kp_map_init(&seen, true);
 	idx = calloc(n ? n : 1, sizeof(*idx));
 	nk = calloc(n ? n : 1, sizeof(*nk));
