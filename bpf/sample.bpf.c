@@ -462,8 +462,8 @@ int BPF_PROG(kp_tp_exit, struct task_struct *p)
 
 /* unwinding from tables: a process that execs has new mappings; its entry goes (its samples
  * fall back to frame pointers, counted) and userspace loads the new ones */
-SEC("tp/sched/sched_process_exec")
-int kp_uw_exec(void *ctx)
+SEC("tp_btf/sched_process_exec") /* BTF: no tracefs needed (it may not be mounted) */
+int BPF_PROG(kp_uw_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = kp_pidns_current() >> 32;
 
