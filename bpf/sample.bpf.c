@@ -3,7 +3,7 @@
  * sample.bpf.c - sampling, aggregated in the kernel.
  *
  * kp_sample runs on every overflow of a sampling perf event (cpu-clock, cycles, ...). It
- * captures the kernel and user stack ids and counts (tgid, tid, cpu, event, stacks) in a
+ * captures the kernel and user stacks (stack_capture.bpf.h: kept by their frames) and counts (tgid, tid, cpu, event, stacks) in a
  * hash map, so userspace reads one entry per distinct stack instead of one per sample.
  * There are two such maps: userspace flips `gen` and drains the one no longer written.
  * With a timeline, each sample goes through the ring buffer instead, with its timestamp.
@@ -72,15 +72,9 @@ struct {
 	__type(value, __u32);
 } event_ids SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 16384); /* resized by userspace */
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, KP_MAX_STACK * sizeof(__u64));
-} stacks SEC(".maps");
-
-/* user stacks unwound from tables (kp_uw_on), by their frames (stack_capture.bpf.h) */
-KP_CAP_STACK_MAP(ustacks);
+/* kernel and user stacks by their frames (stack_capture.bpf.h): a stack-trace map's buckets
+ * collide and lose stacks, these ids never do; a full map is a counted drop */
+KP_CAP_STACK_MAP(stacks);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -123,33 +117,18 @@ static __always_inline void count(__u32 idx)
 		*c += 1;
 }
 
-static __always_inline __s32 stack_id(void *ctx, __u64 flags)
-{
-	long id = bpf_get_stackid(ctx, &stacks, flags);
-
-	if (id < 0) {
-		/* -EFAULT: no user stack (a kernel thread): nothing lost */
-		if (id != -14)
-			count(KP_SCNT_STACK_LOST);
-		return -1;
-	}
-	return (__s32)id;
-}
-
 /* <regs>: a perf event's registers (NULL for a tracepoint): where the unwinder starts when
  * the event interrupted user code */
 static __always_inline void fill_common(void *ctx, const struct kp_uw_hint *regs, __u32 *cpu,
-					__s32 *kstack, __s32 *ustack, __u64 *ustack_id)
+					__u64 *kstack_id, __u64 *ustack_id)
 {
 	*cpu = bpf_get_smp_processor_id();
-	*kstack = cfg.kernel_stack ? stack_id(ctx, 0) : -1;
-	*ustack = -1;
-	*ustack_id = 0;
-	if (cfg.user_stack && kp_uw_on)
-		*ustack_id =
-			kp_capture_stack_regs(ctx, true, regs, &ustacks, &counters, KP_SCNT_CAP);
-	else if (cfg.user_stack)
-		*ustack = stack_id(ctx, BPF_F_USER_STACK);
+	*kstack_id = cfg.kernel_stack ?
+			     kp_capture_stack(ctx, false, &stacks, &counters, KP_SCNT_CAP) :
+			     KP_CAP_NONE;
+	*ustack_id = cfg.user_stack ? kp_capture_stack_regs(ctx, true, regs, &stacks, &counters,
+							    KP_SCNT_CAP) :
+				      KP_CAP_NONE;
 }
 
 static __always_inline __u64 wakeup_flags(void)
@@ -179,10 +158,10 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, __u32 evt)
 	}
 	key.evt = evt;
 	KP_UW_HINT_OF(ctx, &hint);
-	fill_common(ctx, &hint, &key.cpu, &key.kstack, &key.ustack, &key.ustack_id);
+	fill_common(ctx, &hint, &key.cpu, &key.kstack_id, &key.ustack_id);
 	key.tgid = id >> 32;
 	key.tid = (__u32)id;
-	if (key.kstack < 0 && key.ustack < 0 && !key.ustack_id)
+	if (!key.kstack_id && !key.ustack_id)
 		key.ip = PT_REGS_IP(&ctx->regs);
 
 	if (cfg.timeline) {
@@ -199,8 +178,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, __u32 evt)
 		r->tid = key.tid;
 		r->cpu = key.cpu;
 		r->evt = key.evt;
-		r->kstack = key.kstack;
-		r->ustack = key.ustack;
+		r->kstack_id = key.kstack_id;
 		r->ustack_id = key.ustack_id;
 		r->raw_size = 0;
 		r->pad = 0;
@@ -368,7 +346,7 @@ static __always_inline int tp_record(void *ctx, __u32 evt)
 	if (!s)
 		return 0;
 	size = raw_size(ctx, e);
-	fill_common(ctx, NULL, &s->hdr.cpu, &s->hdr.kstack, &s->hdr.ustack, &s->hdr.ustack_id);
+	fill_common(ctx, NULL, &s->hdr.cpu, &s->hdr.kstack_id, &s->hdr.ustack_id);
 	s->hdr.ts = bpf_ktime_get_ns();
 	s->hdr.period = period;
 	s->hdr.ip = 0;
@@ -462,8 +440,8 @@ int BPF_PROG(kp_tp_exit, struct task_struct *p)
 
 /* unwinding from tables: a process that execs has new mappings; its entry goes (its samples
  * fall back to frame pointers, counted) and userspace loads the new ones */
-SEC("tp/sched/sched_process_exec")
-int kp_uw_exec(void *ctx)
+SEC("tp_btf/sched_process_exec") /* BTF: no tracefs needed (it may not be mounted) */
+int BPF_PROG(kp_uw_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = kp_pidns_current() >> 32;
 

@@ -22,9 +22,8 @@
 enum kp_sample_counter {
 	KP_SCNT_MAP_FULL = 0, /* sample not counted: the aggregation map is full */
 	KP_SCNT_RB_DROPPED = 1, /* record lost: the ring buffer was full */
-	KP_SCNT_STACK_LOST = 2, /* stack not captured (stack map bucket taken, or no memory) */
-	KP_SCNT_CAP = 3, /* user stacks unwound from tables: + enum kp_cap_fail (3 counters) */
-	KP_SCNT_MAX = 6
+	KP_SCNT_CAP = 2, /* stacks not kept (stack_capture.h): + enum kp_cap_fail (3 counters) */
+	KP_SCNT_MAX = 5
 };
 
 /* aggregation key: one distinct (process, thread, cpu, event, stacks) */
@@ -33,10 +32,11 @@ struct kp_sample_key {
 	__u32 tid;
 	__u32 cpu;
 	__u32 evt; /* index of the event in the task (and cgroup: KP_EVT_CGROUP_SHIFT) */
-	__s32 kstack; /* stack map id, -1 when none */
-	__s32 ustack; /* stack map id (frame pointers), -1 when none */
 	__u64 ip; /* the sampled address when no stacks are collected */
-	__u64 ustack_id; /* user stack unwound from tables: its id in ustacks, 0 when none */
+	/* the stacks' ids in the stack map (stack_capture.bpf.h: keyed by their frames, never
+	 * two stacks under one id), 0 when none */
+	__u64 kstack_id;
+	__u64 ustack_id; /* unwound from tables or by frame pointers (kp_cap_stack.flags) */
 };
 
 struct kp_sample_val {
@@ -54,11 +54,10 @@ struct kp_sample_rec {
 	__u32 tid;
 	__u32 cpu;
 	__u32 evt;
-	__s32 kstack;
-	__s32 ustack;
 	__u32 raw_size; /* bytes of raw record following this header */
 	__u32 pad;
-	__u64 ustack_id; /* see kp_sample_key */
+	__u64 kstack_id; /* see kp_sample_key */
+	__u64 ustack_id;
 	char comm[KP_SAMPLE_COMM];
 	/* __u8 raw[raw_size] */
 };

@@ -216,8 +216,8 @@ struct kp_sampling {
 	pthread_mutex_t uw_lock; /* the loader: the poller, drains, reads */
 	bool uw_poller_on;
 	atomic_bool uw_stop;
-	int ustacks_fd;
-	uint64_t uw_late_warned, uw_full_warned, uw_lost_warned;
+	uint64_t uw_late_warned, uw_full_warned;
+	uint64_t stacks_lost_warned; /* stacks not kept, already said */
 
 	pthread_t drainer;
 	bool drainer_on;
@@ -236,9 +236,8 @@ int kp_sample_unwind_start(struct kp_pmu *p, struct bpf_object *obj);
 /* at each drain: the processes the BPF side asked for */
 void kp_sample_unwind_poll(struct kp_pmu *p);
 void kp_sample_unwind_close(struct kp_sampling *s);
-unsigned kp_sample_unwind_read(struct kp_sampling *s, uint64_t id, uint64_t *ips, unsigned max);
 /* warnings of what could not be unwound; <cap_fails>: the counters of enum kp_cap_fail */
-void kp_sample_unwind_warn(struct kp_pmu *p, const uint64_t *cap_fails);
+void kp_sample_unwind_warn(struct kp_pmu *p);
 
 /* does the task resolve symbols? */
 static inline bool kp_sampling_resolving(const struct kp_pmu *p)

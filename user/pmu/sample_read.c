@@ -20,9 +20,11 @@
 #include "core/core.h"
 #include "core/pidns.h"
 #include "kperf/pcerrc.h"
+#include "stack/stack.h"
 #include "sym/sym.h"
 #include "topo/topo.h"
 #include "pmu.h"
+#include "stack_capture.h"
 
 #define DRAIN_MS 1000
 #ifndef ENOTSUPP
@@ -214,21 +216,13 @@ static void counters(struct kp_sampling *s, uint64_t out[KP_SCNT_MAX])
 /* kernel frames then user frames, leaf first, as the resolver wants them */
 static int stack_ips(struct kp_sampling *s, const struct kp_sample_key *k, uint64_t *ips)
 {
-	__u64 frames[KP_MAX_STACK];
-	__s32 kstack = k->kstack, ustack = k->ustack;
-	__u64 ip = k->ip;
-	int n = 0, i;
+	int n = 0;
 
-	if (kstack >= 0 && !bpf_map_lookup_elem(s->stacks_fd, &kstack, frames))
-		for (i = 0; i < KP_MAX_STACK && frames[i]; i++)
-			ips[n++] = frames[i];
-	if (ustack >= 0 && !bpf_map_lookup_elem(s->stacks_fd, &ustack, frames))
-		for (i = 0; i < KP_MAX_STACK && frames[i]; i++)
-			ips[n++] = frames[i];
-	if (k->ustack_id)
-		n += (int)kp_sample_unwind_read(s, k->ustack_id, ips + n, KP_MAX_STACK);
-	if (!n && ip)
-		ips[n++] = ip;
+	/* a perf event's kernel stack starts at the interrupted code: no BPF frames to cut */
+	n += (int)kp_stack_read(s->stacks_fd, k->kstack_id, false, ips, KP_MAX_STACK);
+	n += (int)kp_stack_read(s->stacks_fd, k->ustack_id, false, ips + n, KP_MAX_STACK);
+	if (!n && k->ip)
+		ips[n++] = k->ip;
 	return n;
 }
 
@@ -237,16 +231,16 @@ static int stack_ips(struct kp_sampling *s, const struct kp_sample_key *k, uint6
  * stack map is a system call */
 static int memo_stack(struct kp_pmu *p, const struct kp_sample_key *k, struct Stack **out)
 {
-	struct kp_sample_key key = {
-		.tgid = k->tgid, .kstack = k->kstack, .ustack = k->ustack, .ustack_id = k->ustack_id
-	};
+	struct kp_sample_key key = { .tgid = k->tgid,
+				     .kstack_id = k->kstack_id,
+				     .ustack_id = k->ustack_id };
 	uint64_t ips[2 * KP_MAX_STACK];
 	struct kp_sample_ent *e;
 	bool created;
 	int n;
 
 	/* the ip tells samples apart only when there is no stack */
-	key.ip = k->kstack < 0 && k->ustack < 0 && !k->ustack_id ? k->ip : 0;
+	key.ip = !k->kstack_id && !k->ustack_id ? k->ip : 0;
 	e = kp_sample_table_get(&p->sampling->memo, &key, &created);
 	if (!e)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
@@ -326,13 +320,18 @@ static void warn_losses(struct kp_pmu *p)
 			(unsigned long long)c[KP_SCNT_MAP_FULL],
 			(unsigned long long)c[KP_SCNT_RB_DROPPED]);
 		s->dropped_warned = lost;
-	} else if (c[KP_SCNT_STACK_LOST]) {
-		kp_warn(KPERF_WARN_RECORDS_DROPPED,
-			"%llu stacks could not be captured (stack map collisions); those samples "
-			"have only their top frame",
-			(unsigned long long)c[KP_SCNT_STACK_LOST]);
 	}
-	kp_sample_unwind_warn(p, &c[KP_SCNT_CAP]);
+	lost = c[KP_SCNT_CAP + KP_CAP_FAIL_FULL] + c[KP_SCNT_CAP + KP_CAP_FAIL_CLASH];
+	if (lost > s->stacks_lost_warned) {
+		kp_warn(KPERF_WARN_RECORDS_DROPPED,
+			"%llu stacks were not kept (%llu: the stack map is full, %llu: ids clashed); "
+			"those samples lack those frames",
+			(unsigned long long)(lost - s->stacks_lost_warned),
+			(unsigned long long)c[KP_SCNT_CAP + KP_CAP_FAIL_FULL],
+			(unsigned long long)c[KP_SCNT_CAP + KP_CAP_FAIL_CLASH]);
+		s->stacks_lost_warned = lost;
+	}
+	kp_sample_unwind_warn(p);
 }
 
 int kp_sampling_read(struct kp_pmu *p, struct PmuData **out)
@@ -358,8 +357,7 @@ int kp_sampling_read(struct kp_pmu *p, struct PmuData **out)
 					   .tid = r->tid,
 					   .cpu = r->cpu,
 					   .evt = r->evt,
-					   .kstack = r->kstack,
-					   .ustack = r->ustack,
+					   .kstack_id = r->kstack_id,
 					   .ip = r->ip,
 					   .ustack_id = r->ustack_id };
 		struct kp_sample_val v = { .count = 1, .period = r->period };

@@ -3,7 +3,7 @@
  * callGraph KPERF_CALL_GRAPH_DWARF, the default with callStack): the unwind maps of the
  * sampling object sized before its load, the target processes' tables loaded after it
  * (user/unwind), the processes the BPF side asks for (new, exec'ed, new code mapped) loaded at
- * each drain, the stacks read back by id, and what could not be unwound reported.
+ * each drain, and what could not be unwound reported.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -24,7 +24,6 @@
 #define ROWS_CAP (1u << 20) /* 16 MiB of rows: libc, python3 and libstdc++ take 127 221 */
 #define PROCS_TARGETED 1024 /* the targets and the processes they start */
 #define PROCS_ALL 4096
-#define USTACKS 16384
 #define POLL_MS 10
 
 bool kp_sampling_unwinds(const struct kp_pmu *p)
@@ -42,10 +41,9 @@ int kp_sample_unwind_prepare(struct kp_pmu *p, struct bpf_object *obj)
 {
 	bool on = kp_sampling_unwinds(p);
 	struct bpf_map *rows = map_of(obj, "kp_uw_rows"), *procs = map_of(obj, "kp_uw_procs");
-	struct bpf_map *ustacks = map_of(obj, "ustacks");
 	struct bpf_program *exec = bpf_object__find_program_by_name(obj, "kp_uw_exec");
 
-	if (!rows || !procs || !ustacks || !exec)
+	if (!rows || !procs || !exec)
 		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -ENOENT,
 			       "the sampling BPF object has no unwinder");
 	if (p->opts.callGraph > KPERF_CALL_GRAPH_FP)
@@ -58,7 +56,6 @@ int kp_sample_unwind_prepare(struct kp_pmu *p, struct bpf_object *obj)
 	if (on)
 		bpf_map__set_map_flags(rows, bpf_map__map_flags(rows) | BPF_F_MMAPABLE);
 	bpf_map__set_max_entries(procs, on ? (p->npids > 0 ? PROCS_TARGETED : PROCS_ALL) : 1);
-	bpf_map__set_max_entries(ustacks, on ? USTACKS : 1);
 	bpf_program__set_autoload(exec, on);
 	return 0;
 }
@@ -84,7 +81,6 @@ int kp_sample_unwind_start(struct kp_pmu *p, struct bpf_object *obj)
 	struct kp_sampling *s = p->sampling;
 	int i, err;
 
-	s->ustacks_fd = bpf_map__fd(map_of(obj, "ustacks"));
 	if (!kp_sampling_unwinds(p))
 		return 0;
 	s->uw = kp_uw_loader_new(bpf_map__fd(map_of(obj, "kp_uw_rows")), ROWS_CAP,
@@ -135,13 +131,8 @@ void kp_sample_unwind_close(struct kp_sampling *s)
 	s->uw = NULL;
 }
 
-unsigned kp_sample_unwind_read(struct kp_sampling *s, uint64_t id, uint64_t *ips, unsigned max)
-{
-	return kp_stack_read(s->ustacks_fd, id, false, ips, max);
-}
-
 /* what could not be unwound from tables, once per new loss */
-void kp_sample_unwind_warn(struct kp_pmu *p, const uint64_t *cap_fails)
+void kp_sample_unwind_warn(struct kp_pmu *p)
 {
 	struct kp_sampling *s = p->sampling;
 	struct kp_uw_load_stats st;
@@ -170,16 +161,5 @@ void kp_sample_unwind_warn(struct kp_pmu *p, const uint64_t *cap_fails)
 			(unsigned long long)(st.tables_full - s->uw_full_warned),
 			(unsigned long long)st.rows_cap);
 		s->uw_full_warned = st.tables_full;
-	}
-	if (cap_fails[KP_CAP_FAIL_FULL] + cap_fails[KP_CAP_FAIL_CLASH] > s->uw_lost_warned) {
-		uint64_t lost = cap_fails[KP_CAP_FAIL_FULL] + cap_fails[KP_CAP_FAIL_CLASH];
-
-		kp_warn(KPERF_WARN_RECORDS_DROPPED,
-			"%llu user stacks were not kept (%llu: the stack map is full, %llu: ids "
-			"clashed); those samples have no user frames",
-			(unsigned long long)(lost - s->uw_lost_warned),
-			(unsigned long long)cap_fails[KP_CAP_FAIL_FULL],
-			(unsigned long long)cap_fails[KP_CAP_FAIL_CLASH]);
-		s->uw_lost_warned = lost;
 	}
 }

@@ -220,6 +220,7 @@ static int load(struct kp_pmu *p)
 	struct kp_sampling *s = p->sampling;
 	struct sample_bpf *skel;
 	size_t rb = 0;
+	__u32 nstacks;
 	int i, err;
 
 	kp_bpf_log_init();
@@ -296,7 +297,9 @@ static int load(struct kp_pmu *p)
 		rb = ringbuf_bytes(p->opts.ringBufferKb);
 	skel->rodata->cfg.wakeup_bytes = rb / 4;
 	bpf_map__set_max_entries(skel->maps.records, rb ? (__u32)rb : (__u32)getpagesize());
-	bpf_map__set_max_entries(skel->maps.stacks, p->attr.callStack ? STACK_ENTRIES : 1);
+	/* kernel and user stacks share the map: room for as many of each */
+	nstacks = (skel->rodata->cfg.kernel_stack + skel->rodata->cfg.user_stack) * STACK_ENTRIES;
+	bpf_map__set_max_entries(skel->maps.stacks, nstacks ? nstacks : 1);
 	bpf_map__set_max_entries(skel->maps.counts0, COUNTS_ENTRIES);
 	bpf_map__set_max_entries(skel->maps.counts1, COUNTS_ENTRIES);
 	bpf_program__set_autoload(skel->progs.kp_sample, s->has_sample && s->cookie);
