@@ -379,13 +379,15 @@ int kp_tl_write_chrome(FILE *f, const struct kp_tl_store *s, const struct kp_tl_
 	      f);
 	fprintf(f,
 		",\"syscalls\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"marks\":%" PRIu64
-		",\"ranges\":%" PRIu64 ",\"openRanges\":%zu,\"offCpuSlices\":%" PRIu64
-		",\"dropped\":%" PRIu64 ",\"notKept\":%" PRIu64,
-		s->n_sys, s->n_samples, s->n_marks, s->n_ranges, open.n, s->n_offcpu,
-		m ? m->dropped : 0, s->not_kept);
+		",\"ranges\":%" PRIu64 ",\"openRanges\":%zu,\"dropped\":%" PRIu64
+		",\"notKept\":%" PRIu64,
+		s->n_sys, s->n_samples, s->n_marks, s->n_ranges, open.n, m ? m->dropped : 0,
+		s->not_kept);
 	if (m && m->off_cpu)
-		fprintf(f, ",\"offCpuShort\":%" PRIu64 ",\"offCpuLost\":%" PRIu64, m->off_short,
-			m->off_lost);
+		fprintf(f,
+			",\"offCpuSlices\":%" PRIu64 ",\"offCpuShort\":%" PRIu64
+			",\"offCpuLost\":%" PRIu64,
+			s->n_offcpu, m->off_short, m->off_lost);
 	if (m && m->command) {
 		fputs(",\"command\":", f);
 		kp_json_string(f, m->command);
