@@ -13,6 +13,10 @@
  * apart reads the task's state at an offset userspace found in the kernel's BTF (without
  * BTF only in-kernel preemptions are told, by the tracepoint's preempt flag).
  *
+ * With cfg.slices (a timeline), each block is a record of its own instead (start, end, the
+ * reason: blocked or preempted, the stacks), through a ring buffer; the aggregation maps and
+ * the time on the cpu are left alone, and a block shorter than cfg.min_slice_ns is counted.
+ *
  * Which threads: the processes of `targets` (by tgid), the processes they fork (found by
  * their task at fork, by their tgid from their first switch on), or every process. A
  * target that is to be followed from its exec on (a launched command) is armed at the exec.
@@ -78,6 +82,13 @@ struct {
 } children SEC(".maps");
 
 KP_CAP_STACK_MAP(stacks);
+
+/* with cfg.slices: one struct kp_off_slice per slice (a page when unused; resized by
+ * userspace, which polls it: no wakeups) */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} slices SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -204,18 +215,48 @@ static __always_inline bool runnable(__u64 preempt, __u64 task)
 	return (cfg.state_size == 4 ? (__u32)state : state) == 0;
 }
 
+/* with cfg.slices: the slice of <t> from <start> to <now>, to the ring buffer */
+static __always_inline void emit_slice(struct kp_off_thread *t, __u64 start, __u64 now)
+{
+	struct kp_off_slice *r;
+
+	if (now - start < cfg.min_slice_ns) {
+		count(KP_OFFC_SLICE_SHORT);
+		return;
+	}
+	r = bpf_ringbuf_reserve(&slices, sizeof(*r), 0);
+	if (!r) {
+		count(KP_OFFC_SLICE_LOST);
+		return;
+	}
+	r->start_ns = start;
+	r->end_ns = now;
+	r->kstack = t->kstack;
+	r->ustack = t->ustack;
+	r->tgid = t->tgid;
+	r->tid = t->tid;
+	r->preempted = t->preempted;
+	r->pad = 0;
+	__builtin_memcpy(r->comm, t->comm, sizeof(r->comm));
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
 /* prev leaves the cpu (it is still the current task here), next comes back */
 static __always_inline int on_switch(void *ctx, __u64 preempt, __u64 prev, __u64 next)
 {
 	__u64 now = bpf_ktime_get_ns(), start;
 	struct kp_off_thread *t;
+	bool pre = false;
 
 	t = follow(prev, kp_pidns_current(), 0);
 	if (t && t->on_since) {
 		add(t, KP_OFF_ON_CPU, 0, now - t->on_since);
 		t->on_since = 0;
 	}
-	if (t && !t->exited && !(cfg.blocked_only && runnable(preempt, prev))) {
+	if (t && !t->exited && (cfg.slices || cfg.blocked_only))
+		pre = runnable(preempt, prev);
+	if (t && !t->exited && !(cfg.blocked_only && pre)) {
+		t->preempted = pre;
 		t->kstack = cfg.kernel_stack ?
 				    kp_capture_stack(ctx, false, &stacks, &counters, KP_OFFC_CAP) :
 				    KP_CAP_NONE;
@@ -225,15 +266,20 @@ static __always_inline int on_switch(void *ctx, __u64 preempt, __u64 prev, __u64
 		t->start_ns = now;
 	}
 	t = bpf_map_lookup_elem(&threads, &next);
-	if (!t && !cfg.blocked_only) /* the time on the cpu is asked for */
+	if (!t && !cfg.blocked_only && !cfg.slices) /* the time on the cpu is asked for */
 		t = follow_next(next);
 	if (!t)
 		return 0;
-	t->on_since = now;
+	if (!cfg.slices)
+		t->on_since = now;
 	if (!t->start_ns)
 		return 0;
 	start = t->start_ns;
 	t->start_ns = 0;
+	if (cfg.slices) {
+		emit_slice(t, start, now > start ? now : start);
+		return 0;
+	}
 	add(t, t->kstack, t->ustack, now > start ? now - start : 0);
 	return 0;
 }

@@ -20,7 +20,11 @@ enum kp_off_counter {
 	KP_OFFC_MAP_FULL = 0, /* a block not counted: the aggregation map was full */
 	KP_OFFC_THREADS_FULL = 1, /* a thread not followed: the thread map was full */
 	KP_OFFC_CAP = 2, /* + enum kp_cap_fail: a stack not kept (the block is counted without) */
-	KP_OFFC_MAX = KP_OFFC_CAP + KP_CAP_FAILS
+	/* with cfg.slices: a slice not recorded, the ring buffer was full */
+	KP_OFFC_SLICE_LOST = KP_OFFC_CAP + KP_CAP_FAILS,
+	/* with cfg.slices: a slice shorter than cfg.min_slice_ns, left out */
+	KP_OFFC_SLICE_SHORT,
+	KP_OFFC_MAX
 };
 
 /* a followed thread, keyed by its task_struct's address (known at switch-in without reading
@@ -32,7 +36,7 @@ struct kp_off_thread {
 	__u32 tgid;
 	__u32 tid;
 	__u32 exited; /* it is exiting: its last switch is not a block */
-	__u32 pad;
+	__u32 preempted; /* its open block began runnable (preempted, waiting for a cpu) */
 	__u64 on_since; /* when it came onto the cpu, 0: not known to be on it */
 	char comm[KP_OFF_COMM];
 };
@@ -72,7 +76,24 @@ struct kp_off_config {
 	__u32 tgid_off;
 	__u32 pid_off;
 	__u32 comm_off;
-	__u32 pad2;
+	/* 1: each block is a record of the ring buffer `slices` (struct kp_off_slice) instead
+	 * of time added to the aggregation maps; no time on the cpu is measured */
+	__u32 slices;
+	__u64 min_slice_ns; /* with slices: shorter ones are counted (KP_OFFC_SLICE_SHORT) only */
+};
+
+/* with cfg.slices: one slice a thread spent off the cpu, from its switch out to its switch
+ * back in (bpf_ktime_get_ns: CLOCK_MONOTONIC) */
+struct kp_off_slice {
+	__u64 start_ns;
+	__u64 end_ns;
+	__u64 kstack; /* the stacks it left the cpu with (stack ids, KP_CAP_NONE) */
+	__u64 ustack;
+	__u32 tgid;
+	__u32 tid;
+	__u32 preempted; /* it left the cpu runnable: preempted, not blocked */
+	__u32 pad;
+	char comm[KP_OFF_COMM];
 };
 
 #endif

@@ -2,8 +2,8 @@
  * timeline.h - one timeline of what processes do, written as a Chrome trace-event JSON file
  * (opens in ui.perfetto.dev, chrome://tracing and speedscope): per process and thread, the
  * syscalls as complete events with their return value, CPU samples with their stacks, mstx
- * marks and ranges (activity.h) with their domain as category, and the process and thread
- * names. Everything is on one clock (CLOCK_MONOTONIC), written in µs with ns precision.
+ * marks and ranges (activity.h) with their domain as category, the slices threads spent off
+ * the cpu (offCpu), and the process and thread names. Everything is on one clock (CLOCK_MONOTONIC), written in µs with ns precision.
  * `kperf-bpf timeline` is this API on the command line; kperf.timeline in Python.
  *
  *	struct KperfTimelineOpts o = KPERF_OPTS(KperfTimelineOpts, .pidList = &pid, .numPid = 1);
@@ -43,7 +43,9 @@ struct KperfTimelineOpts {
 	unsigned noSyscalls; /* 1: no syscall events */
 	unsigned noSamples; /* 1: no CPU samples */
 	unsigned noMarkers; /* 1: no mstx marks and ranges */
-	/* 1: off-CPU slices; refused (KPERF_ERR_NOT_SUPPORTED): not available yet */
+	/* 1: off-CPU slices: each time a thread of the processes leaves the cpu until it comes
+	 * back, a complete event "blocked" (it waits for something) or "preempted" (runnable,
+	 * waiting for a cpu), category "off-cpu", with the user stack it left the cpu with */
 	unsigned offCpu;
 	/* ring buffer of each source in KiB (a power of two is used), 0: 8192 */
 	unsigned bufferKb;
@@ -53,6 +55,9 @@ struct KperfTimelineOpts {
 	/* files holding kperf's USDT probes beyond those found (activity.h) */
 	const char *const *probeFiles;
 	unsigned numProbeFiles;
+	/* with offCpu: slices shorter than this many µs are counted in the kernel
+	 * (KperfTimelineStats.offCpuShort) and left out, 0: 50 */
+	unsigned offCpuMinUs;
 };
 
 struct KperfTimelineStats {
@@ -64,6 +69,10 @@ struct KperfTimelineStats {
 			      * their process, with "unfinished": true) */
 	uint64_t dropped; /* records the kernel lost (ring buffers full), all sources */
 	uint64_t notKept; /* events beyond maxEvents */
+	uint64_t offCpuSlices; /* off-CPU slices kept */
+	uint64_t offCpuShort; /* off-CPU slices shorter than offCpuMinUs, left out */
+	uint64_t offCpuLost; /* off-CPU slices the kernel lost (its ring buffer or its thread map
+			      * full; counted in dropped too) */
 };
 
 int KperfTimelineOpen(const struct KperfTimelineOpts *opts);

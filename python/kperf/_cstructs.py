@@ -466,6 +466,7 @@ class KperfTimelineOpts(ctypes.Structure):
         ("maxEvents", c_uint),
         ("probeFiles", POINTER(c_char_p)),
         ("numProbeFiles", c_uint),
+        ("offCpuMinUs", c_uint),
     ]
 
 
@@ -478,6 +479,9 @@ class KperfTimelineStats(ctypes.Structure):
         ("openRanges", c_uint64),
         ("dropped", c_uint64),
         ("notKept", c_uint64),
+        ("offCpuSlices", c_uint64),
+        ("offCpuShort", c_uint64),
+        ("offCpuLost", c_uint64),
     ]
 
 

@@ -1,6 +1,6 @@
 """kperf.timeline - one Chrome trace-event timeline of processes (include/kperf/timeline.h):
-their syscalls, CPU samples with stacks and mstx marks and ranges, per process and thread,
-on one clock. The file opens in ui.perfetto.dev, chrome://tracing and speedscope.
+their syscalls, CPU samples with stacks, mstx marks and ranges and the slices their threads
+spend off the CPU, per process and thread, on one clock. The file opens in ui.perfetto.dev, chrome://tracing and speedscope.
 
     import kperf.timeline, kperf.mstx
     with kperf.timeline.Timeline() as t:         # this process and its children
@@ -25,12 +25,14 @@ __all__ = ["Timeline"]
 class Timeline:
     """KperfTimelineOpen: pids (default: this process), with their children; freq: CPU
     samples per second and thread (0: 999); syscalls / samples / markers: which sources;
-    off_cpu: refused (not available yet); buffer_kb: each source's ring buffer; max_events:
-    events kept until written (0: 2 Mi); probe_files: files holding kperf's USDT probes
-    beyond those found."""
+    off_cpu: the slices threads spend off the CPU ("blocked" or "preempted", category
+    "off-cpu", with the user stack they left with), those shorter than off_cpu_min_us
+    (0: 50) counted and left out; buffer_kb: each source's ring buffer; max_events: events
+    kept until written (0: 2 Mi); probe_files: files holding kperf's USDT probes beyond
+    those found."""
 
     def __init__(self, pids=None, freq=0, syscalls=True, samples=True, markers=True,
-                 off_cpu=False, buffer_kb=0, max_events=0, probe_files=()):
+                 off_cpu=False, buffer_kb=0, max_events=0, probe_files=(), off_cpu_min_us=0):
         pids = list(pids) if pids else [os.getpid()]
         parr = (ctypes.c_int * len(pids))(*pids)
         files = [f.encode() if isinstance(f, str) else bytes(f) for f in probe_files]
@@ -39,7 +41,7 @@ class Timeline:
             ctypes.sizeof(cs.KperfTimelineOpts), parr, len(pids), 0, None, int(freq),
             0 if syscalls else 1, 0 if samples else 1, 0 if markers else 1,
             1 if off_cpu else 0, int(buffer_kb), int(max_events),
-            farr if files else None, len(files),
+            farr if files else None, len(files), int(off_cpu_min_us),
         )
         self._td = _call("KperfTimelineOpen", ctypes.byref(opts))
         if self._td < 0:
@@ -70,7 +72,7 @@ class Timeline:
 
     def stats(self):
         """dict of struct KperfTimelineStats: syscalls, samples, marks, ranges, openRanges,
-        dropped, notKept."""
+        dropped, notKept, offCpuSlices, offCpuShort, offCpuLost."""
         st = cs.KperfTimelineStats()
         self._check(_call("KperfTimelineGetStats", self.td, ctypes.byref(st)))
         return {f: getattr(st, f) for f, _ in cs.KperfTimelineStats._fields_}

@@ -139,11 +139,6 @@ Test(timeline, bad_options)
 	struct KperfTimelineOpts o = KPERF_OPTS(KperfTimelineOpts, .pidList = &self, .numPid = 1);
 	struct KperfTimelineStats st;
 
-	o.offCpu = 1;
-	EXPECT_FAIL(KperfTimelineOpen(&o), KPERF_ERR_NOT_SUPPORTED,
-		    "off-CPU slices are not available in this version of kperf-bpf: leave offCpu "
-		    "at 0 (--off-cpu)");
-	o.offCpu = 0;
 	EXPECT_FAIL(KperfTimelineOpen(NULL), LIBPERF_ERR_INVALID_PIDLIST,
 		    "a timeline needs the processes to follow: pidList is NULL and numPid 0");
 	o.noSyscalls = o.noSamples = o.noMarkers = 1;

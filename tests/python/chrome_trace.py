@@ -2,7 +2,7 @@
 
 check(path) parses the file as strict JSON (no duplicate keys, no NaN) and checks every
 event against the trace-event format as kperf-bpf writes it: the phases it uses (M, X, i, P,
-b, e; C for kperf.profiler's counters) and the fields each requires, nothing unknown, async
+b, e; C for kperf.profiler's counters; "sf" on samples and off-CPU slices) and the fields each requires, nothing unknown, async
 begin/end pairs matched, complete events of one thread nested, stack frames that exist and form a tree, and timestamps in
 non-decreasing order through the file (one clock). It returns the parsed document; any
 breach fails with the event at fault.
@@ -13,7 +13,7 @@ import math
 
 PHASES = {
     "M": {"name", "ph", "pid", "tid", "args"},
-    "X": {"name", "cat", "ph", "ts", "dur", "pid", "tid", "args"},
+    "X": {"name", "cat", "ph", "ts", "dur", "pid", "tid", "sf", "args"},
     "i": {"name", "cat", "ph", "ts", "pid", "tid", "s", "args"},
     "P": {"name", "cat", "ph", "ts", "pid", "tid", "sf", "args"},
     "b": {"name", "cat", "ph", "ts", "pid", "tid", "id2", "args"},
@@ -107,6 +107,11 @@ def check(path):
             st.append(end)
             if e["cat"] == "syscall":
                 assert isinstance(e["args"]["ret"], int), where
+            if e["cat"] == "off-cpu":
+                assert e["name"] in ("blocked", "preempted"), where
+                assert e["args"]["reason"] == e["name"], where
+            if "sf" in e:
+                assert str(e["sf"]) in frames, f"{where}: stack frame missing"
         elif ph == "i":
             assert e["s"] in ("t", "p", "g"), where
         elif ph == "C":

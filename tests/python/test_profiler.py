@@ -114,7 +114,7 @@ def test_seed_example_runs_unchanged(tmp_path):
     pid = doc["traceEvents"][0]["pid"]
     samples = events(doc, "P", pid=pid)
     assert samples and all(str(e["sf"]) in doc["stackFrames"] for e in samples if "sf" in e)
-    assert doc["otherData"]["sources"] == ["cpu", "markers", "syscalls"]
+    assert doc["otherData"]["sources"] == ["cpu", "markers", "offcpu", "syscalls"]
 
 
 def test_continuous_dump_survives_sigkill(tmp_path):
@@ -162,3 +162,24 @@ def test_session_in_this_process_pauses_and_leaves_nothing(tmp_path, fresh, no_b
     assert [inside(c, after) for c in calls] == [False, True, True]
     stats = json.loads(profiler.dumps(format="json"))
     assert stats["Syscalls"]["getppid"]["Total Count"] == 3
+
+
+def test_offcpu_slices_nested_in_their_tasks(tmp_path):
+    """profile_offcpu: each 5 ms sleep of a Task is one "blocked" slice of at least 5 ms
+    inside it, on its thread; a Task that computes has none; no slice is shorter than
+    offcpu_min_us."""
+    run("offcpu.py", tmp_path)
+    doc = check(tmp_path / "trace.json")
+    assert doc["otherData"]["sources"] == ["offcpu"]
+    naps = events(doc, "X", cat="wl", name="nap")
+    (compute,) = events(doc, "X", cat="wl", name="compute")
+    slices = events(doc, "X", cat="off-cpu")
+    assert len(naps) == 5 and slices
+    assert all(ns(e["dur"]) >= 1000000 for e in slices)
+    assert all(e["args"]["reason"] == e["name"] for e in slices)
+    blocked = [e for e in slices if e["name"] == "blocked"]
+    for n in naps:
+        mine = [e for e in blocked if e["tid"] == n["tid"] and inside(e, n)]
+        assert len([e for e in mine if ns(e["dur"]) >= 5000000]) == 1, mine
+    assert [e for e in blocked if e["tid"] == compute["tid"] and inside(e, compute)] == []
+

@@ -159,17 +159,35 @@ def test_timeline_python_api(tmp_path, no_bpf_leak):
     assert len(events(doc, "i", name="py-mark")) == 1
 
 
-def test_timeline_off_cpu_is_refused(tmp_path):
-    p = run_cli("--off-cpu", "-o", tmp_path / "x.json", "--", "true", ok=False)
-    assert p.returncode == 1
-    assert p.stderr == ("kperf-bpf timeline: --off-cpu: off-CPU slices are not available in "
-                        "this version of kperf-bpf\n")
-    assert not (tmp_path / "x.json").exists()
-    with pytest.raises(kperf.KperfError) as e:
-        Timeline(off_cpu=True)
-    assert e.value.errno == kperf.Error.KPERF_ERR_NOT_SUPPORTED
-    assert e.value.message == ("off-CPU slices are not available in this version of kperf-bpf: "
-                               "leave offCpu at 0 (--off-cpu)")
+def test_timeline_off_cpu_slices_from_the_cli(tmp_path):
+    """--off-cpu alone: the sleeper's 3 naps are 3 "blocked" slices of at least 5 ms on its
+    main thread with nap_here on their stack; none is shorter than --off-cpu-min. (The
+    spinner keeps the process alive long enough for the stacks to be resolved: without
+    samples, nothing records its mappings before it exits.)"""
+    out = tmp_path / "off.json"
+    p = run_cli("--off-cpu", "--off-cpu-min", "1000", "--no-syscalls", "--no-samples",
+                "--no-markers", "-o", out, "--", wl("sleeper"),
+                "--naps", "3", "--nap-ms", "5", "--spin-ms", "300")
+    doc = check(out)
+    main = int(p.stdout.split("main_tid=")[1].split()[0])
+    frames = doc["stackFrames"]
+
+    def stack(e):
+        sf, names = e.get("sf"), []
+        while sf is not None:
+            names.append(frames[str(sf)]["name"])
+            sf = frames[str(sf)].get("parent")
+        return names
+
+    slices = events(doc, "X", cat="off-cpu")
+    naps = [e for e in slices if "nap_here" in stack(e)]
+    assert len(naps) == 3
+    assert all(e["name"] == "blocked" and e["tid"] == main and ns(e["dur"]) >= 5000000
+               for e in naps)
+    assert all(ns(e["dur"]) >= 1000000 for e in slices)
+    assert doc["otherData"]["offCpuSlices"] == len(slices)
+    assert doc["otherData"]["offCpuLost"] == 0
+    assert f"{len(slices)} off-CPU slices" in p.stderr
 
 
 @pytest.mark.parametrize("args, message", [
@@ -179,6 +197,9 @@ def test_timeline_off_cpu_is_refused(tmp_path):
     (["--no-syscalls", "--no-samples", "--no-markers", "--", "true"],
      "--no-syscalls, --no-samples and --no-markers leave nothing to record"),
     (["--"], "'--' must be followed by a command to run"),
+    (["--off-cpu-min", "10", "--", "true"], "--off-cpu-min goes with --off-cpu"),
+    (["--off-cpu", "--off-cpu-min", "0", "--", "true"],
+     "--off-cpu-min wants microseconds from 1 to 60000000, not '0'"),
 ])
 def test_timeline_bad_arguments(args, message):
     p = run_cli(*args, ok=False)

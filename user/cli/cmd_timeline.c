@@ -4,7 +4,8 @@
  * and thread, on one clock (KperfTimeline*, include/kperf/timeline.h).
  *
  *   kperf-bpf timeline [-p PID,...] [-F HZ] [-d SECONDS] [--no-syscalls] [--no-samples]
- *                      [--no-markers] [--probe-file FILE]... [-o FILE] [-- COMMAND ARGS...]
+ *                      [--no-markers] [--off-cpu] [--off-cpu-min US] [--probe-file FILE]...
+ *                      [-o FILE] [-- COMMAND ARGS...]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -27,7 +28,8 @@ struct timeline_opts {
 	int npids;
 	unsigned freq;
 	long duration_ms;
-	bool no_syscalls, no_samples, no_markers;
+	bool no_syscalls, no_samples, no_markers, off_cpu;
+	unsigned off_cpu_min_us;
 	const char **probe_files;
 	unsigned nprobe_files;
 	const char *output;
@@ -49,7 +51,11 @@ static void usage(FILE *f)
 	      "      --no-syscalls       leave out the syscalls\n"
 	      "      --no-samples        leave out the CPU samples\n"
 	      "      --no-markers        leave out the mstx marks and ranges\n"
-	      "      --off-cpu           off-CPU slices: not available in this version\n"
+	      "      --off-cpu           the slices threads spend off the CPU: \"blocked\"\n"
+	      "                          (waiting for something) or \"preempted\" (waiting for\n"
+	      "                          a CPU), with the user stack they left the CPU with\n"
+	      "      --off-cpu-min US    with --off-cpu: leave out slices shorter than this\n"
+	      "                          many microseconds (counted; default 50)\n"
 	      "      --probe-file FILE   a file holding the mstx probes that kperf-bpf would\n"
 	      "                          not find itself (libkperf-bpf.so elsewhere); repeatable\n"
 	      "  -o, --output FILE       where to write the trace (default timeline.json;\n"
@@ -60,7 +66,14 @@ static void usage(FILE *f)
 
 static int parse(int argc, char **argv, struct timeline_opts *o)
 {
-	enum { OPT_NO_SYSCALLS = 256, OPT_NO_SAMPLES, OPT_NO_MARKERS, OPT_OFF_CPU, OPT_PROBE };
+	enum {
+		OPT_NO_SYSCALLS = 256,
+		OPT_NO_SAMPLES,
+		OPT_NO_MARKERS,
+		OPT_OFF_CPU,
+		OPT_OFF_CPU_MIN,
+		OPT_PROBE
+	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "freq", required_argument, NULL, 'F' },
@@ -69,6 +82,7 @@ static int parse(int argc, char **argv, struct timeline_opts *o)
 		{ "no-samples", no_argument, NULL, OPT_NO_SAMPLES },
 		{ "no-markers", no_argument, NULL, OPT_NO_MARKERS },
 		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+		{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
 		{ "probe-file", required_argument, NULL, OPT_PROBE },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
@@ -113,9 +127,20 @@ static int parse(int argc, char **argv, struct timeline_opts *o)
 			o->no_markers = true;
 			break;
 		case OPT_OFF_CPU:
-			fprintf(stderr, "kperf-bpf timeline: --off-cpu: off-CPU slices are not "
-					"available in this version of kperf-bpf\n");
-			return -1;
+			o->off_cpu = true;
+			break;
+		case OPT_OFF_CPU_MIN:
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (*end || end == optarg || errno || v <= 0 || v > 60000000) {
+				fprintf(stderr,
+					"kperf-bpf timeline: --off-cpu-min wants microseconds from 1 "
+					"to 60000000, not '%s'\n",
+					optarg);
+				return -1;
+			}
+			o->off_cpu_min_us = (unsigned)v;
+			break;
 		case OPT_PROBE:
 			files = realloc(o->probe_files, (o->nprobe_files + 1) * sizeof(*files));
 			if (!files) {
@@ -147,9 +172,13 @@ static int parse(int argc, char **argv, struct timeline_opts *o)
 				"to run (-- COMMAND)\n");
 		return -1;
 	}
-	if (o->no_syscalls && o->no_samples && o->no_markers) {
+	if (o->no_syscalls && o->no_samples && o->no_markers && !o->off_cpu) {
 		fprintf(stderr, "kperf-bpf timeline: --no-syscalls, --no-samples and "
 				"--no-markers leave nothing to record\n");
+		return -1;
+	}
+	if (o->off_cpu_min_us && !o->off_cpu) {
+		fprintf(stderr, "kperf-bpf timeline: --off-cpu-min goes with --off-cpu\n");
 		return -1;
 	}
 	if (!strcmp(o->output, "-"))
@@ -210,6 +239,8 @@ int cmd_timeline(int argc, char **argv)
 	to.noSyscalls = o.no_syscalls;
 	to.noSamples = o.no_samples;
 	to.noMarkers = o.no_markers;
+	to.offCpu = o.off_cpu;
+	to.offCpuMinUs = o.off_cpu_min_us;
 	to.probeFiles = o.probe_files;
 	to.numProbeFiles = o.nprobe_files;
 	td = KperfTimelineOpen(&to);
@@ -259,6 +290,10 @@ int cmd_timeline(int argc, char **argv)
 			st.ranges);
 		if (st.openRanges)
 			fprintf(stderr, " (%" PRIu64 " not ended)", st.openRanges);
+		if (o.off_cpu)
+			fprintf(stderr,
+				", %" PRIu64 " off-CPU slices (%" PRIu64 " shorter left out)",
+				st.offCpuSlices, st.offCpuShort);
 		fprintf(stderr, ", %.2f s\n", (kp_cli_elapsed_ms() - start_ms) / 1e3);
 		if (st.dropped || st.notKept)
 			fprintf(stderr,

@@ -24,6 +24,8 @@
 
 #define DEF_ENTRIES 16384
 #define DEF_STACKS 8192
+#define DEF_RING_KB 8192
+#define MAX_RING_KB (1U << 20)
 #define MAX_ENTRIES (1U << 22)
 #define THREADS 32768
 #define TARGETS 8192
@@ -41,6 +43,11 @@ struct kp_offcpu {
 	struct bpf_link *link[NPROGS];
 	int counts_fd[2], threads_fd, stacks_fd, counters_fd;
 	int ncpus;
+	struct ring_buffer *ring; /* slices mode */
+	kp_offcpu_slice_fn on_slice;
+	void *slice_ctx;
+	int slice_err; /* the first error on_slice returned while the ring was read */
+	uint64_t min_slice_ns;
 };
 
 static struct bpf_program *prog(const struct kp_offcpu *c, bool raw, int which)
@@ -139,10 +146,26 @@ static int load(struct kp_offcpu *c, const struct kp_offcpu_opts *o)
 	unsigned stacks = o->stacks ? o->stacks : DEF_STACKS;
 	int i, err;
 
+	size_t ring = getpagesize();
+
 	if (entries > MAX_ENTRIES || stacks > MAX_ENTRIES)
 		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
 			       "off-CPU maps of %u entries and %u stacks: at most %u each", entries,
 			       stacks, MAX_ENTRIES);
+	if (o->on_slice && o->ring_kb > MAX_RING_KB)
+		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
+			       "an off-CPU ring buffer of %u KiB: at most %u", o->ring_kb,
+			       MAX_RING_KB);
+	if (o->on_slice && !kp_have(KP_FEAT_RINGBUF))
+		return kp_fail(LIBPERF_ERR_KERNEL_NOT_SUPPORT, -ENOTSUP,
+			       "kernel %s has no %s (%s): off-CPU slices need Linux 5.8 or later",
+			       kp_kernel_release(), kp_feature_name(KP_FEAT_RINGBUF),
+			       kp_feature_since(KP_FEAT_RINGBUF));
+	if (o->on_slice) {
+		/* a power of two of pages, at least the size asked for */
+		while (ring < ((size_t)(o->ring_kb ? o->ring_kb : DEF_RING_KB) << 10))
+			ring <<= 1;
+	}
 	s = c->skel = offcpu_bpf__open();
 	if (!s)
 		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
@@ -152,6 +175,8 @@ static int load(struct kp_offcpu *c, const struct kp_offcpu_opts *o)
 	s->rodata->cfg.kernel_stack = o->kernel_stack;
 	s->rodata->cfg.user_stack = o->user_stack;
 	s->rodata->cfg.blocked_only = o->blocked_only;
+	s->rodata->cfg.slices = o->on_slice != NULL;
+	s->rodata->cfg.min_slice_ns = o->min_slice_ns;
 	task_fields((struct kp_off_config *)&s->rodata->cfg);
 	/* pids are the caller's namespace's (the walk to a task that is not the current one
 	 * takes the offsets of the kernel's BTF; without BTF, only tasks of the caller's own
@@ -164,8 +189,13 @@ static int load(struct kp_offcpu *c, const struct kp_offcpu_opts *o)
 		bpf_program__set_autoload(prog(c, true, i), c->raw);
 		bpf_program__set_autoload(prog(c, false, i), !c->raw);
 	}
-	bpf_map__set_max_entries(s->maps.counts0, entries);
-	bpf_map__set_max_entries(s->maps.counts1, entries);
+	/* summed blocks or slices: the other kind's maps are as small as they can be (and a
+	 * kernel without ring buffers need not create one it does not use) */
+	bpf_map__set_max_entries(s->maps.counts0, o->on_slice ? 1 : entries);
+	bpf_map__set_max_entries(s->maps.counts1, o->on_slice ? 1 : entries);
+	bpf_map__set_max_entries(s->maps.slices, (__u32)ring);
+	if (!o->on_slice && !kp_have(KP_FEAT_RINGBUF))
+		bpf_map__set_autocreate(s->maps.slices, false);
 	bpf_map__set_max_entries(s->maps.stacks, o->kernel_stack || o->user_stack ? stacks : 1);
 	bpf_map__set_max_entries(s->maps.threads, THREADS);
 	bpf_map__set_max_entries(s->maps.targets, o->npids ? TARGETS : 1);
@@ -179,6 +209,45 @@ static int load(struct kp_offcpu *c, const struct kp_offcpu_opts *o)
 	c->stacks_fd = bpf_map__fd(s->maps.stacks);
 	c->counters_fd = bpf_map__fd(s->maps.counters);
 	return 0;
+}
+
+/* a record of the ring buffer: to on_slice */
+static int take_slice(void *ctx, void *data, size_t size)
+{
+	const struct kp_off_slice *r = data;
+	struct kp_offcpu *c = ctx;
+	struct kp_offcpu_slice sl = { 0 };
+	int err;
+
+	if (size < sizeof(*r) || c->slice_err)
+		return 0;
+	sl.tgid = r->tgid;
+	sl.tid = r->tid;
+	sl.start_ns = r->start_ns;
+	sl.end_ns = r->end_ns;
+	sl.kstack = r->kstack;
+	sl.ustack = r->ustack;
+	sl.preempted = r->preempted;
+	memcpy(sl.comm, r->comm, KP_OFFCPU_COMM);
+	err = c->on_slice(c->slice_ctx, &sl);
+	if (err)
+		c->slice_err = err; /* the others are consumed, and forgotten */
+	return 0;
+}
+
+int kp_offcpu_read_slices(struct kp_offcpu *c)
+{
+	int n, err;
+
+	if (!c->ring)
+		return 0;
+	n = ring_buffer__consume(c->ring);
+	err = c->slice_err;
+	c->slice_err = 0;
+	if (n < 0)
+		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, n, "cannot read the off-CPU slices: %s",
+			       strerror(-n));
+	return err ? err : n;
 }
 
 int kp_offcpu_open(const struct kp_offcpu_opts *o, struct kp_offcpu **out)
@@ -197,7 +266,16 @@ int kp_offcpu_open(const struct kp_offcpu_opts *o, struct kp_offcpu **out)
 	if (!c)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 	c->ncpus = libbpf_num_possible_cpus();
+	c->on_slice = o->on_slice;
+	c->slice_ctx = o->slice_ctx;
+	c->min_slice_ns = o->min_slice_ns;
 	err = load(c, o);
+	if (!err && o->on_slice) {
+		c->ring = ring_buffer__new(bpf_map__fd(c->skel->maps.slices), take_slice, c, NULL);
+		if (!c->ring)
+			err = kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
+				      "cannot read the off-CPU ring buffer: %s", strerror(errno));
+	}
 	for (i = 0; !err && i < o->npids; i++) {
 		__u32 tgid = (__u32)o->pids[i];
 
@@ -254,8 +332,31 @@ static int report(kp_offcpu_fn fn, void *ctx, const struct kp_off_thread *t, __u
 	return fn(ctx, &b);
 }
 
-/* every block open now ends now: it goes to <fn>, and the thread is marked on the cpu */
-static int close_open(struct kp_offcpu *c, kp_offcpu_fn fn, void *ctx)
+/* slices mode: the slice <t> is in ends <now> with the collection */
+static int report_slice(struct kp_offcpu *c, const struct kp_off_thread *t, uint64_t now)
+{
+	struct kp_offcpu_slice sl = { 0 };
+
+	if (now - t->start_ns < c->min_slice_ns)
+		return 0;
+	sl.tgid = t->tgid;
+	sl.tid = t->tid;
+	sl.start_ns = t->start_ns;
+	sl.end_ns = now;
+	sl.kstack = t->kstack;
+	sl.ustack = t->ustack;
+	sl.preempted = t->preempted;
+	sl.unfinished = true;
+	memcpy(sl.comm, t->comm, KP_OFFCPU_COMM);
+	return c->on_slice(c->slice_ctx, &sl);
+}
+
+/* every block open now ends now: it goes to <fn>, and the thread is marked on the cpu. A slice
+ * (slices mode) ends at <detach>, when the switch program began to be detached: a thread that
+ * came back onto the cpu after that was not seen coming back, so only then is it known to
+ * have been off the cpu; one that left after it (the detaching thread itself, blocked in the
+ * detach) is no slice. */
+static int close_open(struct kp_offcpu *c, kp_offcpu_fn fn, void *ctx, uint64_t detach)
 {
 	struct kp_off_thread t;
 	__u64 key, next, *prev = NULL;
@@ -271,7 +372,9 @@ static int close_open(struct kp_offcpu *c, kp_offcpu_fn fn, void *ctx)
 		if (fn && !err && t.on_since && now > t.on_since)
 			err = report(fn, ctx, &t, KP_OFF_ON_CPU, 0, now - t.on_since);
 		t.on_since = 0;
-		if (fn && !err && t.start_ns && !t.exited && now > t.start_ns)
+		if (c->on_slice && !err && t.start_ns && !t.exited && detach > t.start_ns)
+			err = report_slice(c, &t, detach);
+		else if (fn && !err && t.start_ns && !t.exited && now > t.start_ns)
 			err = report(fn, ctx, &t, t.kstack, t.ustack, now - t.start_ns);
 		t.start_ns = 0;
 		bpf_map_update_elem(c->threads_fd, &key, &t, BPF_EXIST);
@@ -281,12 +384,20 @@ static int close_open(struct kp_offcpu *c, kp_offcpu_fn fn, void *ctx)
 
 int kp_offcpu_disable(struct kp_offcpu *c, kp_offcpu_fn fn, void *ctx)
 {
+	uint64_t detach = kp_now_ns();
+
 	if (!c->link[P_SWITCH])
 		return 0;
 	bpf_link__destroy(c->link[P_SWITCH]);
 	c->link[P_SWITCH] = NULL;
 	grace(); /* a switch that began before the detach has finished */
-	return close_open(c, fn, ctx);
+	if (c->ring) {
+		int n = kp_offcpu_read_slices(c); /* those that ended before */
+
+		if (n < 0)
+			return n;
+	}
+	return close_open(c, fn, ctx, detach);
 }
 
 /* kernels without batch operations: read every key, then delete them */
@@ -405,6 +516,8 @@ void kp_offcpu_get_stats(struct kp_offcpu *c, struct kp_offcpu_stats *s)
 	s->stack_full = sum[KP_OFFC_CAP + KP_CAP_FAIL_FULL];
 	s->stack_clash = sum[KP_OFFC_CAP + KP_CAP_FAIL_CLASH];
 	s->stack_read = sum[KP_OFFC_CAP + KP_CAP_FAIL_READ];
+	s->slices_lost = sum[KP_OFFC_SLICE_LOST];
+	s->slices_short = sum[KP_OFFC_SLICE_SHORT];
 }
 
 void kp_offcpu_close(struct kp_offcpu *c)
@@ -415,6 +528,7 @@ void kp_offcpu_close(struct kp_offcpu *c)
 		return;
 	for (i = 0; i < NPROGS; i++)
 		bpf_link__destroy(c->link[i]);
+	ring_buffer__free(c->ring);
 	offcpu_bpf__destroy(c->skel);
 	free(c);
 }

@@ -6,7 +6,8 @@
  *
  * The life of a collection: open (load; follow forks from now on), enable (attach the
  * sched_switch program), drain (the blocks that ended since the last drain), disable (detach,
- * and close the blocks still open: they end now), close. Every function returns 0 or a
+ * and close the blocks still open: they end now), close. In slices mode (on_slice set), each
+ * block is a record of its own read with kp_offcpu_read_slices instead of drained sums. Every function returns 0 or a
  * negative errno with the error recorded (kp_fail).
  */
 #ifndef KPERF_OFFCPU_H
@@ -19,6 +20,19 @@
 
 struct kp_offcpu;
 
+/* one slice a thread spent off the cpu (slices mode) */
+struct kp_offcpu_slice {
+	uint32_t tgid, tid;
+	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
+	uint64_t kstack, ustack; /* stack ids (kp_offcpu_stack), 0 when none */
+	bool preempted; /* it left the cpu runnable (waiting for a cpu, not for something) */
+	bool unfinished; /* still off the cpu when the collection ended: end_ns is that end */
+	char comm[KP_OFFCPU_COMM + 1];
+};
+
+/* 0 to go on, < 0 to stop (that value is returned) */
+typedef int (*kp_offcpu_slice_fn)(void *ctx, const struct kp_offcpu_slice *s);
+
 struct kp_offcpu_opts {
 	const int *pids; /* processes (tgids) followed with the processes they fork from the
 			  * open on; NULL: every process but the caller */
@@ -29,6 +43,13 @@ struct kp_offcpu_opts {
 	bool blocked_only; /* only the time waiting for something, not for a cpu (preempted) */
 	unsigned entries; /* distinct (thread, stack) pairs between two drains, 0: 16384 */
 	unsigned stacks; /* distinct stacks of the collection, 0: 8192 */
+	/* slices mode (timelines): every block is a slice of its own, handed to <on_slice>
+	 * (by kp_offcpu_read_slices, and by kp_offcpu_disable for those still open) instead of
+	 * being summed; blocked_only leaves the preemptions out, else they are slices too */
+	kp_offcpu_slice_fn on_slice;
+	void *slice_ctx;
+	uint64_t min_slice_ns; /* shorter slices are counted (slices_short) and left out */
+	unsigned ring_kb; /* the slices' ring buffer in KiB (a power of two is used), 0: 8192 */
 };
 
 /* time off the cpu of one (thread, stacks) since the last drain */
@@ -50,6 +71,8 @@ struct kp_offcpu_stats {
 	uint64_t stack_full; /* stacks not kept: the stack map was full */
 	uint64_t stack_clash; /* stacks not kept: two stacks had the same ids */
 	uint64_t stack_read; /* stacks the kernel could not take */
+	uint64_t slices_lost; /* slices not recorded: the ring buffer was full */
+	uint64_t slices_short; /* slices shorter than min_slice_ns, left out */
 	bool raw_tp; /* the raw tracepoint programs are in use (no kernel BTF) */
 };
 
@@ -61,6 +84,9 @@ int kp_offcpu_enable(struct kp_offcpu *c);
 int kp_offcpu_disable(struct kp_offcpu *c, kp_offcpu_fn fn, void *ctx);
 /* The blocks that ended since the last drain go to <fn>, and are forgotten here. */
 int kp_offcpu_drain(struct kp_offcpu *c, kp_offcpu_fn fn, void *ctx);
+/* Slices mode: the slices recorded since the last read go to the on_slice of the open; their
+ * number, or < 0. */
+int kp_offcpu_read_slices(struct kp_offcpu *c);
 /* The frames of stack <id> (a kernel stack: <kernel>), leaf first, into <ips> (at most <max>);
  * their number, 0 when the stack is unknown. */
 unsigned kp_offcpu_stack(struct kp_offcpu *c, uint64_t id, bool kernel, uint64_t *ips,

@@ -3,7 +3,8 @@
  * stackFrames, displayTimeUnit, otherData), as chrome://tracing, ui.perfetto.dev and
  * speedscope read it.
  *
- * Phases: M (process_name, thread_name), X (syscalls; ranges that start and end on one
+ * Phases: M (process_name, thread_name), X (syscalls; slices off the cpu, "blocked" or
+ * "preempted" in category "off-cpu" with the user stack they left with as "sf"; ranges that start and end on one
  * thread and nest there), b/e with a process-local id2 (ranges that cross threads or overlap
  * another range of their thread without nesting: complete events of one thread must nest),
  * i (marks, thread scope), P (samples, "sf" naming the leaf in stackFrames). Events follow
@@ -259,6 +260,11 @@ static void put_event(FILE *f, const struct kp_tl_store *s, const struct item *i
 		put_ts(f, "dur", e->dur);
 		if (e->kind == KP_TL_SYSCALL) {
 			fprintf(f, ",\"args\":{\"ret\":%" PRId64 "}", e->ret);
+		} else if (e->kind == KP_TL_OFFCPU) {
+			if (e->id)
+				fprintf(f, ",\"sf\":%" PRIu64, e->id);
+			fprintf(f, ",\"args\":{\"reason\":\"%s\"%s}", kp_tl_str(s, e->name),
+				e->unfinished ? ",\"unfinished\":true" : "");
 		} else if (e->unfinished) {
 			/* no id: speedscope names a frame by its name and args, and the ranges
 			 * of one name should stay one frame there */
@@ -331,10 +337,12 @@ int kp_tl_write_chrome(FILE *f, const struct kp_tl_store *s, const struct kp_tl_
 		if (e->kind == KP_TL_RANGE)
 			ranges[nranges++] = e;
 		else
-			items[nitems++] = (struct item){ e, e->ts,
-							 e->kind == KP_TL_SYSCALL ? PH_X :
-							 e->kind == KP_TL_MARK	  ? PH_I :
-										    PH_P };
+			items[nitems++] =
+				(struct item){ e, e->ts,
+					       e->kind == KP_TL_SYSCALL || e->kind == KP_TL_OFFCPU ?
+						       PH_X :
+					       e->kind == KP_TL_MARK ? PH_I :
+								       PH_P };
 	}
 	if (plan_ranges(ranges, nranges, async))
 		goto out;
@@ -375,6 +383,11 @@ int kp_tl_write_chrome(FILE *f, const struct kp_tl_store *s, const struct kp_tl_
 		",\"notKept\":%" PRIu64,
 		s->n_sys, s->n_samples, s->n_marks, s->n_ranges, open.n, m ? m->dropped : 0,
 		s->not_kept);
+	if (m && m->off_cpu)
+		fprintf(f,
+			",\"offCpuSlices\":%" PRIu64 ",\"offCpuShort\":%" PRIu64
+			",\"offCpuLost\":%" PRIu64,
+			s->n_offcpu, m->off_short, m->off_lost);
 	if (m && m->command) {
 		fputs(",\"command\":", f);
 		kp_json_string(f, m->command);

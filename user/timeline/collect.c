@@ -5,7 +5,9 @@
  * Markers and syscalls come from the activity module (one collection, both kinds); CPU
  * samples from a sampling task of pmu.h (cpu-clock, per-sample records with timestamps and
  * stacks), through its public interface, so that the stacks are whatever the sampling path
- * unwinds. The thread reads both every 50 ms (at once again after a large read) while the
+ * unwinds; slices off the cpu from the off-CPU module in slices mode (one record per slice,
+ * filtered in the kernel to the processes and by their minimum length), their user stacks
+ * resolved here while the process lives. The thread reads both every 50 ms (at once again after a large read) while the
  * timeline is enabled; a write drains them first. What that thread does itself (its reads,
  * its sleeps, its samples) is left out: it is on the timeline of its own process when a
  * program follows itself (kperf.profiler, kperf.timeline).
@@ -19,9 +21,12 @@
 #include <unistd.h>
 
 #include "export/export.h"
+#include "sym/sym.h"
 #include "timeline.h"
 
 #define TICK_MS 50
+#define DEFAULT_MIN_SLICE_NS 50000 /* slices off the cpu: 50 µs */
+#define SLICE_FRAMES 127
 #define DEFAULT_FREQ 999
 #define DEFAULT_MAX_EVENTS (2U << 20)
 
@@ -30,6 +35,7 @@ struct kp_timeline {
 	struct kp_tl_store store;
 	struct kp_activity *act; /* markers and syscalls, NULL when neither */
 	int pmu_pd; /* CPU samples, -1 when none */
+	struct kp_offcpu *off; /* slices off the cpu, NULL when not asked for */
 	char *command;
 	pthread_t thread;
 	bool thread_on;
@@ -64,6 +70,15 @@ static int drain_locked(struct kp_timeline *t)
 		}
 		free(recs);
 	}
+	if (t->off && !err) {
+		k = kp_offcpu_read_slices(t->off); /* to add_slice */
+		if (k < 0) {
+			kp_clear_error();
+			k = 0;
+		}
+		n += k;
+		err = t->err;
+	}
 	if (t->pmu_pd >= 0 && !err) {
 		k = PmuRead(t->pmu_pd, &d);
 		for (i = 0; i < k && !err; i++)
@@ -74,6 +89,29 @@ static int drain_locked(struct kp_timeline *t)
 	if (err && !t->err)
 		t->err = err;
 	return n < 0 ? 0 : n;
+}
+
+/* kp_offcpu_slice_fn (called with t->lock held, by a drain or the disable): into the store,
+ * with its user stack resolved */
+static int add_slice(void *ctx, const struct kp_offcpu_slice *sl)
+{
+	struct kp_timeline *t = ctx;
+	uint64_t ips[SLICE_FRAMES];
+	struct Stack *stack = NULL;
+	unsigned n;
+	int err, self = atomic_load(&t->drain_tid);
+
+	if (t->err || (self && (int)sl->tid == self))
+		return 0;
+	n = sl->ustack ? kp_offcpu_stack(t->off, sl->ustack, false, ips, SLICE_FRAMES) : 0;
+	if (n && kp_sym_resolve_stack((pid_t)sl->tgid, ips, n, 0, &stack)) {
+		kp_clear_error(); /* gone: the slice goes without its stack */
+		stack = NULL;
+	}
+	err = kp_tl_add_offcpu(&t->store, sl, stack);
+	if (err && !t->err)
+		t->err = err;
+	return 0;
 }
 
 static void *drain_main(void *arg)
@@ -105,6 +143,7 @@ static void destroy(void *obj)
 		pthread_join(t->thread, NULL);
 	}
 	kp_act_close(t->act);
+	kp_offcpu_close(t->off);
 	if (t->pmu_pd >= 0)
 		PmuClose(t->pmu_pd);
 	kp_tl_store_free(&t->store);
@@ -117,19 +156,20 @@ static const struct kp_handle_ops timeline_ops = { .destroy = destroy };
 
 static int check_opts(const struct KperfTimelineOpts *o)
 {
-	if (o->offCpu)
-		return kp_fail(KPERF_ERR_NOT_SUPPORTED, -ENOTSUP,
-			       "off-CPU slices are not available in this version of kperf-bpf: "
-			       "leave offCpu at 0 (--off-cpu)");
 	if (!o->numPid || !o->pidList)
 		return kp_fail(LIBPERF_ERR_INVALID_PIDLIST, -EINVAL,
 			       "a timeline needs the processes to follow: pidList is %s and numPid "
 			       "%u",
 			       o->pidList ? "set" : "NULL", o->numPid);
-	if (o->noSyscalls && o->noSamples && o->noMarkers)
+	if (o->noSyscalls && o->noSamples && o->noMarkers && !o->offCpu)
 		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
 			       "noSyscalls, noSamples and noMarkers leave nothing to put on the "
 			       "timeline");
+	if (o->offCpuMinUs && !o->offCpu)
+		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
+			       "offCpuMinUs %u without offCpu: there are no off-CPU slices to "
+			       "filter",
+			       o->offCpuMinUs);
 	if (o->freq > 100000)
 		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
 			       "freq %u is more than 100000 samples a second", o->freq);
@@ -204,6 +244,23 @@ static int timeline_open(const struct KperfTimelineOpts *o, struct kp_timeline *
 		if (err)
 			goto fail;
 	}
+	if (o->offCpu) {
+		struct kp_offcpu_opts oo = {
+			.pids = tgids,
+			.npids = n,
+			.from_exec = o->fromExec,
+			.user_stack = true,
+			.on_slice = add_slice,
+			.slice_ctx = t,
+			.min_slice_ns = o->offCpuMinUs ? (uint64_t)o->offCpuMinUs * 1000 :
+							 DEFAULT_MIN_SLICE_NS,
+			.ring_kb = o->bufferKb,
+		};
+
+		err = kp_offcpu_open(&oo, &t->off);
+		if (err)
+			goto fail;
+	}
 	if (!o->noSamples) {
 		err = open_samples(t, tgids, n, o);
 		if (err)
@@ -259,9 +316,13 @@ static int set_enabled(struct kp_timeline *t, bool on)
 	}
 	if (t->act)
 		err = kp_act_enable(t->act, on);
+	if (!err && t->off)
+		err = on ? kp_offcpu_enable(t->off) : kp_offcpu_disable(t->off, NULL, NULL);
 	if (err) {
 		if (on && t->pmu_pd >= 0)
 			PmuDisable(t->pmu_pd);
+		if (on && t->act)
+			kp_act_enable(t->act, false);
 		goto out;
 	}
 	if (!on && t->pmu_pd >= 0)
@@ -319,6 +380,15 @@ static void fill_stats(struct kp_timeline *t, struct KperfTimelineStats *st)
 		st->openRanges += t->store.open.slots[i].key && t->store.open.slots[i].val;
 	st->dropped = as.dropped;
 	st->notKept = t->store.not_kept;
+	st->offCpuSlices = t->store.n_offcpu;
+	if (t->off) {
+		struct kp_offcpu_stats os;
+
+		kp_offcpu_get_stats(t->off, &os);
+		st->offCpuShort = os.slices_short;
+		st->offCpuLost = os.slices_lost + os.threads_full;
+		st->dropped += st->offCpuLost;
+	}
 }
 
 int KperfTimelineWrite(int td, const char *path)
@@ -345,6 +415,9 @@ int KperfTimelineWrite(int td, const char *path)
 		fill_stats(t, &st);
 		m.dropped = st.dropped;
 		m.command = t->command;
+		m.off_cpu = t->off != NULL;
+		m.off_short = st.offCpuShort;
+		m.off_lost = st.offCpuLost;
 		err = kp_tl_write_chrome(kp_out_file(out), &t->store, &m);
 		if (err == -ENOMEM)
 			err = kp_fail(COMMON_ERR_NOMEM, err, "out of memory");

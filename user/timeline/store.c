@@ -296,19 +296,15 @@ static uint32_t frame_node(struct kp_tl_store *s, uint32_t parent, const struct 
 	return (uint32_t)s->nframes++;
 }
 
-int kp_tl_add_sample(struct kp_tl_store *s, const struct PmuData *d)
+/* the node of the leaf of <stack> (leaf first), 0 for none; -ENOMEM */
+static int64_t stack_node(struct kp_tl_store *s, const struct Stack *stack)
 {
 	const struct Stack *st, *path[256];
-	struct kp_tl_event *e;
 	uint32_t node = 0;
-	int64_t name, cat;
-	int n = 0, err;
+	int n = 0;
 
-	err = seen(s, d->pid, d->tid, d->comm, (uint64_t)d->ts);
-	if (err)
-		return err;
 	/* leaf first in the record; the tree is walked from the root */
-	for (st = d->stack; st && n < (int)KP_ARRAY_SIZE(path); st = st->next)
+	for (st = stack; st && n < (int)KP_ARRAY_SIZE(path); st = st->next)
 		if (st->symbol)
 			path[n++] = st;
 	while (n-- > 0) {
@@ -316,6 +312,52 @@ int kp_tl_add_sample(struct kp_tl_store *s, const struct PmuData *d)
 		if (!node)
 			return -ENOMEM;
 	}
+	return node;
+}
+
+int kp_tl_add_offcpu(struct kp_tl_store *s, const struct kp_offcpu_slice *sl,
+		     const struct Stack *stack)
+{
+	struct kp_tl_event *e;
+	int64_t name, cat, node;
+	int err;
+
+	err = seen(s, (int)sl->tgid, (int)sl->tid, sl->comm, sl->end_ns);
+	if (err)
+		return err;
+	node = stack_node(s, stack);
+	name = intern(s, sl->preempted ? "preempted" : "blocked");
+	cat = intern(s, "off-cpu");
+	if (node < 0 || name < 0 || cat < 0)
+		return -ENOMEM;
+	e = new_event(s);
+	if (!e)
+		return s->nev >= s->max ? 0 : -ENOMEM;
+	e->kind = KP_TL_OFFCPU;
+	e->ts = sl->start_ns;
+	e->dur = sl->end_ns > sl->start_ns ? sl->end_ns - sl->start_ns : 0;
+	e->pid = (int)sl->tgid;
+	e->tid = e->end_tid = (int)sl->tid;
+	e->id = (uint64_t)node;
+	e->name = (uint32_t)name;
+	e->cat = (uint32_t)cat;
+	e->unfinished = sl->unfinished;
+	s->n_offcpu++;
+	return 0;
+}
+
+int kp_tl_add_sample(struct kp_tl_store *s, const struct PmuData *d)
+{
+	struct kp_tl_event *e;
+	int64_t name, cat, node;
+	int err;
+
+	err = seen(s, d->pid, d->tid, d->comm, (uint64_t)d->ts);
+	if (err)
+		return err;
+	node = stack_node(s, d->stack);
+	if (node < 0)
+		return (int)node;
 	name = intern(s, d->evt ? d->evt : "cpu-clock");
 	cat = intern(s, "sample");
 	if (name < 0 || cat < 0)

@@ -7,7 +7,8 @@
  *  chrome.c   the Chrome trace-event JSON writer (strictly valid JSON, events in time order,
  *             ranges as complete events where they nest on their thread, async otherwise)
  *  collect.c  KperfTimeline*: the sources (the activity module for markers and syscalls, the
- *             sampling task of pmu.h for CPU samples and their stacks), a thread draining them
+ *             sampling task of pmu.h for CPU samples and their stacks, the off-CPU module
+ *             in slices mode), a thread draining them
  *
  * Everything is in ns of CLOCK_MONOTONIC until the writer turns it into µs.
  */
@@ -22,12 +23,14 @@
 #include "core/core.h"
 #include "kperf/kperf.h"
 #include "kperf/timeline.h"
+#include "offcpu/offcpu.h"
 
 enum kp_tl_kind {
 	KP_TL_SYSCALL, /* X: name = syscall, cat "syscall", ret */
 	KP_TL_MARK, /* i: name = message, cat = domain */
 	KP_TL_RANGE, /* X on its thread, or b/e when it crosses threads or does not nest */
 	KP_TL_SAMPLE, /* P: sf = leaf frame node */
+	KP_TL_OFFCPU, /* X: a slice off the cpu, name = "blocked" | "preempted", sf = id */
 };
 
 struct kp_tl_event {
@@ -70,7 +73,7 @@ struct kp_tl_store {
 	/* tid -> (pid, name); pid -> last event time, name */
 	struct kp_map threads;
 	struct kp_map procs;
-	uint64_t n_sys, n_samples, n_marks, n_ranges, unmatched_ends;
+	uint64_t n_sys, n_samples, n_marks, n_ranges, unmatched_ends, n_offcpu;
 };
 
 /* ---- store.c ---- */
@@ -81,6 +84,10 @@ void kp_tl_store_free(struct kp_tl_store *s);
 int kp_tl_add_activity(struct kp_tl_store *s, const struct KperfActivityRecord *r);
 /* Add a CPU sample with its stack (leaf first, as PmuData has it); -ENOMEM. */
 int kp_tl_add_sample(struct kp_tl_store *s, const struct PmuData *d);
+/* Add a slice off the cpu, with the user stack it left the cpu with (leaf first; NULL: none);
+ * -ENOMEM. */
+int kp_tl_add_offcpu(struct kp_tl_store *s, const struct kp_offcpu_slice *sl,
+		     const struct Stack *stack);
 /* The interned string <i>. */
 const char *kp_tl_str(const struct kp_tl_store *s, uint32_t i);
 /* Thread <tid>'s process and name (NULL when never seen). */
@@ -98,6 +105,9 @@ void kp_tl_threads(const struct kp_tl_store *s, void (*fn)(void *ctx, int tid, i
 struct kp_tl_meta {
 	uint64_t dropped; /* records the kernel lost */
 	const char *command; /* what was traced, for otherData (may be NULL) */
+	bool off_cpu; /* off-CPU slices were collected: */
+	uint64_t off_short; /* slices shorter than the minimum, left out */
+	uint64_t off_lost; /* slices the kernel lost */
 };
 
 /* The Chrome trace-event JSON of everything in <s>. 0, or -EIO when <f> failed, -ENOMEM. */

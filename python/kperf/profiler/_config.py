@@ -27,6 +27,7 @@ DEFAULTS = {
     "profile_offcpu": False,
     "profile_memory": False,
     "sample_freq": 999,
+    "offcpu_min_us": 50,
 }
 DEFAULTS.update({k: False for k in MXNET_ONLY})
 
@@ -36,8 +37,6 @@ SOURCES = ("profile_syscalls", "profile_cpu", "profile_markers", "profile_offcpu
 # what this version of kperf-bpf cannot put on a timeline, and why (profile_all leaves
 # them out; asking for one explicitly is an error that says so)
 UNSUPPORTED = {
-    "profile_offcpu": "off-CPU slices are not on kperf-bpf's timeline yet (off-CPU time is "
-                      "summed per stack in the kernel: `kperf-bpf record --off-cpu`)",
     "profile_memory": "allocations are not on the timeline yet: record them with "
                       "`kperf-bpf memscope` (kperf.memscope analyzes them)",
 }
@@ -71,6 +70,10 @@ def check(current, kwargs):
                 raise ProfilerError(
                     f"set_config: profile_process {v!r}: only 'worker' (this process) exists "
                     "outside MXNet's parameter servers")
+        elif key == "offcpu_min_us":
+            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 60000000:
+                raise ProfilerError(
+                    f"set_config: offcpu_min_us must be 1..60000000 microseconds, not {v!r}")
         elif key == "sample_freq":
             if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 100000:
                 raise ProfilerError(

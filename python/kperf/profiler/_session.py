@@ -94,7 +94,8 @@ class Session:
             self.timeline = timeline_cls(
                 pids=[self.pid], freq=cfg["sample_freq"],
                 syscalls=sources["profile_syscalls"], samples=sources["profile_cpu"],
-                markers=sources["profile_markers"])
+                markers=sources["profile_markers"], off_cpu=sources["profile_offcpu"],
+                off_cpu_min_us=cfg["offcpu_min_us"] if sources["profile_offcpu"] else 0)
 
     # ---- the life of a session ----
 
