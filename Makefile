@@ -128,7 +128,6 @@ help:
 # ---- dependencies ----
 
 # nodejs and openjdk-17-jdk-headless: the JIT tests (Node's --perf-basic-prof, a JVM's perf map)
-
 DEB_PKGS := make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libdeflate-dev \
 	    libcjson-dev libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev prometheus libcriterion-dev python3 python3-pytest python3-yaml pkg-config \
 	    linux-libc-dev systemtap-sdt-dev elfutils binutils golang-go clang-format \
@@ -310,7 +309,15 @@ $(BUILD)/workloads/utrace_go: $(wildcard tests/workloads/utrace_go/*)
 	cd tests/workloads/utrace_go && GO111MODULE=off GOFLAGS= CGO_ENABLED=0 \
 		GOCACHE=$(abspath $(BUILD))/go-cache $(GO) build -o $(abspath $@) .
 
-workloads: $(WORKLOADS) $(WORKLOAD_LIBS) $(GO_WORKLOADS) $(BUILD)/workloads/nofp_dbg
+# the JVM workload of the JIT tests, built only where a JDK is installed; its tests skip otherwise
+JAVAC      := $(shell command -v javac 2>/dev/null)
+JAVA_WORKLOADS := $(if $(JAVAC),$(BUILD)/workloads/JitHot.class)
+
+$(BUILD)/workloads/JitHot.class: tests/workloads/jit/JitHot.java
+	@mkdir -p $(dir $@)
+	$(JAVAC) -d $(dir $@) $<
+
+workloads: $(WORKLOADS) $(WORKLOAD_LIBS) $(GO_WORKLOADS) $(JAVA_WORKLOADS) $(BUILD)/workloads/nofp_dbg
 
 # the benchmark programs are compiled too (not run): one that no longer builds is caught here
 test: all $(BUILD)/tests/unit $(BUILD)/tests/integration $(FUZZERS) $(BENCHES)

@@ -190,8 +190,7 @@ static unsigned sym_flags(const struct kp_pmu *p)
 {
 	enum SymbolMode m = p->attr.symbolMode;
 
-	return KP_SYM_ASK_JIT |
-	       (m == RESOLVE_ELF_DWARF || m == RESOLVE_DELAY_DWARF ? KP_SYM_DWARF : 0);
+	return m == RESOLVE_ELF_DWARF || m == RESOLVE_DELAY_DWARF ? KP_SYM_DWARF : 0;
 }
 
 static int add(struct kp_pmu *p, struct kp_data_builder *b, const struct kp_offcpu_block *e,
@@ -225,7 +224,7 @@ static int add(struct kp_pmu *p, struct kp_data_builder *b, const struct kp_offc
 	n += p->attr.callStack || !nu ? nu : 1;
 	if (p->attr.symbolMode == RESOLVE_DELAY_ELF || p->attr.symbolMode == RESOLVE_DELAY_DWARF)
 		return kp_data_builder_add_chain(b, &d, 0, ips, n, sym_flags(p));
-	if (n && kp_sym_resolve_stack(d.pid, ips, n, sym_flags(p), &d.stack)) {
+	if (n && kp_sym_resolve_stack(d.pid, ips, n, sym_flags(p) | KP_SYM_ASK_JIT, &d.stack)) {
 		kp_warn(KPERF_WARN_SYM_INCOMPLETE, "a stack of pid %u was not resolved: %s",
 			e->tgid, Perror());
 		kp_clear_error();

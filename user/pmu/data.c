@@ -635,7 +635,9 @@ int kp_data_resolve(struct PmuData *data)
 
 		if (!ch->pending || data[i].stack)
 			continue;
-		err = kp_sym_resolve_stack(data[i].pid, ch->ips, ch->n, ch->flags, &st);
+		/* sampled stacks: a JVM whose JIT code is sampled is asked for its perf map */
+		err = kp_sym_resolve_stack(data[i].pid, ch->ips, ch->n, ch->flags | KP_SYM_ASK_JIT,
+					   &st);
 		if (err == -ENOMEM)
 			break;
 		if (err) {

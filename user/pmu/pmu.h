@@ -251,15 +251,14 @@ static inline bool kp_sampling_delayed(const struct kp_pmu *p)
 	return p->attr.symbolMode == RESOLVE_DELAY_ELF || p->attr.symbolMode == RESOLVE_DELAY_DWARF;
 }
 
-/* the resolver's flags for the task's symbol mode (and its inline frames, KperfPmuOpts); a
- * JVM whose JIT code is sampled is asked for its perf map */
+/* the resolver's flags for the task's symbol mode (and its inline frames, KperfPmuOpts) */
 static inline unsigned kp_sampling_sym_flags(const struct kp_pmu *p)
 {
 	enum SymbolMode m = p->attr.symbolMode;
 
 	if (m != RESOLVE_ELF_DWARF && m != RESOLVE_DELAY_DWARF)
-		return KP_SYM_ASK_JIT;
-	return KP_SYM_ASK_JIT | KP_SYM_DWARF | (p->opts.inlineFrames ? KP_SYM_INLINE : 0);
+		return 0;
+	return KP_SYM_DWARF | (p->opts.inlineFrames ? KP_SYM_INLINE : 0);
 }
 
 /* Move what the kernel collected into the task, with s->lock held. */

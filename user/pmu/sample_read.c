@@ -248,8 +248,10 @@ static int memo_stack(struct kp_pmu *p, const struct kp_sample_key *k, struct St
 		n = stack_ips(p->sampling, k, ips);
 		/* a failure leaves the records of this stack without one (and says so), not
 		 * the read failed */
-		if (n && kp_sym_resolve_stack((pid_t)k->tgid, ips, (unsigned)n,
-					      kp_sampling_sym_flags(p), &e->stack)) {
+		/* a JVM whose JIT code is sampled is asked for its perf map */
+		if (n &&
+		    kp_sym_resolve_stack((pid_t)k->tgid, ips, (unsigned)n,
+					 kp_sampling_sym_flags(p) | KP_SYM_ASK_JIT, &e->stack)) {
 			kp_warn(KPERF_WARN_SYM_INCOMPLETE, "a stack of pid %u was not resolved: %s",
 				k->tgid, Perror());
 			kp_clear_error();

@@ -195,12 +195,16 @@ static int read_perf_map(struct sym_proc *p, const char *open_path, const char *
 	/* anyone can write to /tmp: only the process's owner (or root) names its code */
 	if (p->gone) {
 		owner_ok = st.st_uid == 0 || (p->id_known && st.st_uid == p->uid);
-		if (!owner_ok)
+		if (!owner_ok && p->id_known)
 			kp_warn(KPERF_WARN_SYM_INCOMPLETE,
 				"%s is owned by uid %u, neither root nor the owner of process %d "
-				"(%s): anyone may have written it, it is ignored",
-				shown, (unsigned)st.st_uid, (int)p->pid,
-				p->id_known ? "another uid" : "unknown, it exited unseen");
+				"(uid %u): anyone may have written it, it is ignored",
+				shown, (unsigned)st.st_uid, (int)p->pid, (unsigned)p->uid);
+		else if (!owner_ok)
+			kp_warn(KPERF_WARN_SYM_INCOMPLETE,
+				"%s is owned by uid %u, not root, and process %d exited before its "
+				"owner was known: it is ignored",
+				shown, (unsigned)st.st_uid, (int)p->pid);
 	} else {
 		owner_ok = sym_owner_trusted(shown, st.st_uid, p->pid);
 	}
@@ -348,18 +352,23 @@ bool sym_unresolved(const struct sym_proc *p, const struct Symbol *s)
 
 /* ---- a JVM asked for its map ---- */
 
-/* a HotSpot JVM maps its libjvm.so */
+/* a HotSpot JVM maps its libjvm.so; OpenJ9 has one too, but its VM is libj9vm*.so (and its
+ * SIGQUIT writes a javacore file): not asked */
 static bool is_hotspot(const struct sym_proc *p)
 {
+	bool jvm = false;
 	size_t i;
 
 	for (i = 0; i < p->nmaps; i++) {
 		const char *path = p->maps[i].path, *base = strrchr(path, '/');
 
-		if (p->maps[i].kind == SYM_MAP_FILE && base && !strcmp(base, "/libjvm.so"))
-			return true;
+		if (p->maps[i].kind != SYM_MAP_FILE || !base)
+			continue;
+		if (!strncmp(base, "/libj9vm", 8))
+			return false;
+		jvm |= !strcmp(base, "/libjvm.so");
 	}
-	return false;
+	return jvm;
 }
 
 bool sym_proc_ask_jvm(struct sym_proc *p)

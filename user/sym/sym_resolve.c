@@ -203,6 +203,9 @@ static bool refresh_for_unknown(struct sym_proc *p, unsigned flags)
 
 	if (p->pid <= 0 || (p->gone && p->jit_final))
 		return false;
+	if (!p->gone && now - p->refreshed_ms < REFRESH_MIN_MS &&
+	    now - p->jit_checked_ms < REFRESH_MIN_MS)
+		return false;
 	if (!p->gone && p->recorded && !sym_proc_alive(p->pid))
 		p->gone = true; /* reaped: what it left behind is all there is */
 	if (!p->gone && now - p->refreshed_ms >= REFRESH_MIN_MS) {
