@@ -25,19 +25,19 @@
 #include "core/core.h"
 #include "sym.h"
 
-struct aspec {
-	uint16_t name, form;
-	int64_t implicit; /* DW_FORM_implicit_const */
+struct aspec { /* 4 bytes: a thousand units' tables are kept, each page a fault */
+	uint16_t name, form; /* DW_FORM_implicit_const's value is not kept: none is read */
 };
 
 struct abbrev {
-	uint32_t tag;
+	uint16_t tag;
+	uint16_t sib_form;
 	bool children;
 	bool wanted; /* subprogram or inlined call: its attributes are read */
+	uint16_t n; /* attributes, from first in the spec pool */
 	int32_t fixed; /* bytes of all its attributes when their sizes do not vary, else -1 */
 	int32_t sib_at; /* where DW_AT_sibling's value is among them (fixed before it), or -1 */
-	uint16_t sib_form;
-	uint32_t first, n; /* in the spec pool */
+	uint32_t first;
 };
 
 static bool force_libdw;
@@ -288,7 +288,7 @@ static int read_abbrevs(const struct sym_dwsec *sec, uint64_t off, const struct 
 		a = &(*tab)[code];
 		if (a->tag) /* the same code twice */
 			goto out;
-		a->tag = (uint32_t)tag;
+		a->tag = (uint16_t)tag;
 		a->children = *p++ != 0;
 		a->wanted = tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine;
 		a->first = (uint32_t)npool;
@@ -322,10 +322,11 @@ static int read_abbrevs(const struct sym_dwsec *sec, uint64_t off, const struct 
 				*pool = np;
 				pcap *= 2;
 			}
-			(*pool)[npool++] =
-				(struct aspec){ (uint16_t)name, (uint16_t)form, implicit };
+			(*pool)[npool++] = (struct aspec){ (uint16_t)name, (uint16_t)form };
 		}
-		a->n = (uint32_t)(npool - a->first);
+		if (npool - a->first > UINT16_MAX)
+			goto out;
+		a->n = (uint16_t)(npool - a->first);
 		a->fixed = fixed;
 		count++;
 		if (code + 1 > top)
