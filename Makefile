@@ -189,6 +189,9 @@ deps-kernels: deps-cross
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) | $(BUILD)/bpf
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
+# the fallback object is syscall.bpf.c built with KPERF_COMPAT: it changes with it
+$(BUILD)/bpf/syscall_compat.bpf.o: bpf/syscall.bpf.c
+
 $(BUILD)/skel/%.skel.h: $(BUILD)/bpf/%.bpf.o | $(BUILD)/skel
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
 

@@ -762,3 +762,16 @@ int BPF_PROG(kp_proc_exit, struct task_struct *p)
 }
 
 #endif
+
+/* unwinding from tables (both objects; loaded when user stacks are unwound): a process that
+ * execs has new mappings; its entry goes (its stacks fall back to frame pointers, counted) and
+ * userspace loads the new ones */
+SEC("tp/sched/sched_process_exec")
+int kp_uw_exec(void *ctx)
+{
+	__u32 tgid = kp_pidns_current() >> 32;
+
+	if (bpf_map_delete_elem(&kp_uw_procs, &tgid) == 0)
+		kp_uw_ask(tgid);
+	return 0;
+}

@@ -102,6 +102,12 @@ struct KperfTraceOpts {
 	/* with callStack: distinct stacks kept for the whole trace (0: 8192); a call whose
 	 * stack finds no room is counted without it (PmuTraceStats.stacksLost) */
 	unsigned stackEntries;
+	/* with callStack: how user stacks are unwound, as KperfPmuOpts.callGraph:
+	 * KPERF_CALL_GRAPH_DWARF (0, the default), from the .eh_frame tables of the mapped files
+	 * (frame pointers where a file has none; the raw_syscalls fallback has frame pointers
+	 * only), so that a call through libc reaches the code that made it;
+	 * KPERF_CALL_GRAPH_FP: frame pointers only */
+	unsigned callGraph;
 };
 
 int KperfTraceOpen(enum PmuTraceType traceType, struct PmuTraceAttr *traceAttr,

@@ -152,6 +152,7 @@ class KperfTraceOpts(ctypes.Structure):
         ("excludeSelf", c_uint),
         ("maxStoredRecords", c_uint),
         ("stackEntries", c_uint),
+        ("callGraph", c_uint),
     ]
 
 

@@ -259,3 +259,74 @@ Test(sysstack, the_fallback_takes_the_same_stacks)
 	tt_finish(pd);
 	unsetenv("KPERF_BPF_FORCE_COMPAT");
 }
+
+/* the stacks of `write` calls made through stdio by nofp (-O2, no frame pointers, and
+ * Debian's libc, built the same way): main -> write_path -> fflush -> ... -> write */
+static struct KperfTraceStackSummary *nofp_writes(unsigned call_graph, int *n, int *pd)
+{
+	static const char *funcs[] = { "write" };
+	char *argv[] = { "nofp", "--writes", "40", NULL };
+	struct PmuTraceAttr a = { .funcs = funcs, .numFuncs = 1, .callStack = 1 };
+	struct KperfTraceOpts x =
+		KPERF_OPTS(KperfTraceOpts, .summaryOnly = 1, .callGraph = call_graph);
+	struct KperfTraceStackSummary *s = NULL;
+	struct tu_proc w = tu_spawn_v(argv, 0);
+	int pid = w.pid;
+
+	cr_assert_gt(pid, 0);
+	a.symbolMode = RESOLVE_ELF;
+	a.pidList = &pid;
+	a.numPid = 1;
+	*pd = KperfTraceOpen(TRACE_SYS_CALL, &a, &x);
+	cr_assert_gt(*pd, 0, "KperfTraceOpen: %d %s", Perrorno(), Perror());
+	cr_assert_eq(PmuTraceEnable(*pd), 0, "%s", Perror());
+	tu_go(&w);
+	cr_assert_eq(tu_wait(&w), 0);
+	cr_assert_eq(PmuTraceDisable(*pd), 0);
+	*n = KperfTraceReadStackSummary(*pd, &s);
+	cr_assert_geq(*n, 1, "%d stacks: %s", *n, Perror());
+	return s;
+}
+
+/* frame <name> among the user frames of <s>: its depth from the leaf, -1 when absent */
+static int user_depth(const struct Stack *s, unsigned kframes, const char *name)
+{
+	unsigned i = 0;
+
+	for (; s; s = s->next, i++)
+		if (i >= kframes && s->symbol && s->symbol->symbolName &&
+		    !strcmp(s->symbol->symbolName, name))
+			return (int)(i - kframes);
+	return -1;
+}
+
+Test(sysstack, libc_call_paths_reach_main_with_the_eh_frame_unwinder)
+{
+	struct KperfTraceStackSummary *s;
+	int n, i, pd, from_path = -1;
+
+	s = nofp_writes(KPERF_CALL_GRAPH_DWARF, &n, &pd);
+	for (i = 0; i < n; i++) {
+		cr_assert_str_eq(s[i].funcs, "write");
+		/* (the other writes: main's printf, and exit's flush after main returned) */
+		if (user_depth(s[i].stack, s[i].kernelFrames, "write_path") >= 0) {
+			cr_assert_eq(from_path, -1, "two stacks through write_path");
+			from_path = i;
+		}
+	}
+	cr_assert_geq(from_path, 0, "no stack through write_path");
+	cr_assert_eq(s[from_path].calls, 40);
+	cr_assert_geq(user_depth(s[from_path].stack, s[from_path].kernelFrames, "fflush"), 1);
+	cr_assert_eq(user_depth(s[from_path].stack, s[from_path].kernelFrames, "main"),
+		     user_depth(s[from_path].stack, s[from_path].kernelFrames, "write_path") + 1,
+		     "the stack through write_path does not reach main");
+	KperfTraceStackSummaryFree(s);
+	tt_finish(pd);
+
+	/* frame pointers only: libc has none, the stack stops in it */
+	s = nofp_writes(KPERF_CALL_GRAPH_FP, &n, &pd);
+	for (i = 0; i < n; i++)
+		cr_assert_lt(user_depth(s[i].stack, s[i].kernelFrames, "write_path"), 0);
+	KperfTraceStackSummaryFree(s);
+	tt_finish(pd);
+}

@@ -223,6 +223,10 @@ Test(sysstack_cli, bad_input)
 		  "kperf-bpf trace: --stack-entries wants a number of stacks, not 'many'\n" },
 		{ "--stack --stack-entries 2000000 -d 1",
 		  "kperf-bpf trace: stackEntries 2000000 is too large (at most 1048576)\n" },
+		{ "--call-graph fp -d 1",
+		  "kperf-bpf trace: --call-graph only applies with --stack\n" },
+		{ "--stack --call-graph lbr",
+		  "kperf-bpf trace: --call-graph is dwarf or fp, not 'lbr'\n" },
 		{ "--format flame",
 		  "kperf-bpf trace: --format is table, json, csv, folded or svg, not 'flame'\n" },
 	};

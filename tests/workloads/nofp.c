@@ -13,7 +13,11 @@
  * stacks go through the signal frame. Prints "name=0xaddr" of each function, then "ready";
  * waits for a line on stdin (the go), runs for --ms N of CPU time, prints "done".
  *
- *   nofp [--ms N] [--signal] [--nowait]
+ * With --writes N, instead: main -> write_path, which writes a line to /dev/null N times
+ * through stdio (fwrite, then fflush: libc's write() below, libc built as distributions build
+ * it), the syscall stack tests' libc call path.
+ *
+ *   nofp [--ms N] [--signal] [--nowait] [--writes N]
  */
 #include <signal.h>
 #include <stdio.h>
@@ -115,6 +119,20 @@ NOINLINE void run_all(void)
 	sink += path_sort(256);
 }
 
+NOINLINE void write_path(long n)
+{
+	FILE *f = fopen("/dev/null", "w");
+	long i;
+
+	if (!f)
+		exit(2);
+	for (i = 0; i < n; i++) {
+		fwrite("nofp\n", 1, 5, f);
+		fflush(f);
+	}
+	fclose(f);
+}
+
 NOINLINE void on_signal(int sig)
 {
 	(void)sig;
@@ -131,7 +149,7 @@ static double cpu_ms(void)
 
 int main(int argc, char **argv)
 {
-	long ms = 1000;
+	long ms = 1000, writes = -1;
 	int i, sig = 0, wait_go = 1;
 	double t0;
 	char go[8];
@@ -143,6 +161,8 @@ int main(int argc, char **argv)
 			sig = 1;
 		else if (!strcmp(argv[i], "--nowait"))
 			wait_go = 0;
+		else if (!strcmp(argv[i], "--writes") && i + 1 < argc)
+			writes = atol(argv[++i]);
 	}
 	printf("main=%p\nrun_all=%p\npath_a=%p\nleaf_a=%p\npath_b=%p\nmid_b=%p\nleaf_b=%p\n"
 	       "path_sort=%p\nsort_cmp=%p\nleaf_cmp=%p\non_signal=%p\nleaf_sig=%p\nready\n",
@@ -152,6 +172,11 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (wait_go && !fgets(go, sizeof(go), stdin))
 		return 1;
+	if (writes >= 0) {
+		write_path(writes);
+		printf("done\n");
+		return 0;
+	}
 	if (sig) {
 		struct itimerval it = { { 0, 2000 }, { 0, 2000 } };
 

@@ -5,7 +5,8 @@
  *   kperf-bpf trace [-p PID,...] [-C CPUS] [-e SYSCALL,...] [--cgroup PATH] [-d SECONDS]
  *                   [-i SECONDS] [--hist] [--events [--min-duration MS]] [-o FILE]
  *                   [--format table|json|csv|folded|svg] [--ringbuf-kb KB]
- *                   [--stack [--dwarf] [--stack-top N] [--stack-entries N]] [-- COMMAND ARGS...]
+ *                   [--stack [--dwarf] [--stack-top N] [--stack-entries N]
+ *                            [--call-graph dwarf|fp]] [-- COMMAND ARGS...]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -53,6 +54,8 @@ struct trace_opts {
 	bool dwarf;
 	int stack_top;
 	unsigned stack_entries;
+	bool call_graph_set;
+	unsigned call_graph; /* KPERF_CALL_GRAPH_* */
 	char **command;
 };
 
@@ -85,6 +88,9 @@ static void usage(FILE *f)
 	      "      --stack-top N        with --stack: stacks shown per process and syscall\n"
 	      "                           (default 5; json, csv, folded and svg have them all)\n"
 	      "      --stack-entries N    with --stack: distinct stacks kept (default 8192)\n"
+	      "      --call-graph dwarf|fp  with --stack: user stacks unwound from the .eh_frame\n"
+	      "                           tables (dwarf, the default: code built without frame\n"
+	      "                           pointers, as libc) or by frame pointers only (fp)\n"
 	      "      --ringbuf-kb KB      per-call ring buffer size (default 16384)\n"
 	      "      --summary-entries N  (process, syscall) rows the in-kernel summary holds\n"
 	      "                           at once (default 16384; an exited process's rows\n"
@@ -112,7 +118,8 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 		OPT_STACK,
 		OPT_DWARF,
 		OPT_STACK_TOP,
-		OPT_STACK_ENTRIES
+		OPT_STACK_ENTRIES,
+		OPT_CALL_GRAPH
 	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -132,6 +139,7 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 		{ "dwarf", no_argument, NULL, OPT_DWARF },
 		{ "stack-top", required_argument, NULL, OPT_STACK_TOP },
 		{ "stack-entries", required_argument, NULL, OPT_STACK_ENTRIES },
+		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -248,6 +256,19 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 			}
 			o->stack_entries = (unsigned)kb;
 			break;
+		case OPT_CALL_GRAPH:
+			if (!strcmp(optarg, "dwarf")) {
+				o->call_graph = KPERF_CALL_GRAPH_DWARF;
+			} else if (!strcmp(optarg, "fp")) {
+				o->call_graph = KPERF_CALL_GRAPH_FP;
+			} else {
+				fprintf(stderr,
+					"kperf-bpf trace: --call-graph is dwarf or fp, not '%s'\n",
+					optarg);
+				return -1;
+			}
+			o->call_graph_set = true;
+			break;
 		case OPT_RINGBUF:
 			errno = 0;
 			kb = strtoul(optarg, &end, 10);
@@ -306,11 +327,12 @@ static int check_stack_opts(struct trace_opts *o)
 {
 	const char *f = o->format == FORMAT_SVG ? "svg" : "folded";
 
-	if (!o->stack && (o->dwarf || o->stack_top || o->stack_entries)) {
+	if (!o->stack && (o->dwarf || o->stack_top || o->stack_entries || o->call_graph_set)) {
 		fprintf(stderr, "kperf-bpf trace: %s only applies with --stack\n",
-			o->dwarf     ? "--dwarf" :
-			o->stack_top ? "--stack-top" :
-				       "--stack-entries");
+			o->dwarf	 ? "--dwarf" :
+			o->stack_top	 ? "--stack-top" :
+			o->stack_entries ? "--stack-entries" :
+					   "--call-graph");
 		return -1;
 	}
 	if (!o->stack_top)
@@ -519,6 +541,7 @@ int cmd_trace(int argc, char **argv)
 	attr.callStack = o.stack;
 	attr.symbolMode = o.dwarf ? RESOLVE_ELF_DWARF : RESOLVE_ELF;
 	kopts.stackEntries = o.stack_entries;
+	kopts.callGraph = o.call_graph;
 
 	pd = KperfTraceOpen(TRACE_SYS_CALL, &attr, &kopts);
 	if (pd < 0) {

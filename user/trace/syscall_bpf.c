@@ -38,11 +38,12 @@
 #define PROG_FORK_NS 5 /* the fallback's kp_proc_fork in a PID namespace */
 #define PROG_MARK_FORK 6 /* task_filter: new threads and children of targets */
 #define PROG_MARK_ITER 7 /* task_filter: the targets' threads at attach (run, not attached) */
-#define NPROGS 8
+#define PROG_UW_EXEC 8 /* unwinding from tables: a process that execs needs its new ones */
+#define NPROGS 9
 
 static const char *const prog_names[NPROGS] = {
-	"kp_sys_enter", "kp_sys_exit",	   "kp_proc_fork", "kp_proc_exec",
-	"kp_proc_exit", "kp_proc_fork_ns", "kp_mark_fork", "kp_mark_targets",
+	"kp_sys_enter",	   "kp_sys_exit",  "kp_proc_fork",    "kp_proc_exec", "kp_proc_exit",
+	"kp_proc_fork_ns", "kp_mark_fork", "kp_mark_targets", "kp_uw_exec",
 };
 
 #define MAX_EXITED_ROWS (1U << 18) /* rows of exited processes kept (~170 MB at most) */
@@ -69,6 +70,7 @@ struct kp_sys_bpf {
 	struct ring_buffer *exits_rb; /* NULL: rows stay in the kernel map */
 	pthread_mutex_t harvest_lock; /* exited, pending, the map's rows while moved */
 	struct kp_sys_table exited; /* rows of the processes that exited */
+	struct kp_sys_uw *uw; /* the unwind tables' loader, when unwinding */
 	__u32 *pending; /* exited processes whose rows are still in the map */
 	size_t npending, pcap;
 	uint64_t late_calls; /* calls with no row in the kernel, added to their row here */
@@ -127,6 +129,12 @@ static int on_exit_note(void *ctx, void *data, size_t size)
 static void set_bit(volatile __u64 *mask, unsigned bit)
 {
 	mask[bit / 64] |= 1ULL << (bit % 64);
+}
+
+/* user stacks from .eh_frame tables: asked for, with user stacks, where CO-RE is */
+static bool unwinds(const struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o)
+{
+	return o->unwind && o->user_stack && !b->compat;
 }
 
 static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
@@ -259,7 +267,8 @@ static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
 	bpf_program__set_autoload(b->progs[PROG_PEXIT], o->ntgids > 0 || cfg->exit_notes);
 	bpf_program__set_autoload(b->progs[PROG_MARK_FORK], cfg->task_filter);
 	bpf_program__set_autoload(b->progs[PROG_MARK_ITER], cfg->task_filter);
-	return 0;
+	bpf_program__set_autoload(b->progs[PROG_UW_EXEC], unwinds(b, o));
+	return kp_sys_uw_prepare(b->obj, unwinds(b, o), o->ntgids);
 }
 
 static int populate(struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o)
@@ -299,6 +308,8 @@ static void destroy_objects(struct kp_sys_bpf *b)
 	b->rb = NULL;
 	ring_buffer__free(b->exits_rb);
 	b->exits_rb = NULL;
+	kp_sys_uw_stop(b->uw);
+	b->uw = NULL;
 	syscall_bpf__destroy(b->skel);
 	syscall_compat_bpf__destroy(b->cskel);
 	b->skel = NULL;
@@ -329,6 +340,7 @@ static int load_variant(struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o, b
 		b->obj = b->skel->obj;
 		cfg = &b->skel->rodata->cfg;
 		pidns = (struct kp_pidns_cfg *)&b->skel->rodata->kp_pidns;
+		b->skel->rodata->kp_uw_on = unwinds(b, o);
 	}
 	err = configure(b, cfg, pidns, o);
 	if (err)
@@ -336,7 +348,10 @@ static int load_variant(struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o, b
 	err = compat ? syscall_compat_bpf__load(b->cskel) : syscall_bpf__load(b->skel);
 	if (err)
 		return err;
-	return populate(b, o);
+	err = populate(b, o);
+	if (!err && unwinds(b, o))
+		err = kp_sys_uw_start(b->obj, o->tgids, o->ntgids, &b->uw);
+	return err;
 }
 
 static bool force_compat(void)

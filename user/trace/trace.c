@@ -233,6 +233,12 @@ static int check_attr(const struct PmuTraceAttr *a, const struct KperfTraceOpts 
 	if (x->stackEntries && !a->callStack)
 		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
 			       "stackEntries is for callStack, which is 0");
+	if (x->callGraph > KPERF_CALL_GRAPH_FP)
+		return kp_fail(
+			KPERF_ERR_INVALID_ATTR, -EINVAL,
+			"callGraph is KPERF_CALL_GRAPH_DWARF (0) or KPERF_CALL_GRAPH_FP (1), "
+			"not %u",
+			x->callGraph);
 	if (a->numFuncs && !a->funcs)
 		return kp_fail(LIBPERF_ERR_INVALID_SYSCALL_FUN, -EINVAL,
 			       "funcs is NULL but numFuncs is %u", a->numFuncs);
@@ -300,6 +306,7 @@ static int check_attr(const struct PmuTraceAttr *a, const struct KperfTraceOpts 
 	/* libkperf's callStack: the whole chain, kernel and user, of the sys_enter sample */
 	o->kernel_stack = o->user_stack = a->callStack;
 	o->stack_entries = x->stackEntries ? x->stackEntries : DEFAULT_STACK_ENTRIES;
+	o->unwind = a->callStack && x->callGraph == KPERF_CALL_GRAPH_DWARF;
 	return 0;
 }
 
