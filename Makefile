@@ -291,10 +291,16 @@ $(BUILD)/workloads/inline_cxx: tests/workloads/inline_cxx.cpp
 
 # the .eh_frame unwinder's workload: built as distributions build, without frame pointers
 # (-fno-optimize-sibling-calls keeps its call tree fixed)
-$(BUILD)/workloads/nofp: tests/workloads/nofp.c
+$(BUILD)/workloads/nofp: tests/workloads/nofp.c $(BUILD)/workloads/libnofpdl.so
 	@mkdir -p $(dir $@)
 	$(CC) -g -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -fasynchronous-unwind-tables \
 		-Wall -o $@ $<
+
+# the library nofp --dl opens after it started, built the same way
+$(BUILD)/workloads/libnofpdl.so: tests/workloads/libnofpdl.c
+	@mkdir -p $(dir $@)
+	$(CC) -g -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -fasynchronous-unwind-tables \
+		-Wall -shared -fPIC -o $@ $<
 
 # ... and its frames described in .debug_frame only (no unwind tables asked: gcc writes the
 # call-frame information for the debugger), as some distributions' libraries are

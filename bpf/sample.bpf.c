@@ -449,3 +449,58 @@ int BPF_PROG(kp_uw_exec, struct task_struct *p, pid_t old_pid, struct linux_binp
 		kp_uw_ask(tgid);
 	return 0;
 }
+
+/* code mapped since a process's tables were loaded (dlopen, the libraries ld.so maps after
+ * exec, an mprotect that makes a file's pages executable): perf_event_mmap is where the kernel
+ * emits perf's mmap side band (PERF_RECORD_MMAP2) for every new executable mapping, called
+ * with the mapping in place. A process with tables asks for them again, before its next
+ * sample stops at the new code. Anonymous code (JIT) has no table: frame pointers there.
+ * Where the kernel has no kprobes (and fentry cannot attach there: kernel/events is built
+ * without ftrace), the exit of mmap(PROT_EXEC) of a file, from the raw syscall tracepoint:
+ * one comparison per system call of the machine while it is attached (mprotect is not
+ * followed there). Userspace picks one of the two. */
+#define KP_VM_EXEC 0x4
+
+static __always_inline int uw_mmap(struct vm_area_struct *vma)
+{
+	__u32 tgid;
+
+	if (!(BPF_CORE_READ(vma, vm_flags) & KP_VM_EXEC) || !BPF_CORE_READ(vma, vm_file))
+		return 0;
+	tgid = kp_pidns_current() >> 32;
+	if (bpf_map_lookup_elem(&kp_uw_procs, &tgid))
+		kp_uw_ask(tgid);
+	return 0;
+}
+
+SEC("kprobe/perf_event_mmap")
+int BPF_KPROBE(kp_uw_mmap, struct vm_area_struct *vma)
+{
+	return uw_mmap(vma);
+}
+
+#define KP_PROT_EXEC 0x4
+#define KP_MAP_ANONYMOUS 0x20
+#if defined(__TARGET_ARCH_x86)
+#define KP_NR_MMAP 9
+#define KP_SYSCALL_NR(regs) BPF_CORE_READ(regs, orig_ax)
+#else
+#define KP_NR_MMAP 222
+#define KP_SYSCALL_NR(regs) BPF_CORE_READ(regs, syscallno)
+#endif
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(kp_uw_mmap_sys, struct pt_regs *regs, long ret)
+{
+	__u32 tgid;
+
+	if (KP_SYSCALL_NR(regs) != KP_NR_MMAP || ret < 0)
+		return 0;
+	if (!(PT_REGS_PARM3_CORE_SYSCALL(regs) & KP_PROT_EXEC) ||
+	    (PT_REGS_PARM4_CORE_SYSCALL(regs) & KP_MAP_ANONYMOUS))
+		return 0;
+	tgid = kp_pidns_current() >> 32;
+	if (bpf_map_lookup_elem(&kp_uw_procs, &tgid))
+		kp_uw_ask(tgid);
+	return 0;
+}

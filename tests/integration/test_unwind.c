@@ -15,7 +15,7 @@
 TestSuite(unwind, .timeout = 120);
 
 struct shares {
-	unsigned long samples, main, leaf_cmp, cmp_full, path[3];
+	unsigned long samples, main, leaf_cmp, cmp_full, path[3], dl_leaf, dl_full;
 };
 
 static bool has(const struct Stack *s, const char *name)
@@ -26,11 +26,11 @@ static bool has(const struct Stack *s, const char *name)
 	return false;
 }
 
-/* sample nofp (-O2, no frame pointers) for <ms> of its CPU time */
-static struct shares profile(unsigned call_graph, int ms)
+/* sample nofp (-O2, no frame pointers) for <ms> of its CPU time; <opt>: one more option */
+static struct shares profile(unsigned call_graph, int ms, char *opt)
 {
 	char msbuf[16], *evts[] = { "cpu-clock" };
-	char *argv[] = { "nofp", "--ms", msbuf, NULL };
+	char *argv[] = { "nofp", "--ms", msbuf, opt, NULL };
 	struct KperfPmuOpts o = { .sz = sizeof(o), .callGraph = call_graph };
 	struct PmuAttr a = { .useFreq = 1, .freq = 999, .callStack = 1, .symbolMode = RESOLVE_ELF };
 	struct shares sh = { 0 };
@@ -75,6 +75,12 @@ static struct shares profile(unsigned call_graph, int ms)
 			    has(s, "main"))
 				sh.cmp_full += c;
 		}
+		if (s->symbol->symbolName && !strcmp(s->symbol->symbolName, "dl_leaf")) {
+			sh.dl_leaf += c;
+			if (has(s, "dl_mid") && has(s, "dl_run") && has(s, "run_dl") &&
+			    has(s, "main"))
+				sh.dl_full += c;
+		}
 	}
 	PmuDataFree(d);
 	PmuClose(pd);
@@ -84,7 +90,7 @@ static struct shares profile(unsigned call_graph, int ms)
 
 Test(unwind, dwarf_reaches_main_without_frame_pointers)
 {
-	struct shares sh = profile(KPERF_CALL_GRAPH_DWARF, 800);
+	struct shares sh = profile(KPERF_CALL_GRAPH_DWARF, 800, NULL);
 	unsigned k;
 
 	cr_assert_gt(sh.samples, 200, "%lu samples", sh.samples);
@@ -100,9 +106,22 @@ Test(unwind, dwarf_reaches_main_without_frame_pointers)
 		      sh.cmp_full, sh.leaf_cmp);
 }
 
+/* code mapped after the process started: nofp --dl opens a library without frame pointers
+ * once sampled, waits 300 ms without CPU, then burns in it. The mapping's table is loaded when
+ * it appears (the mmap side band), so no sample stops at it: every sample in the library's
+ * leaf has the library's callers, the program's caller and main above it. */
+Test(unwind, dlopened_code_without_frame_pointers)
+{
+	struct shares sh = profile(KPERF_CALL_GRAPH_DWARF, 500, "--dl");
+
+	cr_assert_gt(sh.dl_leaf, 200, "%lu samples in dl_leaf", sh.dl_leaf);
+	cr_assert_eq(sh.dl_full, sh.dl_leaf, "%lu of %lu samples in dl_leaf whole", sh.dl_full,
+		     sh.dl_leaf);
+}
+
 Test(unwind, frame_pointers_alone_do_not)
 {
-	struct shares sh = profile(KPERF_CALL_GRAPH_FP, 400);
+	struct shares sh = profile(KPERF_CALL_GRAPH_FP, 400, NULL);
 
 	cr_assert_gt(sh.samples, 100, "%lu samples", sh.samples);
 	cr_assert_lt(sh.main * 100, sh.samples * 50, "%lu of %lu samples reach main by fp", sh.main,

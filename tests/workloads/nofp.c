@@ -11,14 +11,19 @@
  * Every function burns in its leaf; path_a keeps a large frame (an array on the stack) so its
  * CFA offset is big. With --signal, a SIGPROF handler (on_signal -> leaf_sig) also burns, so
  * stacks go through the signal frame. Prints "name=0xaddr" of each function, then "ready";
- * waits for a line on stdin (the go), runs for --ms N of CPU time, prints "done".
+ * waits for a line on stdin (the go), runs for --ms N of CPU time, prints "done". With --dl, it
+ * opens libnofpdl.so (next to it, also without frame pointers) after the go, sleeps 300 ms
+ * (no CPU: room for a profiler to load the new code's table) and burns in that library
+ * instead (main -> run_dl -> dl_run -> dl_mid -> dl_leaf).
  *
  * With --writes N, instead: main -> write_path, which writes a line to /dev/null N times
  * through stdio (fwrite, then fflush: libc's write() below, libc built as distributions build
  * it), the syscall stack tests' libc call path.
  *
- *   nofp [--ms N] [--signal] [--nowait] [--writes N]
+ *   nofp [--ms N] [--signal] [--nowait] [--dl] [--writes N]
  */
+#include <dlfcn.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +138,34 @@ NOINLINE void write_path(long n)
 	fclose(f);
 }
 
+NOINLINE void run_dl(unsigned long (*fn)(unsigned long))
+{
+	sink += fn(300000);
+}
+
+/* dl_run of libnofpdl.so, the library next to this program */
+static unsigned long (*open_dl(void))(unsigned long)
+{
+	char path[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 32);
+	char *slash;
+	void *h;
+
+	if (n <= 0)
+		return NULL;
+	path[n] = '\0';
+	slash = strrchr(path, '/');
+	if (!slash)
+		return NULL;
+	strcpy(slash + 1, "libnofpdl.so");
+	h = dlopen(path, RTLD_NOW);
+	if (!h) {
+		fprintf(stderr, "nofp: %s\n", dlerror());
+		return NULL;
+	}
+	return (unsigned long (*)(unsigned long))dlsym(h, "dl_run");
+}
+
 NOINLINE void on_signal(int sig)
 {
 	(void)sig;
@@ -150,7 +183,8 @@ static double cpu_ms(void)
 int main(int argc, char **argv)
 {
 	long ms = 1000, writes = -1;
-	int i, sig = 0, wait_go = 1;
+	int i, sig = 0, wait_go = 1, dl = 0;
+	unsigned long (*dl_run)(unsigned long) = NULL;
 	double t0;
 	char go[8];
 
@@ -163,6 +197,8 @@ int main(int argc, char **argv)
 			wait_go = 0;
 		else if (!strcmp(argv[i], "--writes") && i + 1 < argc)
 			writes = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--dl"))
+			dl = 1;
 	}
 	printf("main=%p\nrun_all=%p\npath_a=%p\nleaf_a=%p\npath_b=%p\nmid_b=%p\nleaf_b=%p\n"
 	       "path_sort=%p\nsort_cmp=%p\nleaf_cmp=%p\non_signal=%p\nleaf_sig=%p\nready\n",
@@ -183,9 +219,21 @@ int main(int argc, char **argv)
 		signal(SIGPROF, on_signal);
 		setitimer(ITIMER_PROF, &it, NULL);
 	}
+	if (dl) {
+		struct timespec nap = { 0, 300 * 1000000L };
+
+		dl_run = open_dl();
+		if (!dl_run)
+			return 1;
+		nanosleep(&nap, NULL);
+	}
 	t0 = cpu_ms();
-	while (cpu_ms() - t0 < ms)
-		run_all();
+	while (cpu_ms() - t0 < ms) {
+		if (dl_run)
+			run_dl(dl_run);
+		else
+			run_all();
+	}
 	if (sig) {
 		struct itimerval off = { 0 };
 

@@ -211,7 +211,7 @@ struct kp_sampling {
 
 	/* user stacks from unwind tables (sample_unwind.c) */
 	struct kp_uw_loader *uw;
-	struct bpf_link *uw_exec_link;
+	struct bpf_link *uw_exec_link, *uw_mmap_link;
 	pthread_t uw_poller; /* loads what the BPF side asks for */
 	pthread_mutex_t uw_lock; /* the loader: the poller, drains, reads */
 	bool uw_poller_on;

@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -42,6 +43,10 @@ int kp_sample_unwind_prepare(struct kp_pmu *p, struct bpf_object *obj)
 	bool on = kp_sampling_unwinds(p);
 	struct bpf_map *rows = map_of(obj, "kp_uw_rows"), *procs = map_of(obj, "kp_uw_procs");
 	struct bpf_program *exec = bpf_object__find_program_by_name(obj, "kp_uw_exec");
+	struct bpf_program *mmap_kprobe = bpf_object__find_program_by_name(obj, "kp_uw_mmap");
+	struct bpf_program *mmap_sys = bpf_object__find_program_by_name(obj, "kp_uw_mmap_sys");
+	bool kprobes = access("/sys/bus/event_source/devices/kprobe/type", F_OK) == 0 ||
+		       access("/sys/kernel/tracing/kprobe_events", F_OK) == 0;
 
 	if (!rows || !procs || !exec)
 		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -ENOENT,
@@ -57,6 +62,12 @@ int kp_sample_unwind_prepare(struct kp_pmu *p, struct bpf_object *obj)
 		bpf_map__set_map_flags(rows, bpf_map__map_flags(rows) | BPF_F_MMAPABLE);
 	bpf_map__set_max_entries(procs, on ? (p->npids > 0 ? PROCS_TARGETED : PROCS_ALL) : 1);
 	bpf_program__set_autoload(exec, on);
+	/* new code mapped: a kprobe where the kernel has kprobes, else the mmap system call's
+	 * exit (a kernel built without kprobes) */
+	if (mmap_kprobe && mmap_sys) {
+		bpf_program__set_autoload(mmap_kprobe, on && kprobes);
+		bpf_program__set_autoload(mmap_sys, on && !kprobes);
+	}
 	return 0;
 }
 
@@ -79,6 +90,7 @@ static void *poller_main(void *arg)
 int kp_sample_unwind_start(struct kp_pmu *p, struct bpf_object *obj)
 {
 	struct kp_sampling *s = p->sampling;
+	struct bpf_program *mmap_prog;
 	int i, err;
 
 	if (!kp_sampling_unwinds(p))
@@ -94,6 +106,11 @@ int kp_sample_unwind_start(struct kp_pmu *p, struct bpf_object *obj)
 	if (!s->uw_exec_link)
 		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
 			       "cannot follow the processes' execs: %s", strerror(errno));
+	/* new code mapped; where neither attaches, the first sample in it asks (counted) */
+	mmap_prog = bpf_object__find_program_by_name(obj, "kp_uw_mmap");
+	if (!bpf_program__autoload(mmap_prog))
+		mmap_prog = bpf_object__find_program_by_name(obj, "kp_uw_mmap_sys");
+	s->uw_mmap_link = bpf_program__attach(mmap_prog);
 	/* the targets now; their children and anything system-wide when first sampled */
 	for (i = 0; i < p->npids; i++)
 		kp_uw_loader_add_pid(s->uw, p->pids[i]);
@@ -127,6 +144,8 @@ void kp_sample_unwind_close(struct kp_sampling *s)
 	}
 	bpf_link__destroy(s->uw_exec_link);
 	s->uw_exec_link = NULL;
+	bpf_link__destroy(s->uw_mmap_link);
+	s->uw_mmap_link = NULL;
 	kp_uw_loader_free(s->uw);
 	s->uw = NULL;
 }
