@@ -10,9 +10,10 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
-from chrome_trace import check, events, ns
+from chrome_trace import check, events, ns, recover_array
 from conftest import no_bpf_leak  # noqa: F401
 from profiler_testutil import HERE, env, fresh, run  # noqa: F401
 
@@ -124,15 +125,34 @@ def test_continuous_dump_survives_sigkill(tmp_path):
     try:
         line = p.stdout.readline()
         assert line == "dumped\n", p.stderr.read() if p.poll() is not None else line
+        before = path.read_text()
+        for _ in range(200):  # until the next append (every 0.1 s)
+            if path.stat().st_size > len(before.encode()):
+                break
+            time.sleep(0.05)
         p.send_signal(signal.SIGKILL)
     finally:
         p.kill()
         p.wait(timeout=60)
     assert p.returncode == -signal.SIGKILL
-    doc = check(path)
+    # a stream without its closing bracket, which the trace event format allows: appended
+    # to, never rewritten
+    text = path.read_text()
+    assert text.startswith("[") and not text.rstrip().endswith("]")
+    assert text.startswith(before) and len(text) > len(before)
+    doc = recover_array(path)
     its = events(doc, "X", cat="loop", name="iteration")
-    assert its and doc["otherData"]["running"] is True
-    assert events(doc, "X", cat="syscall", name="getppid")
+    assert len(its) >= 3
+    # the calls inside a Task: all of those made before the last Task the stream holds ended
+    # (a Task is recorded at its end, its calls as they come)
+    last = max(ns(i["ts"]) + ns(i["dur"]) for i in its)
+    calls = [c for c in events(doc, "X", cat="syscall", name="getppid") if ns(c["ts"]) < last]
+    assert len(calls) >= 3 and all(any(inside(c, i) for i in its) for c in calls)
+    # each event once, whatever the number of appends
+    keys = [json.dumps(e, sort_keys=True) for e in doc["traceEvents"]]
+    assert len(keys) == len(set(keys))
+    # the package's reader applies the same rule
+    assert len(profiler.recover(path)) == len(doc["traceEvents"])
     assert [f for f in os.listdir(tmp_path) if f != "killed.json"] == [] or \
         all(f.endswith(".tmp") for f in os.listdir(tmp_path) if f != "killed.json")
 

@@ -20,8 +20,11 @@ session with none of them records the objects only. Errors are ProfilerError, sa
 
 Sessions: set_state('run') starts one (a new trace; the aggregate statistics go on until
 dumps(reset=True)), set_state('stop') ends it and writes the file; stopping what does not run
-does nothing. With continuous_dump the file is rewritten every dump_period seconds, each time
-whole (a temporary file renamed into place): a process killed meanwhile leaves the last one.
+does nothing. With continuous_dump, what is new is appended to the file every dump_period
+seconds (and at dump(finished=False)), as a JSON Array Format stream without its closing
+bracket, which the trace event format makes optional: a process killed meanwhile leaves a
+file that chrome://tracing and Perfetto load (profiler.recover() reads one in Python). The
+session's end writes the file whole, in the object format, atomically.
 """
 
 import atexit
@@ -32,13 +35,13 @@ import threading
 from ..perror import KperfError
 from ..timeline import Timeline
 from . import _config, _stats
-from ._chrome import us
+from ._chrome import recover, us
 from ._session import STATE, Session, now
 from .errors import ProfilerError
 from .objects import Counter, Domain, Event, Frame, Marker, Task
 
 __all__ = ["set_config", "set_state", "pause", "resume", "dump", "dumps", "state", "Domain",
-           "Task", "Frame", "Event", "Counter", "Marker", "ProfilerError"]
+           "Task", "Frame", "Event", "Counter", "Marker", "ProfilerError", "recover"]
 
 _lock = threading.RLock()
 _cfg = dict(_config.DEFAULTS)

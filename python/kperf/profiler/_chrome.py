@@ -3,6 +3,14 @@ timeline of the process (kperf.timeline: syscalls, CPU samples with their stacks
 and ranges), on one clock (CLOCK_MONOTONIC: time.monotonic_ns() and the kernel's ns are the
 same clock), written atomically so the file is always a whole, valid JSON document.
 
+While a session runs with continuous_dump, the file is instead a stream in the JSON Array
+Format, appended to every dump_period: "[" and one event per line, each after a comma, never
+the closing bracket, which the format makes optional so that a process killed meanwhile
+leaves a trace its readers load (recover() is that rule: strip what follows the last event,
+close the array). Samples and off-CPU slices name their stack in "stack" (root first) there:
+the array format has no stackFrames. The session's end rewrites the file whole, in the
+object format.
+
 Tasks, Frames and Events are complete events ("X") where they nest among the complete
 events of their thread (the kernel's syscalls and ranges included), async begin/end pairs
 ("b"/"e") otherwise; Counters are "C" events, Markers "i" events with their scope.
@@ -142,3 +150,63 @@ def write_atomic(path, doc):
         except OSError:
             pass
         raise
+
+
+def stream_start(path, pid, name):
+    """A new stream at <path>: the opening bracket and the process's name (its key, as
+    stream_events makes them)."""
+    first = {"name": "process_name", "ph": "M", "pid": pid, "tid": pid, "args": {"name": name}}
+    key = json.dumps(first, sort_keys=True, separators=(",", ":"))
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("[" + key + "\n")
+    return key
+
+
+def stream_events(doc, written):
+    """The events of <doc> (merge's document) not yet in the stream: <written> holds the keys
+    of those that are, and gets the new ones. A range or slice still unfinished waits for its
+    end (the final file has it either way); a stack frame id becomes the "stack" itself."""
+    frames = doc.get("stackFrames", {})
+    out = []
+    for e in doc["traceEvents"]:
+        if (e.get("args") or {}).get("unfinished"):
+            continue
+        if "sf" in e:
+            e = dict(e)
+            sf, stack = e.pop("sf"), []
+            while sf is not None and str(sf) in frames and len(stack) < 512:
+                stack.append(frames[str(sf)]["name"])
+                sf = frames[str(sf)].get("parent")
+            e["stack"] = stack[::-1]
+        key = json.dumps(e, sort_keys=True, separators=(",", ":"))
+        if key not in written:
+            written.add(key)
+            out.append(key)
+    return out
+
+
+def stream_append(path, lines):
+    """Append the events (JSON texts) to the stream at <path>, in one write."""
+    if not lines:
+        return
+    data = "".join("," + ln + "\n" for ln in lines).encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        while data:
+            data = data[os.write(fd, data):]
+    finally:
+        os.close(fd)
+
+
+def recover(path):
+    """The trace file at <path> parsed, by the trace event format's rule for the JSON Array
+    Format: the closing bracket may be missing (a process killed while writing), so what
+    follows the last complete event is cut and the array closed. An object-format file is
+    parsed as it is."""
+    with open(path, encoding="utf-8") as f:
+        t = f.read().rstrip()
+    if t.startswith("[") and not t.endswith("]"):
+        t = t[:t.rfind("}") + 1] if "}" in t else "["
+        t = t.rstrip().rstrip(",") + "]"
+    return json.loads(t)
+

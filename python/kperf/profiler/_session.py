@@ -1,8 +1,9 @@
 """kperf.profiler's state: the recording state the objects look at (STATE), and the session
 (set_state('run') to set_state('stop')): its kernel sources (one kperf.timeline.Timeline of
 this process and its children), the objects it recorded, the pauses, and the thread that
-rewrites the file every dump_period seconds (continuous_dump) and does the profiler's
-other work while the session runs, so that it is not on the trace.
+appends what is new to the file every dump_period seconds (continuous_dump: a stream in the
+JSON Array Format, _chrome says how) and does the profiler's other work while the session
+runs, so that it is not on the trace. The end of the session writes the file whole.
 
 pause() disables the timeline: the syscall programs are detached, the marker programs told
 to drop, the sampling events disabled in the kernel. Nothing of a paused stretch reaches
@@ -89,6 +90,8 @@ class Session:
         self.worker = None  # the profiler's thread (_work)
         self.jobs = queue.Queue()
         self.dump_error = None
+        self.stream = None  # continuous_dump: the path of the stream while it runs
+        self.streamed = set()  # the keys of the events in it
         on = [k for k, v in sources.items() if v]
         if on:
             self.timeline = timeline_cls(
@@ -106,7 +109,7 @@ class Session:
         self.worker.start()
         self.own_tids.add(self.worker.native_id)
         if self.cfg["continuous_dump"]:
-            self.write(self.cfg["filename"])
+            self._call(self._stream_start, self.cfg["filename"])
         if self.timeline is not None:
             self.timeline.enable()
         self.start_ns = now()
@@ -164,7 +167,7 @@ class Session:
             try:
                 job = self.jobs.get(timeout=wait)
             except queue.Empty:
-                job = (self._write, self.cfg["filename"], None)
+                job = (self._append, None, None)
             if job is None:
                 return
             fn, arg, box = job
@@ -179,9 +182,10 @@ class Session:
                 box.append(res)
                 box.done.set()
             elif period is not None:
-                # a rewrite takes longer as the trace grows (and holds the GIL while it
-                # parses): the next one waits at least 10 times as long as this one took,
-                # so that dumping costs the program at most about a tenth of its time
+                # reading the kernel's part takes longer as the trace grows (and holds the
+                # GIL while it parses): the next one waits at least 10 times as long as
+                # this one took, so that dumping costs the program at most about a tenth
+                # of its time
                 wait = max(period, 10 * (time.monotonic() - t0))
 
     def _call(self, fn, arg):
@@ -220,9 +224,28 @@ class Session:
         return _chrome.merge(kdoc, objs, self.pid, thread_names(), self.own_tids, meta)
 
     def write(self, path):
-        self._call(self._write, path)
+        """The file at <path>: while the session streams to it, what is new is appended;
+        otherwise (the session's end, another path) it is written whole."""
+        if self.stream is not None and self.stop_ns is None and path == self.stream:
+            self._call(self._append, None)
+        else:
+            self._call(self._write, path)
+
+    def _stream_start(self, path):
+        first = _chrome.stream_start(path, self.pid, thread_names().get(self.pid, "python"))
+        self.stream = path
+        self.streamed = {first}
+
+    def _append(self, _):
+        with self.lock:
+            if self.stream is None or self.stop_ns is not None:
+                return
+            lines = _chrome.stream_events(self._document(list(self.objs)), self.streamed)
+            _chrome.stream_append(self.stream, lines)
 
     def _write(self, path):
         with self.lock:
             doc = self._document(list(self.objs))
             _chrome.write_atomic(path, doc)
+            if path == self.stream:
+                self.stream = None  # whole now: no more appending to it

@@ -1,8 +1,8 @@
 """A session with continuous_dump that never ends: Tasks in a loop, a line on stdout once the
-file holds some; test_profiler.py kills it (SIGKILL) and reads the file.
+file (a JSON Array Format stream, read with profiler.recover) holds some; test_profiler.py
+kills it (SIGKILL) and reads the file.
     killed.py FILE"""
 
-import json
 import os
 import sys
 import time
@@ -22,10 +22,10 @@ while True:
     time.sleep(0.001)
     if not said:
         try:
-            with open(path) as f:
-                doc = json.load(f)
+            evs = profiler.recover(path)
         except ValueError:
             continue
-        if any(e["name"] == "iteration" for e in doc["traceEvents"]):
+        if sum(e["name"] == "iteration" for e in evs) >= 3 and \
+                any(e["name"] == "getppid" for e in evs):
             print("dumped", flush=True)
             said = True
