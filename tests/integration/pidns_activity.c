@@ -2,9 +2,9 @@
  * pidns_activity.c - mstx markers and off-CPU time inside a PID namespace (suite pidns_in,
  * started by suite pidns of test_pidns.c under `unshare --pid --fork --mount-proc`; skipped
  * anywhere else; pidns_inner.c has the others): the markers of a process given by its
- * namespace pid, and of the child it forks, carry the namespace's pids; collected from every
- * process, a marking process of the host, which the namespace does not contain, is pid -1
- * "[outside namespace]", never a local pid. Off-CPU records (blockedSample, record
+ * namespace pid, and of the child it forks, carry the namespace's pids; without a pid list,
+ * the processes the caller starts are seen by their namespace pids and a marking process of
+ * the host, which is none of them, is not collected. Off-CPU records (blockedSample, record
  * --off-cpu -p NSPID) are the namespace's pids and tids, with the blocking stack resolved.
  */
 #include <criterion/criterion.h>
@@ -114,32 +114,54 @@ Test(pidns_in, markers_by_pid)
 	cr_assert_eq(tu_bpf_fds(), 0, "BPF objects left open");
 }
 
-/* from every process: this namespace's workload by its pid, the host's marker loop
- * (KPERF_PIDNS_HOSTPID) as pid -1 */
+/* Without a pid list, the markers of the caller and of every process it starts (there is no
+ * every-process mode): two workloads started inside the namespace after the collection opened
+ * are both seen, each by its namespace pid; the host's marker loop (KPERF_PIDNS_HOSTPID),
+ * marking meanwhile through the same library, is none of them and is not collected at all. */
 Test(pidns_in, markers_of_every_process)
 {
-	struct KperfActivityOpts o = { .sz = sizeof(o) };
+	char lib[4096];
+	const char *files[] = { lib };
+	/* the probes of this process's own copy (this test binary, linked statically) and of
+	 * the libkperf-bpf.so the workloads map */
+	struct KperfActivityOpts o = { .sz = sizeof(o), .probeFiles = files, .numProbeFiles = 1 };
+	struct KperfActivityStats st = { 0 };
 	struct KperfActivityRecord *r;
-	struct tu_proc p;
-	int ad, n, mine, child, cpid, outside, pid;
+	struct tu_proc p, q;
+	int ad, n, mine, other, opid, outside, pid, qpid;
 
 	INNER_ONLY();
+	snprintf(lib, sizeof(lib), "%s/lib/libkperf-bpf.so.0", tu_build());
 	cr_assert(getenv("KPERF_PIDNS_HOSTPID"), "KPERF_PIDNS_HOSTPID is not set");
-	p = tu_spawn("mstx_wl", "--wait", "--marks", "5", NULL);
-	pid = p.pid; /* tu_wait forgets it */
 	ad = KperfActivityOpen(MARKER, 1, &o);
 	cr_assert_geq(ad, 0, "%s", Perror());
 	cr_assert_eq(KperfActivityEnable(ad), 0, "%s", Perror());
+	p = tu_spawn("mstx_wl", "--wait", "--marks", "5", NULL);
+	q = tu_spawn("mstx_wl", "--wait", "--marks", "3", NULL);
+	pid = p.pid; /* tu_wait forgets them */
+	qpid = q.pid;
 	tu_go(&p);
+	tu_go(&q);
 	cr_assert_eq(tu_wait(&p), 0);
-	usleep(100000); /* the host's loop marks meanwhile (the count is not asserted) */
+	cr_assert_eq(tu_wait(&q), 0);
+	usleep(100000); /* the host's loop marks meanwhile */
 	cr_assert_eq(KperfActivityDisable(ad), 0);
 	n = read_markers(ad, &r);
+	cr_assert_eq(KperfActivityGetStats(ad, &st), 0);
 	KperfActivityClose(ad);
-	ticks(r, n, pid, &mine, &child, &cpid, &outside);
-	cr_assert_eq(mine, 5);
-	cr_assert_eq(child, 0, "no other process of this namespace marks");
-	cr_assert_gt(outside, 0, "the host's marks are collected, as pid -1");
+	ticks(r, n, pid, &mine, &other, &opid, &outside);
+	cr_assert_eq(mine, 5,
+		     "%d ticks of pid %d in %d records (%d of pid %d, %d outside; %u probes in %u "
+		     "files, %lu dropped)",
+		     mine, pid, n, other, opid, outside, st.probes, st.probeFiles,
+		     (unsigned long)st.dropped);
+	cr_assert_eq(opid, qpid, "the other ticks are the second workload's (pid %d), not %d", qpid,
+		     opid);
+	cr_assert_eq(other, 3);
+	cr_assert_gt(pid, 1);
+	cr_assert_lt(qpid, 1000, "pids of this namespace");
+	cr_assert_eq(outside, 0, "the host's loop is not a process of the caller's");
+	cr_assert_eq(st.dropped, 0);
 	free_markers(r, n);
 	cr_assert_eq(tu_bpf_fds(), 0, "BPF objects left open");
 }

@@ -133,6 +133,13 @@ int kp_mstx_bpf_open(const struct kp_mstx_bpf_opts *o, struct kp_mstx_bpf **out)
 			      kp_pidns_name());
 		goto fail;
 	}
+	/* the exit (and, on the host, fork) programs are tracepoints */
+	if (o->ntgids) {
+		err = kp_tracefs_need("collecting the markers of given processes",
+				      "sched:sched_process_exit");
+		if (err)
+			goto fail;
+	}
 	b->skel->rodata->cfg.filter_pid = o->ntgids > 0;
 	b->skel->rodata->cfg.wakeup_bytes = o->ringbuf_bytes / 4;
 	if (follow && !fork_ns) {

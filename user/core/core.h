@@ -110,6 +110,10 @@ int kp_check_perf_privileges(bool system_wide);
 const char *kp_btf_path(void);
 /* The tracefs mount point, mounting it at /sys/kernel/tracing when needed; NULL if none. */
 const char *kp_tracefs(void);
+/* 0 when tracefs is there (mounted now if needed), which attaching a BPF program to a
+ * tracepoint by name needs (libbpf reads its id there); else fails (LIBPERF_ERR_PATH_INACCESSIBLE)
+ * saying that <what> needs tracepoint <tp>. A container's mount namespace often has none. */
+int kp_tracefs_need(const char *what, const char *tp);
 /* The sysfs root: $KPERF_BPF_SYSFS (fixture trees in tests) or /sys. */
 const char *kp_sysfs(void);
 /* Open a cgroup v2 directory: an absolute path, or a path relative to the cgroup2 mount

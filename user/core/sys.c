@@ -338,6 +338,17 @@ const char *kp_tracefs(void)
 	return NULL;
 }
 
+int kp_tracefs_need(const char *what, const char *tp)
+{
+	if (kp_tracefs())
+		return 0;
+	return kp_fail(LIBPERF_ERR_PATH_INACCESSIBLE, -ENOENT,
+		       "%s needs tracepoint %s, and tracefs is not mounted and cannot be mounted "
+		       "here (/sys/kernel/tracing: %s): mount it (mount -t tracefs nodev "
+		       "/sys/kernel/tracing), or bind the host's into the container",
+		       what, tp, strerror(errno));
+}
+
 /* the first cgroup2 mount point, in <buf> */
 static int cgroup2_root(char *buf, size_t size)
 {

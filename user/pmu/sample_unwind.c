@@ -102,6 +102,9 @@ int kp_sample_unwind_start(struct kp_pmu *p, struct bpf_object *obj)
 	if (!s->uw)
 		return kp_fail(LIBPERF_ERR_FAIL_MMAP, -errno,
 			       "cannot map the unwind table array: %s", strerror(errno));
+	err = kp_tracefs_need("unwinding the user stacks of processes", "sched:sched_process_exec");
+	if (err)
+		return err;
 	s->uw_exec_link = bpf_program__attach(bpf_object__find_program_by_name(obj, "kp_uw_exec"));
 	if (!s->uw_exec_link)
 		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
