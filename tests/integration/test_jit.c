@@ -14,6 +14,7 @@
 #include <criterion/logging.h>
 #include <cjson/cJSON.h>
 #include <poll.h>
+#include <pwd.h>
 #include <sys/stat.h>
 
 #include "testutil.h"
@@ -120,14 +121,20 @@ static void expect_hot(const struct counts *c)
 	cr_expect_geq(c->hot * 10, c->all * 9, "hotLoop has %ld of %ld samples", c->hot, c->all);
 }
 
+/* what the runtimes leave in /tmp: the perf map, a killed JVM's socket and perf data */
 static void forget_files(pid_t pid)
 {
-	char path[64];
+	struct passwd *me = getpwuid(geteuid());
+	char path[300];
 
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
 	unlink(path);
 	snprintf(path, sizeof(path), "/tmp/.java_pid%d", (int)pid);
 	unlink(path);
+	if (me) {
+		snprintf(path, sizeof(path), "/tmp/hsperfdata_%s/%d", me->pw_name, (int)pid);
+		unlink(path);
+	}
 }
 
 /* `record --format json` of <what> into <json>; its output (stdout and stderr) */
