@@ -2,7 +2,8 @@
  * test_sym_lines.c - the line tables read by sym_lines.c give libdw's answer for every row:
  * each row address of every unit, the byte before it and the byte after it, resolved both
  * ways (file name and line, or no row), and every file of every table; and every unit of
- * these files is read by sym_lines.c itself (none left to libdw).
+ * these files is read by sym_lines.c itself (none left to libdw). Also with every table
+ * merge-sorted (the path of sequences that overlap, which these files rarely take).
  */
 #include <criterion/criterion.h>
 #include <elfutils/libdw.h>
@@ -148,6 +149,23 @@ Test(sym_lines, libc_debug_file_inflated_both_ways)
 	compare_file(libc, &t);
 	sym_dwarf_set_slow_inflate(false);
 	cr_assert_eq(t.differ, 0, "%zu lookups differ from libdw's (zlib)", t.differ);
+}
+
+Test(sym_lines, every_table_merge_sorted)
+{
+	const char *libc = own_libc_path();
+	struct tally t;
+
+	sym_lines_force_full_sort(true);
+	compare_file(tu_path("bin/kperf-bpf"), &t);
+	cr_assert_eq(t.ours, t.units);
+	cr_assert_eq(t.differ, 0, "%zu lookups differ from libdw's", t.differ);
+	if (has_debug_file(libc)) {
+		compare_file(libc, &t);
+		cr_assert_eq(t.ours, t.units);
+		cr_assert_eq(t.differ, 0, "%zu lookups differ from libdw's (libc)", t.differ);
+	}
+	sym_lines_force_full_sort(false);
 }
 
 Test(sym_lines, forced_to_libdw)

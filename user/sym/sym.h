@@ -438,6 +438,8 @@ int sym_lines_file(struct sym_file *f, Dwarf_Die *cudie, size_t idx, const char 
 void sym_lines_free(struct sym_file *f);
 /* tests: every table read by libdw, as before sym_lines.c */
 void sym_lines_force_libdw(bool on);
+/* tests: every table's rows merge-sorted, in order or not (the path of overlapping sequences) */
+void sym_lines_force_full_sort(bool on);
 
 /* ---- sym_dies.c: the DIEs of a unit in one pass, without libdw ---- */
 

@@ -28,12 +28,11 @@
 #include "core/core.h"
 #include "sym.h"
 
-struct row {
+struct row { /* 16 bytes: a thousand units' rows are kept */
 	uint64_t addr;
 	int32_t line;
-	uint32_t file;
-	uint32_t idx; /* program order */
-	uint32_t end; /* end of sequence */
+	uint32_t file : 31;
+	uint32_t end : 1; /* end of sequence */
 };
 
 struct lfile {
@@ -58,11 +57,16 @@ struct sym_lines {
 	struct sym_hmap tables; /* .debug_line offset -> struct table */
 };
 
-static bool force_libdw;
+static bool force_libdw, force_full_sort;
 
 void sym_lines_force_libdw(bool on)
 {
 	force_libdw = on;
+}
+
+void sym_lines_force_full_sort(bool on)
+{
+	force_full_sort = on;
 }
 
 /* ---- reading ---- */
@@ -308,15 +312,48 @@ static int read_entries(struct sym_lines *L, struct rd *r, struct hdr *h, const 
 	return 0;
 }
 
-static int cmp_row(const void *a, const void *b)
+/* libdw's order: by address, an end of sequence before a row at the same address, then in
+ * the program's order (0 here: the sorts below are stable) */
+static int cmp_row(const struct row *x, const struct row *y)
 {
-	const struct row *x = a, *y = b;
-
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
 	if (x->end != y->end)
-		return x->end ? -1 : 1; /* an end of sequence first */
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
+		return x->end ? -1 : 1;
+	return 0;
+}
+
+/* a stable merge sort of the rows by cmp_row (rows of equal keys stay in program order) */
+static int sort_rows(struct table *t)
+{
+	struct row *a = t->rows, *b = malloc(t->nrows * sizeof(*b)), *x;
+	size_t w, i, n = t->nrows;
+
+	if (!b)
+		return -ENOMEM;
+	for (w = 1; w < n; w *= 2) {
+		for (i = 0; i < n; i += 2 * w) {
+			size_t l = i, m = i + w < n ? i + w : n, r = m,
+			       e = i + 2 * w < n ? i + 2 * w : n, o = i;
+
+			while (l < m && r < e)
+				b[o++] = cmp_row(&a[r], &a[l]) < 0 ? a[r++] : a[l++];
+			while (l < m)
+				b[o++] = a[l++];
+			while (r < e)
+				b[o++] = a[r++];
+		}
+		x = a;
+		a = b;
+		b = x;
+	}
+	if (a != t->rows) {
+		free(t->rows);
+		t->rows = a;
+	} else {
+		free(b);
+	}
+	return 0;
 }
 
 struct seq {
@@ -326,7 +363,10 @@ struct seq {
 
 static int cmp_seq(const void *a, const void *b)
 {
-	return cmp_row(((const struct seq *)a)->head, ((const struct seq *)b)->head);
+	const struct seq *x = a, *y = b;
+	int c = cmp_row(x->head, y->head);
+
+	return c ? c : x->first < y->first ? -1 : x->first > y->first;
 }
 
 /* Rows that are in order inside each sequence (the usual out-of-order table: one sequence per
@@ -351,14 +391,16 @@ static int sort_sequences(struct table *t, const size_t *starts, size_t n)
 	}
 	qsort(v, n, sizeof(*v), cmp_seq);
 	for (i = 0; i < n; i++) {
+		int c = k ? cmp_row(&out[k - 1], &t->rows[v[i].first]) : -1;
+
+		/* sequences that overlap, or rows of equal keys out of program order */
+		if (c > 0 || (c == 0 && v[i - 1].first > v[i].first))
+			break;
 		memcpy(out + k, t->rows + v[i].first, v[i].n * sizeof(*out));
 		k += v[i].n;
 	}
 	free(v);
-	for (i = 1; i < k; i++)
-		if (cmp_row(&out[i - 1], &out[i]) > 0)
-			break;
-	if (i < k) {
+	if (i < n) {
 		free(out);
 		return 1;
 	}
@@ -552,8 +594,9 @@ static int run(struct sym_lines *L, uint64_t off, const char *comp_dir, unsigned
 			t->rows = v;
 			cap = want;
 		}
-		t->rows[t->nrows] =
-			(struct row){ addr, (int32_t)line, file, (uint32_t)t->nrows, end };
+		if (file > 0x7fffffff)
+			goto bad;
+		t->rows[t->nrows] = (struct row){ addr, (int32_t)line, file, end };
 		t->nrows++;
 		if (end) {
 			/* rows at the end's address (gcc writes some) come after the end in libdw's
@@ -594,8 +637,10 @@ static int run(struct sym_lines *L, uint64_t off, const char *comp_dir, unsigned
 			inner_sorted &= head;
 		}
 	}
-	if (!sorted && (!inner_sorted || sort_sequences(t, starts, nstarts)))
-		qsort(t->rows, t->nrows, sizeof(*t->rows), cmp_row);
+	if (force_full_sort ? sort_rows(t) :
+			      !sorted && (!inner_sorted || sort_sequences(t, starts, nstarts)) &&
+				      sort_rows(t))
+		goto nomem;
 	free(starts);
 	if (t->nrows)
 		t->rows[t->nrows - 1].end = 1; /* as libdw makes sure */
