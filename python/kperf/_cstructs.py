@@ -465,6 +465,8 @@ class KperfTimelineOpts(ctypes.Structure):
         ("probeFiles", POINTER(c_char_p)),
         ("numProbeFiles", c_uint),
         ("offCpuMinUs", c_uint),
+        ("memory", c_uint),
+        ("memBigBytes", c_uint64),
     ]
 
 
@@ -480,6 +482,9 @@ class KperfTimelineStats(ctypes.Structure):
         ("offCpuSlices", c_uint64),
         ("offCpuShort", c_uint64),
         ("offCpuLost", c_uint64),
+        ("heapChanges", c_uint64),
+        ("largeAllocs", c_uint64),
+        ("memLost", c_uint64),
     ]
 
 
