@@ -58,6 +58,13 @@ struct KperfTimelineOpts {
 	/* with offCpu: slices shorter than this many µs are counted in the kernel
 	 * (KperfTimelineStats.offCpuShort) and left out, 0: 50 */
 	unsigned offCpuMinUs;
+	/* 1: memory: the heap in use of each process (the live blocks of its malloc family
+	 * allocated since the collection began) as a counter track "heap in use" (C events,
+	 * category "memory", args.bytes) and its large allocations as instant events named after
+	 * the function (args size, ptr); through memscope's probes on the allocator (exact) */
+	unsigned memory;
+	/* with memory: allocations of at least this many bytes are instant events, 0: 1 MiB */
+	uint64_t memBigBytes;
 };
 
 struct KperfTimelineStats {
@@ -73,6 +80,9 @@ struct KperfTimelineStats {
 	uint64_t offCpuShort; /* off-CPU slices shorter than offCpuMinUs, left out */
 	uint64_t offCpuLost; /* off-CPU slices the kernel lost (its ring buffer or its thread map
 			      * full; counted in dropped too) */
+	uint64_t heapChanges; /* "heap in use" values (C events) kept */
+	uint64_t largeAllocs; /* large allocations (instant events) kept */
+	uint64_t memLost; /* allocator records the kernel lost (counted in dropped too) */
 };
 
 int KperfTimelineOpen(const struct KperfTimelineOpts *opts);

@@ -468,6 +468,8 @@ class KperfTimelineOpts(ctypes.Structure):
         ("probeFiles", POINTER(c_char_p)),
         ("numProbeFiles", c_uint),
         ("offCpuMinUs", c_uint),
+        ("memory", c_uint),
+        ("memBigBytes", c_uint64),
     ]
 
 
@@ -483,6 +485,9 @@ class KperfTimelineStats(ctypes.Structure):
         ("offCpuSlices", c_uint64),
         ("offCpuShort", c_uint64),
         ("offCpuLost", c_uint64),
+        ("heapChanges", c_uint64),
+        ("largeAllocs", c_uint64),
+        ("memLost", c_uint64),
     ]
 
 

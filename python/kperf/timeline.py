@@ -27,12 +27,15 @@ class Timeline:
     samples per second and thread (0: 999); syscalls / samples / markers: which sources;
     off_cpu: the slices threads spend off the CPU ("blocked" or "preempted", category
     "off-cpu", with the user stack they left with), those shorter than off_cpu_min_us
-    (0: 50) counted and left out; buffer_kb: each source's ring buffer; max_events: events
+    (0: 50) counted and left out; memory: the heap in use of each process as a counter
+    track "heap in use" and its allocations of at least mem_big_bytes (0: 1 MiB) as instant
+    events (category "memory"); buffer_kb: each source's ring buffer; max_events: events
     kept until written (0: 2 Mi); probe_files: files holding kperf's USDT probes beyond
     those found."""
 
     def __init__(self, pids=None, freq=0, syscalls=True, samples=True, markers=True,
-                 off_cpu=False, buffer_kb=0, max_events=0, probe_files=(), off_cpu_min_us=0):
+                 off_cpu=False, buffer_kb=0, max_events=0, probe_files=(), off_cpu_min_us=0,
+                 memory=False, mem_big_bytes=0):
         pids = list(pids) if pids else [os.getpid()]
         parr = (ctypes.c_int * len(pids))(*pids)
         files = [f.encode() if isinstance(f, str) else bytes(f) for f in probe_files]
@@ -41,7 +44,8 @@ class Timeline:
             ctypes.sizeof(cs.KperfTimelineOpts), parr, len(pids), 0, None, int(freq),
             0 if syscalls else 1, 0 if samples else 1, 0 if markers else 1,
             1 if off_cpu else 0, int(buffer_kb), int(max_events),
-            farr if files else None, len(files), int(off_cpu_min_us),
+            farr if files else None, len(files), int(off_cpu_min_us), 1 if memory else 0,
+            int(mem_big_bytes),
         )
         self._td = _call("KperfTimelineOpen", ctypes.byref(opts))
         if self._td < 0:
@@ -72,7 +76,8 @@ class Timeline:
 
     def stats(self):
         """dict of struct KperfTimelineStats: syscalls, samples, marks, ranges, openRanges,
-        dropped, notKept, offCpuSlices, offCpuShort, offCpuLost."""
+        dropped, notKept, offCpuSlices, offCpuShort, offCpuLost, heapChanges, largeAllocs,
+        memLost."""
         st = cs.KperfTimelineStats()
         self._check(_call("KperfTimelineGetStats", self.td, ctypes.byref(st)))
         return {f: getattr(st, f) for f, _ in cs.KperfTimelineStats._fields_}

@@ -166,3 +166,71 @@ Test(timeline_offcpu, the_minimum_needs_off_cpu)
 	cr_expect_geq(self, 0, "%s", Perror());
 	KperfTimelineClose(self);
 }
+
+/*
+ * The memory source: heapsteps' known allocations after its go byte make the "heap in use"
+ * counter of its process take exactly the values 1 MiB, 4 MiB, 4 MiB + 100, 3 MiB + 100,
+ * 5 MiB + 100, 5 MiB, 2 MiB, 0 in this order, and its three allocations of 1 MiB or more are
+ * instant events with their function and size.
+ */
+Test(timeline_offcpu, heap_in_use_counter_and_large_allocations)
+{
+	static const double want[] = { 1 << 20,		4 << 20, (4 << 20) + 100, (3 << 20) + 100,
+				       (5 << 20) + 100, 5 << 20, 2 << 20,	  0 };
+	struct tu_proc p = tu_spawn("heapsteps", "--wait", NULL);
+	struct KperfTimelineOpts o = KPERF_OPTS(KperfTimelineOpts, .pidList = &p.pid, .numPid = 1,
+						.noSamples = 1, .noSyscalls = 1, .noMarkers = 1,
+						.memory = 1);
+	struct KperfTimelineStats st;
+	char path[] = "/tmp/kperf-timeline-XXXXXX";
+	const cJSON *evs, *e, *args;
+	int td, fd, n = 0, big = 0, pid = p.pid, before = tu_bpf_prog_count();
+	double got[16];
+	char *text;
+	cJSON *doc;
+
+	cr_assert_gt(pid, 0);
+	td = KperfTimelineOpen(&o);
+	cr_assert_geq(td, 0, "%d %s", Perrorno(), Perror());
+	cr_assert_eq(KperfTimelineEnable(td), 0, "%s", Perror());
+	tu_go(&p);
+	cr_assert_eq(tu_wait(&p), 0);
+	cr_assert_eq(KperfTimelineDisable(td), 0, "%s", Perror());
+	cr_assert_eq(KperfTimelineGetStats(td, &st), 0);
+	cr_expect_eq(st.memLost, 0);
+	fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(KperfTimelineWrite(td, path), 0, "%s", Perror());
+	KperfTimelineClose(td);
+	cr_assert_eq(kp_read_file(path, &text, NULL), 0);
+	unlink(path);
+	doc = cJSON_Parse(text);
+	free(text);
+	cr_assert(doc);
+	evs = cJSON_GetObjectItemCaseSensitive(doc, "traceEvents");
+	cJSON_ArrayForEach(e, evs)
+	{
+		if (strcmp(str(e, "cat"), "memory") || num(e, "pid") != pid)
+			continue;
+		args = cJSON_GetObjectItemCaseSensitive(e, "args");
+		if (!strcmp(str(e, "ph"), "C")) {
+			cr_expect_str_eq(str(e, "name"), "heap in use");
+			if (n < 16)
+				got[n] = num(args, "bytes");
+			n++;
+		} else if (!strcmp(str(e, "ph"), "i")) {
+			big += (!strcmp(str(e, "name"), "malloc") && num(args, "size") == 1 << 20) +
+			       (!strcmp(str(e, "name"), "calloc") && num(args, "size") == 3 << 20) +
+			       (!strcmp(str(e, "name"), "malloc") && num(args, "size") == 2 << 20);
+		}
+	}
+	cr_expect_eq(n, 8, "heap in use changes: %d", n);
+	for (int i = 0; i < n && i < 8; i++)
+		cr_expect_eq(got[i], want[i], "value %d: %.0f, not %.0f", i, got[i], want[i]);
+	cr_expect_eq(big, 3);
+	cr_expect_eq(st.heapChanges, 8);
+	cr_expect_eq(st.largeAllocs, 3);
+	cJSON_Delete(doc);
+	cr_expect_eq(tu_bpf_prog_count_settle(before), before, "programs left loaded");
+}

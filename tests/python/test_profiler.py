@@ -115,7 +115,7 @@ def test_seed_example_runs_unchanged(tmp_path):
     pid = doc["traceEvents"][0]["pid"]
     samples = events(doc, "P", pid=pid)
     assert samples and all(str(e["sf"]) in doc["stackFrames"] for e in samples if "sf" in e)
-    assert doc["otherData"]["sources"] == ["cpu", "markers", "offcpu", "syscalls"]
+    assert doc["otherData"]["sources"] == ["cpu", "markers", "memory", "offcpu", "syscalls"]
 
 
 def test_continuous_dump_survives_sigkill(tmp_path):
@@ -203,3 +203,20 @@ def test_offcpu_slices_nested_in_their_tasks(tmp_path):
         assert len([e for e in mine if ns(e["dur"]) >= 5000000]) == 1, mine
     assert [e for e in blocked if e["tid"] == compute["tid"] and inside(e, compute)] == []
 
+
+def test_memory_heap_counter_steps_by_the_known_sizes(tmp_path):
+    """profile_memory: a script holding bytearrays of 3 MiB and 5 MiB (one malloc of the
+    interpreter each) inside a Task: both are large allocation events inside it, of at least
+    their size, and at each the "heap in use" counter steps up by exactly that size."""
+    run("memory.py", tmp_path)
+    doc = check(tmp_path / "trace.json")
+    assert doc["otherData"]["sources"] == ["memory"]
+    (hold,) = events(doc, "X", cat="wl", name="hold")
+    heap = events(doc, "C", cat="memory", name="heap in use")
+    bigs = [e for e in events(doc, "i", cat="memory") if inside(e, hold)]
+    assert sorted(e["args"]["size"] >> 20 for e in bigs) == [3, 5]
+    for b in bigs:
+        k = next(k for k, c in enumerate(heap) if c["ts"] == b["ts"])
+        assert k > 0 and heap[k]["args"]["bytes"] - heap[k - 1]["args"]["bytes"] == \
+            b["args"]["size"]
+    assert doc["otherData"]["memLost"] == 0

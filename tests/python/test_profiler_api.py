@@ -27,9 +27,9 @@ def fails(fn, message, *args, **kwargs):
 @pytest.mark.parametrize("kwargs,message", [
     ({"profile_everything": True},
      "set_config: unknown keyword 'profile_everything' (known: aggregate_stats, "
-     "continuous_dump, dump_period, filename, offcpu_min_us, profile_all, profile_api, "
-     "profile_cpu, profile_imperative, profile_markers, profile_memory, profile_offcpu, "
-     "profile_process, profile_symbolic, profile_syscalls, sample_freq)"),
+     "continuous_dump, dump_period, filename, memory_big_bytes, offcpu_min_us, profile_all, "
+     "profile_api, profile_cpu, profile_imperative, profile_markers, profile_memory, "
+     "profile_offcpu, profile_process, profile_symbolic, profile_syscalls, sample_freq)"),
     ({"filename": ""}, "set_config: filename must be a non-empty path, not ''"),
     ({"filename": 3}, "set_config: filename must be a non-empty path, not 3"),
     ({"dump_period": 0}, "set_config: dump_period must be a number of seconds > 0, not 0"),
@@ -41,9 +41,8 @@ def fails(fn, message, *args, **kwargs):
     ({"sample_freq": 0}, "set_config: sample_freq must be 1..100000 samples a second, not 0"),
     ({"offcpu_min_us": 0},
      "set_config: offcpu_min_us must be 1..60000000 microseconds, not 0"),
-    ({"profile_memory": True},
-     "set_config: profile_memory: allocations are not on the timeline yet: record them with "
-     "`kperf-bpf memscope` (kperf.memscope analyzes them)"),
+    ({"memory_big_bytes": 0},
+     "set_config: memory_big_bytes must be a size in bytes >= 1, not 0"),
 ])
 def test_set_config_refuses(fresh, kwargs, message):
     fails(profiler.set_config, message, **kwargs)
@@ -60,7 +59,7 @@ def test_profile_all_turns_on_what_is_supported():
     cfg = profiler._config.check(profiler._config.DEFAULTS, {"profile_all": True})
     assert profiler._config.sources(cfg) == {
         "profile_syscalls": True, "profile_cpu": True, "profile_markers": True,
-        "profile_offcpu": True, "profile_memory": False}
+        "profile_offcpu": True, "profile_memory": True}
 
 
 def test_states_and_calls_without_a_session(fresh, tmp_path):

@@ -4,7 +4,8 @@
  * and thread, on one clock (KperfTimeline*, include/kperf/timeline.h).
  *
  *   kperf-bpf timeline [-p PID,...] [-F HZ] [-d SECONDS] [--no-syscalls] [--no-samples]
- *                      [--no-markers] [--off-cpu] [--off-cpu-min US] [--probe-file FILE]...
+ *                      [--no-markers] [--off-cpu] [--off-cpu-min US] [--memory]
+ *                      [--mem-big BYTES] [--probe-file FILE]...
  *                      [-o FILE] [-- COMMAND ARGS...]
  */
 #include <errno.h>
@@ -28,7 +29,8 @@ struct timeline_opts {
 	int npids;
 	unsigned freq;
 	long duration_ms;
-	bool no_syscalls, no_samples, no_markers, off_cpu;
+	bool no_syscalls, no_samples, no_markers, off_cpu, memory;
+	unsigned long long mem_big;
 	unsigned off_cpu_min_us;
 	const char **probe_files;
 	unsigned nprobe_files;
@@ -56,6 +58,10 @@ static void usage(FILE *f)
 	      "                          a CPU), with the user stack they left the CPU with\n"
 	      "      --off-cpu-min US    with --off-cpu: leave out slices shorter than this\n"
 	      "                          many microseconds (counted; default 50)\n"
+	      "      --memory            the heap in use of each process as a counter track,\n"
+	      "                          and its large allocations as instant events\n"
+	      "      --mem-big BYTES     with --memory: what a large allocation is (default\n"
+	      "                          1048576)\n"
 	      "      --probe-file FILE   a file holding the mstx probes that kperf-bpf would\n"
 	      "                          not find itself (libkperf-bpf.so elsewhere); repeatable\n"
 	      "  -o, --output FILE       where to write the trace (default timeline.json;\n"
@@ -72,6 +78,8 @@ static int parse(int argc, char **argv, struct timeline_opts *o)
 		OPT_NO_MARKERS,
 		OPT_OFF_CPU,
 		OPT_OFF_CPU_MIN,
+		OPT_MEMORY,
+		OPT_MEM_BIG,
 		OPT_PROBE
 	};
 	static const struct option longopts[] = {
@@ -83,6 +91,8 @@ static int parse(int argc, char **argv, struct timeline_opts *o)
 		{ "no-markers", no_argument, NULL, OPT_NO_MARKERS },
 		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 		{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
+		{ "memory", no_argument, NULL, OPT_MEMORY },
+		{ "mem-big", required_argument, NULL, OPT_MEM_BIG },
 		{ "probe-file", required_argument, NULL, OPT_PROBE },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
@@ -129,6 +139,21 @@ static int parse(int argc, char **argv, struct timeline_opts *o)
 		case OPT_OFF_CPU:
 			o->off_cpu = true;
 			break;
+		case OPT_MEMORY:
+			o->memory = true;
+			break;
+		case OPT_MEM_BIG:
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (*end || end == optarg || errno || v <= 0) {
+				fprintf(stderr,
+					"kperf-bpf timeline: --mem-big wants a size in bytes > 0, not "
+					"'%s'\n",
+					optarg);
+				return -1;
+			}
+			o->mem_big = (unsigned long long)v;
+			break;
 		case OPT_OFF_CPU_MIN:
 			errno = 0;
 			v = strtol(optarg, &end, 10);
@@ -172,9 +197,13 @@ static int parse(int argc, char **argv, struct timeline_opts *o)
 				"to run (-- COMMAND)\n");
 		return -1;
 	}
-	if (o->no_syscalls && o->no_samples && o->no_markers && !o->off_cpu) {
+	if (o->no_syscalls && o->no_samples && o->no_markers && !o->off_cpu && !o->memory) {
 		fprintf(stderr, "kperf-bpf timeline: --no-syscalls, --no-samples and "
 				"--no-markers leave nothing to record\n");
+		return -1;
+	}
+	if (o->mem_big && !o->memory) {
+		fprintf(stderr, "kperf-bpf timeline: --mem-big goes with --memory\n");
 		return -1;
 	}
 	if (o->off_cpu_min_us && !o->off_cpu) {
@@ -241,6 +270,8 @@ int cmd_timeline(int argc, char **argv)
 	to.noMarkers = o.no_markers;
 	to.offCpu = o.off_cpu;
 	to.offCpuMinUs = o.off_cpu_min_us;
+	to.memory = o.memory;
+	to.memBigBytes = o.mem_big;
 	to.probeFiles = o.probe_files;
 	to.numProbeFiles = o.nprobe_files;
 	td = KperfTimelineOpen(&to);
@@ -290,6 +321,9 @@ int cmd_timeline(int argc, char **argv)
 			st.ranges);
 		if (st.openRanges)
 			fprintf(stderr, " (%" PRIu64 " not ended)", st.openRanges);
+		if (o.memory)
+			fprintf(stderr, ", %" PRIu64 " heap changes, %" PRIu64 " large allocations",
+				st.heapChanges, st.largeAllocs);
 		if (o.off_cpu)
 			fprintf(stderr,
 				", %" PRIu64 " off-CPU slices (%" PRIu64 " shorter left out)",

@@ -7,7 +7,8 @@
  * "preempted" in category "off-cpu" with the user stack they left with as "sf"; ranges that start and end on one
  * thread and nest there), b/e with a process-local id2 (ranges that cross threads or overlap
  * another range of their thread without nesting: complete events of one thread must nest),
- * i (marks, thread scope), P (samples, "sf" naming the leaf in stackFrames). Events follow
+ * i (marks, thread scope; allocations of at least the threshold, category "memory"), P
+ * (samples, "sf" naming the leaf in stackFrames), C (the heap in use of a process). Events follow
  * in time order, an enclosing complete event before what it encloses; timestamps are µs
  * with three decimals, so no ns is lost. Text is escaped and invalid UTF-8 replaced, so the
  * file is valid JSON whatever a message holds.
@@ -20,7 +21,7 @@
 
 #include "timeline.h"
 
-enum ph { PH_X, PH_I, PH_P, PH_B, PH_E };
+enum ph { PH_X, PH_I, PH_P, PH_B, PH_E, PH_C };
 
 struct item {
 	const struct kp_tl_event *e;
@@ -246,7 +247,7 @@ static void process_meta(struct names_ctx *c, int pid)
 static void put_event(FILE *f, const struct kp_tl_store *s, const struct item *it)
 {
 	const struct kp_tl_event *e = it->e;
-	static const char *const phs[] = { "X", "i", "P", "b", "e" };
+	static const char *const phs[] = { "X", "i", "P", "b", "e", "C" };
 
 	fputs(",\n{\"name\":", f);
 	kp_json_string(f, kp_tl_str(s, e->name));
@@ -272,7 +273,16 @@ static void put_event(FILE *f, const struct kp_tl_store *s, const struct item *i
 		}
 		break;
 	case PH_I:
-		fprintf(f, ",\"s\":\"t\",\"args\":{\"id\":%" PRIu64 "}", e->id);
+		if (e->kind == KP_TL_ALLOC)
+			fprintf(f,
+				",\"s\":\"t\",\"args\":{\"size\":%" PRIu64 ",\"ptr\":\"0x%" PRIx64
+				"\"}",
+				e->id, (uint64_t)e->ret);
+		else
+			fprintf(f, ",\"s\":\"t\",\"args\":{\"id\":%" PRIu64 "}", e->id);
+		break;
+	case PH_C:
+		fprintf(f, ",\"args\":{\"bytes\":%" PRIu64 "}", e->id);
 		break;
 	case PH_P:
 		if (e->id)
@@ -293,6 +303,22 @@ static void put_event(FILE *f, const struct kp_tl_store *s, const struct item *i
 		break;
 	}
 	fputc('}', f);
+}
+
+static uint8_t phase_of(const struct kp_tl_event *e)
+{
+	switch (e->kind) {
+	case KP_TL_SYSCALL:
+	case KP_TL_OFFCPU:
+		return PH_X;
+	case KP_TL_MARK:
+	case KP_TL_ALLOC:
+		return PH_I;
+	case KP_TL_COUNTER:
+		return PH_C;
+	default:
+		return PH_P;
+	}
 }
 
 static void put_frames(FILE *f, const struct kp_tl_store *s)
@@ -337,12 +363,7 @@ int kp_tl_write_chrome(FILE *f, const struct kp_tl_store *s, const struct kp_tl_
 		if (e->kind == KP_TL_RANGE)
 			ranges[nranges++] = e;
 		else
-			items[nitems++] =
-				(struct item){ e, e->ts,
-					       e->kind == KP_TL_SYSCALL || e->kind == KP_TL_OFFCPU ?
-						       PH_X :
-					       e->kind == KP_TL_MARK ? PH_I :
-								       PH_P };
+			items[nitems++] = (struct item){ e, e->ts, phase_of(e) };
 	}
 	if (plan_ranges(ranges, nranges, async))
 		goto out;
@@ -383,6 +404,11 @@ int kp_tl_write_chrome(FILE *f, const struct kp_tl_store *s, const struct kp_tl_
 		",\"notKept\":%" PRIu64,
 		s->n_sys, s->n_samples, s->n_marks, s->n_ranges, open.n, m ? m->dropped : 0,
 		s->not_kept);
+	if (m && m->memory)
+		fprintf(f,
+			",\"heapChanges\":%" PRIu64 ",\"largeAllocs\":%" PRIu64
+			",\"memLost\":%" PRIu64,
+			s->n_counters, s->n_allocs, m->mem_lost);
 	if (m && m->off_cpu)
 		fprintf(f,
 			",\"offCpuSlices\":%" PRIu64 ",\"offCpuShort\":%" PRIu64

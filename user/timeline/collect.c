@@ -27,6 +27,7 @@
 #define TICK_MS 50
 #define DEFAULT_MIN_SLICE_NS 50000 /* slices off the cpu: 50 µs */
 #define SLICE_FRAMES 127
+#define DEFAULT_BIG_BYTES (1ULL << 20) /* allocations shown as instant events: 1 MiB */
 #define DEFAULT_FREQ 999
 #define DEFAULT_MAX_EVENTS (2U << 20)
 
@@ -36,6 +37,7 @@ struct kp_timeline {
 	struct kp_activity *act; /* markers and syscalls, NULL when neither */
 	int pmu_pd; /* CPU samples, -1 when none */
 	struct kp_offcpu *off; /* slices off the cpu, NULL when not asked for */
+	struct kp_tl_mem *mem; /* heap in use and large allocations, NULL when not asked for */
 	char *command;
 	pthread_t thread;
 	bool thread_on;
@@ -78,6 +80,13 @@ static int drain_locked(struct kp_timeline *t)
 		}
 		n += k;
 		err = t->err;
+	}
+	if (t->mem && !err) {
+		k = kp_tl_mem_drain(t->mem);
+		if (k < 0)
+			err = k;
+		else
+			n += k;
 	}
 	if (t->pmu_pd >= 0 && !err) {
 		k = PmuRead(t->pmu_pd, &d);
@@ -144,6 +153,7 @@ static void destroy(void *obj)
 	}
 	kp_act_close(t->act);
 	kp_offcpu_close(t->off);
+	kp_tl_mem_close(t->mem);
 	if (t->pmu_pd >= 0)
 		PmuClose(t->pmu_pd);
 	kp_tl_store_free(&t->store);
@@ -161,10 +171,14 @@ static int check_opts(const struct KperfTimelineOpts *o)
 			       "a timeline needs the processes to follow: pidList is %s and numPid "
 			       "%u",
 			       o->pidList ? "set" : "NULL", o->numPid);
-	if (o->noSyscalls && o->noSamples && o->noMarkers && !o->offCpu)
+	if (o->noSyscalls && o->noSamples && o->noMarkers && !o->offCpu && !o->memory)
 		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
 			       "noSyscalls, noSamples and noMarkers leave nothing to put on the "
 			       "timeline");
+	if (o->memBigBytes && !o->memory)
+		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
+			       "memBigBytes %llu without memory: there are no allocations to show",
+			       (unsigned long long)o->memBigBytes);
 	if (o->offCpuMinUs && !o->offCpu)
 		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
 			       "offCpuMinUs %u without offCpu: there are no off-CPU slices to "
@@ -261,6 +275,21 @@ static int timeline_open(const struct KperfTimelineOpts *o, struct kp_timeline *
 		if (err)
 			goto fail;
 	}
+	if (o->memory) {
+		struct kp_tl_mem_opts mo = {
+			.pids = tgids,
+			.npids = n,
+			.from_exec = o->fromExec,
+			.command = o->command,
+			.big = o->memBigBytes ? o->memBigBytes : DEFAULT_BIG_BYTES,
+			.ring_kb = o->bufferKb,
+			.store = &t->store,
+		};
+
+		err = kp_tl_mem_open(&mo, &t->mem);
+		if (err)
+			goto fail;
+	}
 	if (!o->noSamples) {
 		err = open_samples(t, tgids, n, o);
 		if (err)
@@ -318,6 +347,8 @@ static int set_enabled(struct kp_timeline *t, bool on)
 		err = kp_act_enable(t->act, on);
 	if (!err && t->off)
 		err = on ? kp_offcpu_enable(t->off) : kp_offcpu_disable(t->off, NULL, NULL);
+	if (!err && t->mem)
+		kp_tl_mem_enable(t->mem, on);
 	if (err) {
 		if (on && t->pmu_pd >= 0)
 			PmuDisable(t->pmu_pd);
@@ -389,6 +420,12 @@ static void fill_stats(struct kp_timeline *t, struct KperfTimelineStats *st)
 		st->offCpuLost = os.slices_lost + os.threads_full;
 		st->dropped += st->offCpuLost;
 	}
+	st->heapChanges = t->store.n_counters;
+	st->largeAllocs = t->store.n_allocs;
+	if (t->mem) {
+		st->memLost = kp_tl_mem_lost(t->mem);
+		st->dropped += st->memLost;
+	}
 }
 
 int KperfTimelineWrite(int td, const char *path)
@@ -418,6 +455,8 @@ int KperfTimelineWrite(int td, const char *path)
 		m.off_cpu = t->off != NULL;
 		m.off_short = st.offCpuShort;
 		m.off_lost = st.offCpuLost;
+		m.memory = t->mem != NULL;
+		m.mem_lost = st.memLost;
 		err = kp_tl_write_chrome(kp_out_file(out), &t->store, &m);
 		if (err == -ENOMEM)
 			err = kp_fail(COMMON_ERR_NOMEM, err, "out of memory");

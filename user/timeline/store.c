@@ -346,6 +346,61 @@ int kp_tl_add_offcpu(struct kp_tl_store *s, const struct kp_offcpu_slice *sl,
 	return 0;
 }
 
+int kp_tl_add_counter(struct kp_tl_store *s, int pid, uint64_t ts, const char *name, uint64_t value)
+{
+	struct kp_tl_event *e;
+	int64_t n, cat;
+	int err;
+
+	err = seen(s, pid, pid, NULL, ts);
+	if (err)
+		return err;
+	n = intern(s, name);
+	cat = intern(s, "memory");
+	if (n < 0 || cat < 0)
+		return -ENOMEM;
+	e = new_event(s);
+	if (!e)
+		return s->nev >= s->max ? 0 : -ENOMEM;
+	e->kind = KP_TL_COUNTER;
+	e->ts = ts;
+	e->pid = e->tid = e->end_tid = pid;
+	e->id = value;
+	e->name = (uint32_t)n;
+	e->cat = (uint32_t)cat;
+	s->n_counters++;
+	return 0;
+}
+
+int kp_tl_add_alloc(struct kp_tl_store *s, int pid, int tid, uint64_t ts, const char *func,
+		    uint64_t ptr, uint64_t size)
+{
+	struct kp_tl_event *e;
+	int64_t n, cat;
+	int err;
+
+	err = seen(s, pid, tid, NULL, ts);
+	if (err)
+		return err;
+	n = intern(s, func);
+	cat = intern(s, "memory");
+	if (n < 0 || cat < 0)
+		return -ENOMEM;
+	e = new_event(s);
+	if (!e)
+		return s->nev >= s->max ? 0 : -ENOMEM;
+	e->kind = KP_TL_ALLOC;
+	e->ts = ts;
+	e->pid = pid;
+	e->tid = e->end_tid = tid;
+	e->id = size;
+	e->ret = (int64_t)ptr;
+	e->name = (uint32_t)n;
+	e->cat = (uint32_t)cat;
+	s->n_allocs++;
+	return 0;
+}
+
 int kp_tl_add_sample(struct kp_tl_store *s, const struct PmuData *d)
 {
 	struct kp_tl_event *e;

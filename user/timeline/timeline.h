@@ -6,6 +6,8 @@
  *             the names of processes and threads; strings interned
  *  chrome.c   the Chrome trace-event JSON writer (strictly valid JSON, events in time order,
  *             ranges as complete events where they nest on their thread, async otherwise)
+ *  memory.c   the memory source: memscope's allocator records as a heap-in-use counter and
+ *             large allocations
  *  collect.c  KperfTimeline*: the sources (the activity module for markers and syscalls, the
  *             sampling task of pmu.h for CPU samples and their stacks, the off-CPU module
  *             in slices mode), a thread draining them
@@ -31,6 +33,8 @@ enum kp_tl_kind {
 	KP_TL_RANGE, /* X on its thread, or b/e when it crosses threads or does not nest */
 	KP_TL_SAMPLE, /* P: sf = leaf frame node */
 	KP_TL_OFFCPU, /* X: a slice off the cpu, name = "blocked" | "preempted", sf = id */
+	KP_TL_COUNTER, /* C: name = the counter, id = its value (a process's) */
+	KP_TL_ALLOC, /* i: a large allocation, name = the function, id = size, ret = ptr */
 };
 
 struct kp_tl_event {
@@ -74,6 +78,7 @@ struct kp_tl_store {
 	struct kp_map threads;
 	struct kp_map procs;
 	uint64_t n_sys, n_samples, n_marks, n_ranges, unmatched_ends, n_offcpu;
+	uint64_t n_counters, n_allocs;
 };
 
 /* ---- store.c ---- */
@@ -88,6 +93,12 @@ int kp_tl_add_sample(struct kp_tl_store *s, const struct PmuData *d);
  * -ENOMEM. */
 int kp_tl_add_offcpu(struct kp_tl_store *s, const struct kp_offcpu_slice *sl,
 		     const struct Stack *stack);
+/* A value of the counter <name> of process <pid> (category "memory"); -ENOMEM. */
+int kp_tl_add_counter(struct kp_tl_store *s, int pid, uint64_t ts, const char *name,
+		      uint64_t value);
+/* A large allocation by <func>; -ENOMEM. */
+int kp_tl_add_alloc(struct kp_tl_store *s, int pid, int tid, uint64_t ts, const char *func,
+		    uint64_t ptr, uint64_t size);
 /* The interned string <i>. */
 const char *kp_tl_str(const struct kp_tl_store *s, uint32_t i);
 /* Thread <tid>'s process and name (NULL when never seen). */
@@ -100,6 +111,30 @@ void kp_tl_open_ranges(const struct kp_tl_store *s,
 /* Every thread and process seen: fn(ctx, tid, pid) once per thread. */
 void kp_tl_threads(const struct kp_tl_store *s, void (*fn)(void *ctx, int tid, int pid), void *ctx);
 
+/* ---- memory.c: the heap in use and large allocations (memscope's programs) ---- */
+
+struct kp_tl_mem;
+
+struct kp_tl_mem_opts {
+	const int *pids; /* tgids */
+	int npids;
+	bool from_exec;
+	const char *command; /* with from_exec: the program about to run */
+	uint64_t big; /* allocations of at least this many bytes are instant events */
+	unsigned ring_kb; /* 0: 8192 */
+	struct kp_tl_store *store; /* where the events go (the caller's lock held at drains) */
+};
+
+/* Load and place the probes, disabled. */
+int kp_tl_mem_open(const struct kp_tl_mem_opts *o, struct kp_tl_mem **out);
+/* Records made (in the kernel) or not. */
+void kp_tl_mem_enable(struct kp_tl_mem *m, bool on);
+/* What the kernel recorded, into the store: the number of records, or -ENOMEM. */
+int kp_tl_mem_drain(struct kp_tl_mem *m);
+/* Records the kernel lost. */
+uint64_t kp_tl_mem_lost(struct kp_tl_mem *m);
+void kp_tl_mem_close(struct kp_tl_mem *m);
+
 /* ---- chrome.c ---- */
 
 struct kp_tl_meta {
@@ -108,6 +143,8 @@ struct kp_tl_meta {
 	bool off_cpu; /* off-CPU slices were collected: */
 	uint64_t off_short; /* slices shorter than the minimum, left out */
 	uint64_t off_lost; /* slices the kernel lost */
+	bool memory; /* the memory source was on: */
+	uint64_t mem_lost; /* allocator records the kernel lost */
 };
 
 /* The Chrome trace-event JSON of everything in <s>. 0, or -EIO when <f> failed, -ENOMEM. */

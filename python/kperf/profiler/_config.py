@@ -28,6 +28,7 @@ DEFAULTS = {
     "profile_memory": False,
     "sample_freq": 999,
     "offcpu_min_us": 50,
+    "memory_big_bytes": 1 << 20,
 }
 DEFAULTS.update({k: False for k in MXNET_ONLY})
 
@@ -36,10 +37,7 @@ SOURCES = ("profile_syscalls", "profile_cpu", "profile_markers", "profile_offcpu
 
 # what this version of kperf-bpf cannot put on a timeline, and why (profile_all leaves
 # them out; asking for one explicitly is an error that says so)
-UNSUPPORTED = {
-    "profile_memory": "allocations are not on the timeline yet: record them with "
-                      "`kperf-bpf memscope` (kperf.memscope analyzes them)",
-}
+UNSUPPORTED = {}
 
 
 def _bool(key, v):
@@ -70,6 +68,10 @@ def check(current, kwargs):
                 raise ProfilerError(
                     f"set_config: profile_process {v!r}: only 'worker' (this process) exists "
                     "outside MXNet's parameter servers")
+        elif key == "memory_big_bytes":
+            if isinstance(v, bool) or not isinstance(v, int) or not v >= 1:
+                raise ProfilerError(
+                    f"set_config: memory_big_bytes must be a size in bytes >= 1, not {v!r}")
         elif key == "offcpu_min_us":
             if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 60000000:
                 raise ProfilerError(

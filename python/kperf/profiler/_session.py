@@ -98,7 +98,9 @@ class Session:
                 pids=[self.pid], freq=cfg["sample_freq"],
                 syscalls=sources["profile_syscalls"], samples=sources["profile_cpu"],
                 markers=sources["profile_markers"], off_cpu=sources["profile_offcpu"],
-                off_cpu_min_us=cfg["offcpu_min_us"] if sources["profile_offcpu"] else 0)
+                off_cpu_min_us=cfg["offcpu_min_us"] if sources["profile_offcpu"] else 0,
+                memory=sources["profile_memory"],
+                mem_big_bytes=cfg["memory_big_bytes"] if sources["profile_memory"] else 0)
 
     # ---- the life of a session ----
 
