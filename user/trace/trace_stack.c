@@ -78,7 +78,17 @@ int kp_trace_sideband_open(struct kp_trace *t, const int *tgids, unsigned n)
 			cpus[ncpus++] = c;
 	err = kp_sideband_open(cpus, ncpus, tgids, (int)n, &t->sideband);
 	free(cpus);
-	return err;
+	if (err) {
+		/* no perf events (only CAP_BPF, a strict perf_event_paranoid): the stacks are
+		 * still taken, and resolved with what /proc shows when a process is seen */
+		kp_clear_error();
+		kp_warn(KPERF_WARN_SYM_INCOMPLETE,
+			"cannot follow the processes' mmaps (%s): a process that execs and exits "
+			"before the trace sees it has unknown user frames",
+			strerror(-err));
+		t->sideband = NULL;
+	}
+	return 0;
 }
 
 int kp_trace_sideband_enable(struct kp_trace *t, bool on)
