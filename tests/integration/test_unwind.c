@@ -15,8 +15,17 @@
 TestSuite(unwind, .timeout = 120);
 
 struct shares {
-	unsigned long samples, main, leaf_cmp, cmp_full, path[3], dl_leaf, dl_full;
+	unsigned long samples, main, leaf_cmp, cmp_full, path[3], dl_leaf, dl_full, vdso, vdso_full,
+		vdso_clock;
 };
+
+static bool in_vdso(const struct Stack *s)
+{
+	for (; s; s = s->next)
+		if (s->symbol && s->symbol->module && !strcmp(s->symbol->module, "[vdso]"))
+			return true;
+	return false;
+}
 
 static bool has(const struct Stack *s, const char *name)
 {
@@ -81,6 +90,11 @@ static struct shares profile(unsigned call_graph, int ms, char *opt)
 			    has(s, "main"))
 				sh.dl_full += c;
 		}
+		if (in_vdso(s)) {
+			sh.vdso += c;
+			sh.vdso_full += has(s, "main") ? c : 0;
+			sh.vdso_clock += has(s, "run_clock") && has(s, "main") ? c : 0;
+		}
 	}
 	PmuDataFree(d);
 	PmuClose(pd);
@@ -117,6 +131,20 @@ Test(unwind, dlopened_code_without_frame_pointers)
 	cr_assert_gt(sh.dl_leaf, 200, "%lu samples in dl_leaf", sh.dl_leaf);
 	cr_assert_eq(sh.dl_full, sh.dl_leaf, "%lu of %lu samples in dl_leaf whole", sh.dl_full,
 		     sh.dl_leaf);
+}
+
+/* the vdso unwinds from its own table (its image read from the process): every sample in
+ * the vdso reaches main, the first instructions of its functions (before a frame pointer is
+ * set) and its frameless helpers included; run_clock's calls are seen through it (main's
+ * own calls, the CPU-time clock of its loop, go through the vdso into the kernel) */
+Test(unwind, vdso_frames)
+{
+	struct shares sh = profile(KPERF_CALL_GRAPH_DWARF, 500, "--clock");
+
+	cr_assert_gt(sh.vdso, 100, "%lu samples in the vdso", sh.vdso);
+	cr_assert_eq(sh.vdso_full, sh.vdso, "%lu of %lu samples in the vdso reach main",
+		     sh.vdso_full, sh.vdso);
+	cr_assert_gt(sh.vdso_clock, 100, "%lu samples in the vdso under run_clock", sh.vdso_clock);
 }
 
 Test(unwind, frame_pointers_alone_do_not)

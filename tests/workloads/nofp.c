@@ -14,13 +14,15 @@
  * waits for a line on stdin (the go), runs for --ms N of CPU time, prints "done". With --dl, it
  * opens libnofpdl.so (next to it, also without frame pointers) after the go, sleeps 300 ms
  * (no CPU: room for a profiler to load the new code's table) and burns in that library
- * instead (main -> run_dl -> dl_run -> dl_mid -> dl_leaf).
+ * instead (main -> run_dl -> dl_run -> dl_mid -> dl_leaf). With --clock, it reads the clock
+ * in a loop instead (main -> run_clock -> clock_gettime: the vdso, and the kernel under it
+ * where the clock source has no vdso reader).
  *
  * With --writes N, instead: main -> write_path, which writes a line to /dev/null N times
  * through stdio (fwrite, then fflush: libc's write() below, libc built as distributions build
  * it), the syscall stack tests' libc call path.
  *
- *   nofp [--ms N] [--signal] [--nowait] [--dl] [--writes N]
+ *   nofp [--ms N] [--signal] [--nowait] [--dl] [--clock] [--writes N]
  */
 #include <dlfcn.h>
 #include <limits.h>
@@ -138,6 +140,17 @@ NOINLINE void write_path(long n)
 	fclose(f);
 }
 
+NOINLINE void run_clock(void)
+{
+	struct timespec ts;
+	int i;
+
+	for (i = 0; i < 20000; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		sink += (unsigned long)ts.tv_nsec;
+	}
+}
+
 NOINLINE void run_dl(unsigned long (*fn)(unsigned long))
 {
 	sink += fn(300000);
@@ -183,7 +196,7 @@ static double cpu_ms(void)
 int main(int argc, char **argv)
 {
 	long ms = 1000, writes = -1;
-	int i, sig = 0, wait_go = 1, dl = 0;
+	int i, sig = 0, wait_go = 1, dl = 0, clk = 0;
 	unsigned long (*dl_run)(unsigned long) = NULL;
 	double t0;
 	char go[8];
@@ -199,6 +212,8 @@ int main(int argc, char **argv)
 			writes = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--dl"))
 			dl = 1;
+		else if (!strcmp(argv[i], "--clock"))
+			clk = 1;
 	}
 	printf("main=%p\nrun_all=%p\npath_a=%p\nleaf_a=%p\npath_b=%p\nmid_b=%p\nleaf_b=%p\n"
 	       "path_sort=%p\nsort_cmp=%p\nleaf_cmp=%p\non_signal=%p\nleaf_sig=%p\nready\n",
@@ -231,6 +246,8 @@ int main(int argc, char **argv)
 	while (cpu_ms() - t0 < ms) {
 		if (dl_run)
 			run_dl(dl_run);
+		else if (clk)
+			run_clock();
 		else
 			run_all();
 	}

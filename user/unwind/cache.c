@@ -1,7 +1,8 @@
 /*
  * cache.c - unwind tables by file: one compile per build-id (the same library in two container
  * layers, or under two paths, is one table), else per (device, inode, size, mtime) for files
- * without a build-id. Tables are reference counted: the BPF side holds one per loaded table;
+ * without a build-id; an image in memory (the vdso, read from a process) by its build-id only.
+ * Tables are reference counted: the BPF side holds one per loaded table;
  * kp_uw_cache_trim forgets those no one holds. Thread-safe (one mutex).
  */
 #include <errno.h>
@@ -78,6 +79,58 @@ struct kp_uw_table *kp_uw_get(const char *path, int *errp, char *why, size_t why
 		t->key_size = (uint64_t)st.st_size;
 		t->key_mtime = (uint64_t)st.st_mtime;
 		t->refs = 2; /* the caller's and the cache's */
+		t->next = tables;
+		tables = t;
+		ncompiled++;
+	}
+	pthread_mutex_unlock(&lock);
+	elf_end(elf);
+	*errp = err;
+	return err ? NULL : t;
+}
+
+struct kp_uw_table *kp_uw_get_image(const void *image, size_t len, int *errp, char *why,
+				    size_t whylen)
+{
+	uint8_t id[64];
+	size_t idlen;
+	struct kp_uw_table *t;
+	Elf *elf;
+	int err;
+
+	if (why && whylen)
+		why[0] = 0;
+	elf_version(EV_CURRENT);
+	elf = elf_memory((char *)image, len);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		if (why && whylen)
+			snprintf(why, whylen, "not an ELF image");
+		if (elf)
+			elf_end(elf);
+		*errp = -ENOEXEC;
+		return NULL;
+	}
+	idlen = sym_elf_build_id(elf, id, sizeof(id));
+	if (!idlen) {
+		if (why && whylen)
+			snprintf(why, whylen, "an image in memory without a build-id");
+		elf_end(elf);
+		*errp = -ENOENT;
+		return NULL;
+	}
+	pthread_mutex_lock(&lock);
+	t = find(id, idlen, NULL);
+	if (t) {
+		t->refs++;
+		nhits++;
+		pthread_mutex_unlock(&lock);
+		elf_end(elf);
+		*errp = 0;
+		return t;
+	}
+	err = kp_uw_compile(elf, &t, why, whylen);
+	if (!err) {
+		t->refs = 2;
 		t->next = tables;
 		tables = t;
 		ncompiled++;

@@ -4,10 +4,12 @@
  * call per row), each process's executable mappings (/proc/PID/maps) written as one kp_uw_proc
  * entry that leads a pc to its table's rows. A file is opened through /proc/PID/map_files
  * (the very file mapped, even deleted or in another mount namespace), else through
- * /proc/PID/root. The BPF side asks for processes it has no entry for, or whose pc fell in no
+ * /proc/PID/root. The vdso's table comes from its image, read in the process's memory (one
+ * compile per kernel: its build-id). The BPF side asks for processes it has no entry for, or whose pc fell in no
  * known mapping (kp_uw_want): kp_uw_loader_poll loads those again.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +117,40 @@ static bool bias_of(const struct kp_uw_table *t, uint64_t start, uint64_t off, u
 	return false;
 }
 
+#define VDSO_MAX (1 << 20)
+
+/* the table of the vdso mapped at [start, end) in process <pid>, from its image there */
+static struct kp_uw_table *vdso_table(int pid, uint64_t start, uint64_t end, int *errp)
+{
+	char path[64], why[128];
+	struct kp_uw_table *t = NULL;
+	size_t len = end - start;
+	void *img;
+	ssize_t n;
+	int fd;
+
+	*errp = -EINVAL;
+	if (end <= start || len > VDSO_MAX)
+		return NULL;
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		*errp = -errno;
+		return NULL;
+	}
+	img = malloc(len);
+	if (img) {
+		n = pread(fd, img, len, (off_t)start);
+		if (n == (ssize_t)len)
+			t = kp_uw_get_image(img, len, errp, why, sizeof(why));
+		else
+			*errp = n < 0 ? -errno : -EIO;
+		free(img);
+	}
+	close(fd);
+	return t;
+}
+
 int kp_uw_loader_add_pid(struct kp_uw_loader *l, int pid)
 {
 	char path[64], *text, *line, *save = NULL;
@@ -155,11 +191,17 @@ int kp_uw_loader_add_pid(struct kp_uw_loader *l, int pid)
 		m = &proc->m[proc->n++];
 		m->start = start;
 		m->end = end;
-		if (file[0] != '/')
-			continue; /* anonymous (JIT), [vdso]: frame pointers */
-		snprintf(fpath, sizeof(fpath), "/proc/%d/map_files/%llx-%llx", pid, start, end);
-		t = kp_uw_get(fpath, &e, why, sizeof(why));
-		if (!t) {
+		if (!strcmp(file, "[vdso]")) {
+			t = vdso_table(pid, start, end, &e);
+			off = 0; /* the image maps from its start */
+		} else if (file[0] != '/') {
+			continue; /* anonymous (JIT): frame pointers */
+		} else {
+			snprintf(fpath, sizeof(fpath), "/proc/%d/map_files/%llx-%llx", pid, start,
+				 end);
+			t = kp_uw_get(fpath, &e, why, sizeof(why));
+		}
+		if (!t && file[0] == '/') {
 			snprintf(fpath, sizeof(fpath), "/proc/%d/root%s", pid, file);
 			t = kp_uw_get(fpath, &e, why, sizeof(why));
 		}

@@ -76,6 +76,10 @@ const char *kp_uw_row_str(const struct kp_uw_table *t, const struct kp_uw_row *r
  * has none): a reference the caller gives back with kp_uw_put. NULL with -errno in *errp and
  * a sentence in <why> when it cannot be had (see kp_uw_compile). */
 struct kp_uw_table *kp_uw_get(const char *path, int *errp, char *why, size_t whylen);
+/* The same for an ELF image in memory (the vdso, as read from a process): cached by its
+ * build-id, -ENOENT without one. <image> is not kept. */
+struct kp_uw_table *kp_uw_get_image(const void *image, size_t len, int *errp, char *why,
+				    size_t whylen);
 void kp_uw_put(struct kp_uw_table *t);
 
 struct kp_uw_cache_stats {
