@@ -232,6 +232,8 @@ static void follow_child(struct kp_ms *m, int pid, bool stops)
 {
 	struct kp_ms_plan own = { 0 };
 	const struct kp_ms_plan *p = &m->plan;
+	struct kp_map_slot *slot;
+	bool created;
 	int i, st = 0;
 
 	m->children++;
@@ -250,6 +252,12 @@ static void follow_child(struct kp_ms *m, int pid, bool stops)
 	}
 	if (kp_ms_bpf_target_state(m->bpf, pid) != KP_MS_TARGET_STOPPED && st != -1)
 		m->not_stopped++; /* it could not stop itself: it ran before its probes */
+	/* its mappings now, while it waits: a child's records are often read after its exit */
+	slot = kp_map_slot(&m->seen, (const void *)(uintptr_t)(pid + 1), &created);
+	if (slot && created) {
+		kp_sym_record_pid((pid_t)pid, 0);
+		kp_clear();
+	}
 	kp_ms_bpf_set_target(m->bpf, pid, KP_MS_TARGET_ON);
 	kill(pid, SIGCONT);
 }
