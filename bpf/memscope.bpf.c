@@ -26,6 +26,14 @@
  *
  * A launched command is a target from its exec on (sched_process_exec): before it, the
  * child is still kperf-bpf's code. Pids are the caller's namespace's (pidns.bpf.h).
+ *
+ * Following children (cfg.follow): a recorded process's fork adds the child to `targets`
+ * and tells userspace (a FORK record). A child that shares its parent's memory (vfork,
+ * CLONE_VM) already has the probes and is recorded at once. Any other child has the
+ * parent's breakpoints in its copied memory but no probe of its own until userspace places
+ * them, which takes longer than a child takes to reach its first malloc: so the child stops
+ * itself (SIGSTOP, sent at its return from fork, before it runs any code of its own) and
+ * userspace continues it (SIGCONT) once its probes are in place.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -502,6 +510,67 @@ int kp_ms_exec(void *ctx)
 
 	if (t && *t == KP_MS_TARGET_EXEC)
 		bpf_map_update_elem(&targets, &tgid, &on, BPF_EXIST);
+	return 0;
+}
+
+/* ---- children (cfg.follow) ---- */
+
+#define KP_SIGSTOP 19
+
+SEC("raw_tp/sched_process_fork")
+int kp_ms_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *parent = (void *)ctx->args[0], *child = (void *)ctx->args[1];
+	__u32 ptgid = kp_pidns_current() >> 32, ctgid;
+	__u8 state, *t = bpf_map_lookup_elem(&targets, &ptgid);
+	struct kp_ms_event *e;
+	bool shared;
+
+	if (!t || (*t != KP_MS_TARGET_ON && *t != KP_MS_TARGET_SEEN))
+		return 0;
+	/* a new thread of the process: already recorded */
+	if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid))
+		return 0;
+	ctgid = kp_pidns_task_tgid(child);
+	if (ctgid == KP_PID_OUTSIDE || !ctgid)
+		return 0;
+	shared = BPF_CORE_READ(child, mm) == BPF_CORE_READ(parent, mm);
+	state = shared ? KP_MS_TARGET_ON : KP_MS_TARGET_FORKED;
+	if (bpf_map_update_elem(&targets, &ctgid, &state, BPF_ANY))
+		return 0;
+	e = reserve(((__u64)ctgid << 32) | ctgid, KP_MS_EV_FORK, 0);
+	if (!e) {
+		/* userspace will never continue it: do not stop it */
+		if (!shared) {
+			state = KP_MS_TARGET_ON;
+			bpf_map_update_elem(&targets, &ctgid, &state, BPF_ANY);
+			count(KP_MS_CNT_NOT_STOPPED);
+		}
+		return 0;
+	}
+	e->ptr = ptgid;
+	e->nr = !shared;
+	submit(e, 1);
+	return 0;
+}
+
+/* A followed child's return from fork, its first moment in the kernel before any code of
+ * its own (x86_64's ret_from_fork leaves through the syscall exit, tracepoint included;
+ * arm64's does not: there it stops at its first system call's end, after what it did
+ * before; kprobes and fexit, which would catch it earlier, are not on every kernel): it
+ * stops until its probes are placed. */
+SEC("tracepoint/raw_syscalls/sys_exit")
+int kp_ms_child_start(void *ctx)
+{
+	__u32 tgid = kp_pidns_current() >> 32;
+	__u8 state = KP_MS_TARGET_STOPPED, *t = bpf_map_lookup_elem(&targets, &tgid);
+
+	if (!t || *t != KP_MS_TARGET_FORKED)
+		return 0;
+	/* not stopped: recorded from now on, and userspace counts it as having run unprobed */
+	if (bpf_send_signal(KP_SIGSTOP))
+		state = KP_MS_TARGET_ON;
+	bpf_map_update_elem(&targets, &tgid, &state, BPF_EXIST);
 	return 0;
 }
 

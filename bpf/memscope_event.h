@@ -34,6 +34,8 @@ enum kp_ms_kind {
 	KP_MS_EV_SYSBUF = 5, /* a syscall (nr) whose buffer [ptr, ptr + size) is user memory */
 	KP_MS_EV_MARK = 6, /* kperf_mem_access(ptr, size) */
 	KP_MS_EV_BRK = 7, /* brk(ptr) outside the allocator: the break moved to `size` */
+	KP_MS_EV_FORK = 8, /* process tgid was forked by process ptr; nr 1: it will stop
+			    * (SIGSTOP) at its start until userspace places its probes */
 };
 
 /* indexes of the per-CPU counters array */
@@ -42,7 +44,8 @@ enum kp_ms_counter {
 	KP_MS_CNT_INFLIGHT_FULL = 1, /* a call's entry state could not be kept: call lost */
 	KP_MS_CNT_SAMPLED_FULL = 2, /* a sampled block could not be remembered: its free lost */
 	KP_MS_CNT_CAP = 3, /* + enum kp_cap_fail: stacks not kept (stack_capture.h) */
-	KP_MS_CNT_MAX = KP_MS_CNT_CAP + 3
+	KP_MS_CNT_NOT_STOPPED = KP_MS_CNT_CAP + 3, /* a followed child could not be stopped */
+	KP_MS_CNT_MAX
 };
 
 /* one record through the ring buffer */
@@ -65,6 +68,9 @@ enum kp_ms_target {
 	KP_MS_TARGET_ON = 1, /* recorded */
 	KP_MS_TARGET_EXEC = 2, /* a launched command: recorded from its exec on */
 	KP_MS_TARGET_SEEN = 3, /* recorded, and its first record is out */
+	KP_MS_TARGET_FORKED = 4, /* a child being followed: stopped at its start, not recorded
+				  * until userspace has placed its probes (then ON) */
+	KP_MS_TARGET_STOPPED = 5, /* such a child, sent SIGSTOP */
 };
 
 #define KP_MS_EXP_TABLE 1024 /* quantiles of the exponential distribution (sampling) */
@@ -75,7 +81,8 @@ struct kp_ms_config {
 	__u64 sample_bytes; /* mean bytes between samples; 0: every call (exact mode) */
 	__u8 stacks; /* take the user stack of each allocation (-g) */
 	__u8 faults; /* the page-fault program is attached */
-	__u8 pad[6];
+	__u8 follow; /* the children the recorded processes fork are recorded too */
+	__u8 pad[5];
 	/* sampling: the gaps between samples, in bytes, as KP_MS_EXP_TABLE quantiles of an
 	 * exponential distribution of mean sample_bytes (a random index picks one) */
 	__u64 exp_gap[KP_MS_EXP_TABLE];

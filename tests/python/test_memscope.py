@@ -413,3 +413,44 @@ def test_command_marks_without_cookies(tmp_path):
     assert rows[-1].attr["marks_unavailable"] == 1
     with pytest.raises(MemScopeError, match=r"no mark 'test' in .* \(its marks: none\)"):
         msmemscope.check_leaks(str(out), "test", 0)
+
+
+def forkleak(out, *extra):
+    """memscope_wl forkleak recorded: (child pid, parent's leak, child's two leaks)"""
+    stdout, err = record(out, "forkleak", extra=extra)
+    m = re.search(r"forkleak child=(\d+) parent=(\S+) child_a=(\S+) child_b=(\S+)", stdout)
+    assert m, stdout + err
+    return int(m.group(1)), int(m.group(2), 16), [int(m.group(3), 16), int(m.group(4), 16)]
+
+
+def test_fork_followed(tmp_path):
+    """A child forked by the recorded process, which leaks at once: its calls are recorded
+    under its pid, and each process's leak report is exactly its own."""
+    out = tmp_path / "f.csv"
+    cpid, pptr, cptrs = forkleak(out)
+    parent = msmemscope.check_leaks(str(out), "parent", 0, out=io.StringIO())
+    child = msmemscope.check_leaks(str(out), "child", 0, out=io.StringIO())
+    ppid = parent.leaks[0].pid
+    assert [(l.pid, l.size, l.func, l.leaf, l.ptr) for l in parent.leaks] == [
+        (ppid, 111, "malloc", "leak_parent", pptr)]
+    assert [(l.pid, l.size, l.func, l.leaf, l.ptr) for l in child.leaks] == [
+        (cpid, 222, "malloc", "child_leak_a", cptrs[0]),
+        (cpid, 333, "calloc", "child_leak_b", cptrs[1])]
+    assert child.total_bytes == 555 and ppid != cpid
+    rows = msmemscope.load(str(out))
+    # the child's freed block, and its marks, are its own
+    assert [r.attr["size"] for r in rows if r.event == "MALLOC" and r.pid == cpid
+            and r.leaf == "forkleak"] == [50]
+    assert [r.pid for r in rows if r.event == "MSTX" and r.name == "child"] == [cpid] * 3
+    # none of its calls ran unprobed
+    assert rows[-1].attr == {"ringbuf": 0, "inflight": 0, "sampled": 0, "stacks": 0,
+                             "marks": 0, "not_kept": 0}
+
+
+def test_fork_not_followed(tmp_path):
+    out = tmp_path / "n.csv"
+    cpid, _, _ = forkleak(out, "--no-children")
+    rows = msmemscope.load(str(out))
+    assert not [r for r in rows if r.pid == cpid]
+    with pytest.raises(MemScopeError, match=r"no mark 'child'"):
+        msmemscope.check_leaks(str(out), "child", 0)

@@ -23,6 +23,12 @@
  *            "sampled total=BYTES count=N".
  *   loop N SIZE  N malloc/free pairs of SIZE bytes (the benchmark's loop), prints the ns
  *            per pair: "loop ns=..."
+ *   forkleak  the parent: marks "parent" three times, leaking leak_parent (malloc 111)
+ *            between the first two; after the second it forks a child which, at once,
+ *            marks "child" three times, leaking child_leak_a (malloc 222) and child_leak_b
+ *            (calloc 3 x 111) between the first two and freeing one block (malloc 50)
+ *            there, then exits; the parent reaps it, marks, and prints "forkleak child=PID
+ *            parent=PTR child_a=PTR child_b=PTR" (the child's pointers through a pipe).
  * Options before the mode: --wait (read one byte from stdin first, for -p tests).
  */
 #include <fcntl.h>
@@ -233,6 +239,56 @@ static int ineff(void)
 	return 0;
 }
 
+void *leak_parent(void)
+{
+	return malloc(111);
+}
+
+void *child_leak_a(void)
+{
+	return malloc(222);
+}
+
+void *child_leak_b(void)
+{
+	return calloc(3, 111);
+}
+
+static int forkleak(void)
+{
+	void *p, *c[2];
+	int fds[2], status = -1;
+	pid_t child;
+
+	if (pipe(fds))
+		return 2;
+	mstxMarkA("parent", NULL);
+	p = keep(leak_parent());
+	mstxMarkA("parent", NULL);
+	child = fork();
+	if (child == 0) {
+		/* no pause: its first calls come before any tracer could react */
+		mstxMarkA("child", NULL);
+		c[0] = keep(child_leak_a());
+		c[1] = keep(child_leak_b());
+		free(keep(malloc(50)));
+		mstxMarkA("child", NULL);
+		mstxMarkA("child", NULL);
+		_exit(write(fds[1], c, sizeof(c)) == sizeof(c) ? 0 : 3);
+	}
+	if (child < 0 || waitpid(child, &status, 0) != child || status != 0 ||
+	    read(fds[0], c, sizeof(c)) != sizeof(c)) {
+		fprintf(stderr, "memscope_wl: the forked child ended with status %d\n", status);
+		return 4;
+	}
+	mstxMarkA("parent", NULL);
+	free(p);
+	printf("forkleak child=%d parent=%#lx child_a=%#lx child_b=%#lx\n", (int)child,
+	       (unsigned long)p, (unsigned long)c[0], (unsigned long)c[1]);
+	fflush(stdout);
+	return 0;
+}
+
 static int sampled(long n)
 {
 	unsigned long long total = 0;
@@ -281,10 +337,12 @@ int main(int argc, char **argv)
 		return leaks();
 	if (a < argc && !strcmp(argv[a], "ineff"))
 		return ineff();
+	if (a < argc && !strcmp(argv[a], "forkleak"))
+		return forkleak();
 	if (a + 1 < argc && !strcmp(argv[a], "sampled"))
 		return sampled(atol(argv[a + 1]));
 	if (a + 2 < argc && !strcmp(argv[a], "loop"))
 		return loop(atol(argv[a + 1]), (size_t)atol(argv[a + 2]));
-	fprintf(stderr, "usage: memscope_wl [--wait] leaks|ineff|sampled N|loop N SIZE\n");
+	fprintf(stderr, "usage: memscope_wl [--wait] leaks|ineff|forkleak|sampled N|loop N SIZE\n");
 	return 2;
 }

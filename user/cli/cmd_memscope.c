@@ -27,7 +27,7 @@ struct ms_cli {
 	int npids;
 	const char *output;
 	uint64_t sample_bytes, min_size;
-	bool stacks, no_markers;
+	bool stacks, no_markers, no_children;
 	const char *prefix;
 	long duration_ms;
 	char **command;
@@ -46,7 +46,7 @@ static void usage(FILE *f)
 	      "program uses), the use of the blocks (first-touch page faults, read/write\n"
 	      "buffers, kperf_mem_access), and the mstx marks, in time order.\n"
 	      "\n"
-	      "  -p, --pid PID,...       these processes\n"
+	      "  -p, --pid PID,...       these processes (and the children they fork)\n"
 	      "  -o, --output FILE       FILE.csv (default memscope.csv) or FILE.db (SQLite)\n"
 	      "      --sample-bytes N    sample blocks by bytes, one every N bytes on average\n"
 	      "                          (Poisson, as jemalloc/tcmalloc), sizes rescaled\n"
@@ -54,6 +54,9 @@ static void usage(FILE *f)
 	      "  -g, --call-graph        the user stack of each allocation\n"
 	      "      --prefix PFX        the allocator's symbols are PFXmalloc, PFXfree, ...\n"
 	      "      --no-markers        leave out the mstx marks\n"
+	      "      --no-children       not the children the processes fork (a followed\n"
+	      "                          child is stopped from its start until its probes\n"
+	      "                          are placed: SIGSTOP, then SIGCONT)\n"
 	      "  -d, --duration SECONDS  stop after this long\n"
 	      "  -h, --help              this text\n"
 	      "\n"
@@ -91,7 +94,7 @@ static int parse_bytes(const char *opt, const char *arg, uint64_t *out)
 
 static int parse(int argc, char **argv, struct ms_cli *o)
 {
-	enum { OPT_SAMPLE = 256, OPT_MIN, OPT_PREFIX, OPT_NO_MARKERS };
+	enum { OPT_SAMPLE = 256, OPT_MIN, OPT_PREFIX, OPT_NO_MARKERS, OPT_NO_CHILDREN };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "output", required_argument, NULL, 'o' },
@@ -100,6 +103,7 @@ static int parse(int argc, char **argv, struct ms_cli *o)
 		{ "call-graph", no_argument, NULL, 'g' },
 		{ "prefix", required_argument, NULL, OPT_PREFIX },
 		{ "no-markers", no_argument, NULL, OPT_NO_MARKERS },
+		{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -136,6 +140,9 @@ static int parse(int argc, char **argv, struct ms_cli *o)
 			break;
 		case OPT_PREFIX:
 			o->prefix = optarg;
+			break;
+		case OPT_NO_CHILDREN:
+			o->no_children = true;
 			break;
 		case OPT_NO_MARKERS:
 			o->no_markers = true;
@@ -242,6 +249,11 @@ static void print_summary(const char *out, const struct kp_ms_stats *st, double 
 			" over the limit; %" PRIu64 " stacks not kept\n",
 			st->lost_ringbuf, st->lost_inflight, st->lost_sampled, st->lost_marks,
 			st->not_kept, st->lost_stacks);
+	if (st->not_stopped)
+		fprintf(stderr,
+			"kperf-bpf memscope: warning: %" PRIu64 " of %" PRIu64 " children followed "
+			"ran before their probes were placed: their first calls are missing\n",
+			st->not_stopped, st->children);
 	if (st->no_faults)
 		fprintf(stderr, "kperf-bpf memscope: warning: no exceptions:page_fault_user "
 				"tracepoint here: page faults are not counted as use\n");
@@ -293,6 +305,7 @@ int cmd_memscope(int argc, char **argv)
 	mo.stacks = o.stacks;
 	mo.prefix = o.prefix;
 	mo.no_markers = o.no_markers;
+	mo.follow = !o.no_children;
 	if (kp_ms_open(&mo, &m)) {
 		fprintf(stderr, "kperf-bpf memscope: %s\n", Perror());
 		goto done;

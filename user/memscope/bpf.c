@@ -90,6 +90,9 @@ int kp_ms_bpf_open(const struct kp_ms_bpf_opts *o, struct kp_ms_bpf **out)
 	b->skel->rodata->cfg.min_size = o->min_size;
 	b->skel->rodata->cfg.sample_bytes = o->sample_bytes;
 	b->skel->rodata->cfg.stacks = o->stacks;
+	b->skel->rodata->cfg.follow = o->follow;
+	bpf_program__set_autoload(b->skel->progs.kp_ms_fork, o->follow);
+	bpf_program__set_autoload(b->skel->progs.kp_ms_child_start, o->follow);
 	/* the gap quantiles: -mean * ln(1 - (i + 0.5) / N), whose average is the mean */
 	for (i = 0; i < KP_MS_EXP_TABLE && o->sample_bytes; i++)
 		b->skel->rodata->cfg.exp_gap[i] =
@@ -181,17 +184,40 @@ static int attach_one(struct kp_ms_bpf *b, struct bpf_program *prog, int tgid,
 	return 0;
 }
 
+int kp_ms_bpf_set_target(struct kp_ms_bpf *b, int tgid, int state)
+{
+	__u32 key = (__u32)tgid;
+	__u8 v = (__u8)state;
+
+	if (bpf_map_update_elem(bpf_map__fd(b->skel->maps.targets), &key, &v, BPF_ANY))
+		return kp_fail(UNKNOWN_ERROR, -errno, "cannot add pid %d to the BPF filter: %s",
+			       tgid, strerror(errno));
+	return 0;
+}
+
+int kp_ms_bpf_target_state(struct kp_ms_bpf *b, int tgid)
+{
+	__u32 key = (__u32)tgid;
+	__u8 v = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.targets), &key, &v))
+		return 0;
+	return v;
+}
+
 int kp_ms_bpf_add_target(struct kp_ms_bpf *b, int tgid, bool from_exec,
 			 const struct kp_ms_plan *plan)
 {
-	__u8 state = from_exec ? KP_MS_TARGET_EXEC : KP_MS_TARGET_ON;
-	__u32 key = (__u32)tgid;
+	int err = kp_ms_bpf_set_target(b, tgid, from_exec ? KP_MS_TARGET_EXEC : KP_MS_TARGET_ON);
+
+	return err ? err : kp_ms_bpf_place_probes(b, tgid, plan);
+}
+
+int kp_ms_bpf_place_probes(struct kp_ms_bpf *b, int tgid, const struct kp_ms_plan *plan)
+{
 	unsigned i;
 	int err;
 
-	if (bpf_map_update_elem(bpf_map__fd(b->skel->maps.targets), &key, &state, BPF_ANY))
-		return kp_fail(UNKNOWN_ERROR, -errno, "cannot add pid %d to the BPF filter: %s",
-			       tgid, strerror(errno));
 	for (i = 0; i < plan->nsites; i++) {
 		const struct kp_ms_site *s = &plan->sites[i];
 
@@ -237,6 +263,26 @@ int kp_ms_bpf_attach_tracepoints(struct kp_ms_bpf *b, bool *no_faults)
 			       "cannot attach memscope's tracepoints: %s", strerror(-err));
 	if (attach_tp(b, s->progs.kp_ms_fault, "exceptions", "page_fault_user"))
 		*no_faults = true;
+	if (s->rodata->cfg.follow) {
+		struct bpf_program *progs[] = { s->progs.kp_ms_fork, s->progs.kp_ms_child_start };
+		size_t i;
+
+		for (i = 0; i < KP_ARRAY_SIZE(progs); i++) {
+			struct bpf_link *l;
+
+			if (kp_grow((void **)&b->links, &b->cap, b->nlinks + 1, sizeof(*b->links)))
+				return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+			l = bpf_program__attach(progs[i]);
+			if (!l)
+				return kp_fail(
+					KPERF_ERR_NOT_SUPPORTED, -errno,
+					"cannot follow the children of the recorded processes "
+					"(%s: %s); record without following them "
+					"(--no-children)",
+					bpf_program__name(progs[i]), strerror(errno));
+			b->links[b->nlinks++] = l;
+		}
+	}
 	return 0;
 }
 

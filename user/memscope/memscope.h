@@ -60,6 +60,7 @@ struct kp_ms_bpf_opts {
 	uint64_t sample_bytes; /* 0: exact */
 	uint64_t min_size;
 	bool stacks;
+	bool follow; /* the children of the recorded processes too (FORK records) */
 	size_t ringbuf_bytes; /* a power of two, multiple of the page size */
 	kp_ms_event_fn on_event; /* called from kp_ms_bpf_consume() */
 	void *ctx;
@@ -70,6 +71,11 @@ int kp_ms_bpf_open(const struct kp_ms_bpf_opts *o, struct kp_ms_bpf **out);
  * for it. */
 int kp_ms_bpf_add_target(struct kp_ms_bpf *b, int tgid, bool from_exec,
 			 const struct kp_ms_plan *plan);
+/* The two halves of it: the state of <tgid> in the filter (enum kp_ms_target), the probes. */
+int kp_ms_bpf_set_target(struct kp_ms_bpf *b, int tgid, int state);
+int kp_ms_bpf_place_probes(struct kp_ms_bpf *b, int tgid, const struct kp_ms_plan *plan);
+/* the state of <tgid> in the filter, 0 when it is not there */
+int kp_ms_bpf_target_state(struct kp_ms_bpf *b, int tgid);
 /* The tracepoints of use evidence and processes; a missing page-fault tracepoint is a
  * warning (<no_faults> set), not a failure. */
 int kp_ms_bpf_attach_tracepoints(struct kp_ms_bpf *b, bool *no_faults);
@@ -113,6 +119,7 @@ struct kp_ms_opts {
 	uint64_t min_size;
 	bool stacks;
 	bool no_markers;
+	bool follow; /* the children they fork are recorded too */
 	unsigned buffer_kb; /* 0: 16384 */
 };
 
@@ -120,6 +127,8 @@ struct kp_ms_stats {
 	uint64_t allocs, frees, accesses, marks, system;
 	uint64_t lost_ringbuf, lost_inflight, lost_sampled, lost_stacks, lost_marks;
 	uint64_t not_kept; /* events beyond the in-memory limit */
+	uint64_t children; /* children followed */
+	uint64_t not_stopped; /* followed children that ran before their probes were placed */
 	unsigned probes;
 	bool no_faults; /* no page-fault tracepoint here */
 	bool marks_unavailable; /* marks asked for, not collectable here (a command, no cookies) */

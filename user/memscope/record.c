@@ -11,9 +11,11 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "activity/activity.h"
 #include "core/core.h"
@@ -47,6 +49,7 @@ struct kp_ms {
 	struct kp_map seen;
 	bool no_faults;
 	bool marks_unavailable; /* asked for, but this kernel cannot give a command's */
+	uint64_t children, not_stopped; /* children followed; those that ran unprobed */
 	int err; /* the first failure while reading (-ENOMEM) */
 };
 
@@ -205,12 +208,71 @@ static bool internal_call(struct kp_ms *m, const struct kp_ms_event *e)
 	return m->plan.owner && !strncmp(m->plan.owner, "lib", 3) && !strcmp(b, m->plan.owner);
 }
 
+/* /proc/PID/stat's state is T (stopped): 1; gone: -1; else 0 */
+static int stopped(int pid)
+{
+	char path[64], *text, *p;
+	int r = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (kp_read_file(path, &text, NULL))
+		return -1;
+	p = strrchr(text, ')'); /* after the command name, which may hold anything */
+	if (p && p[1] == ' ')
+		r = p[2] == 'T' || p[2] == 't';
+	free(text);
+	return r;
+}
+
+/* A followed child <pid> of a recorded process: its probes (the same files as its parent:
+ * it is a copy of it), then, when it stops itself at its start (<stops>), it is recorded and
+ * continued. It stops before running any code of its own, at once (the wait is a bound for
+ * a child killed meanwhile, not a timing). */
+static void follow_child(struct kp_ms *m, int pid, bool stops)
+{
+	struct kp_ms_plan own = { 0 };
+	const struct kp_ms_plan *p = &m->plan;
+	struct kp_map_slot *slot;
+	bool created;
+	int i, st = 0;
+
+	m->children++;
+	if (!stops)
+		return; /* it shares its parent's memory, and so its probes */
+	if (kp_ms_plan_pid(pid, m->o.prefix, &own) == 0)
+		p = &own;
+	if (kp_ms_bpf_place_probes(m->bpf, pid, p))
+		kp_clear(); /* gone already, or an allocator elsewhere: nothing to record */
+	kp_ms_plan_free(&own);
+	for (i = 0; i < 20000; i++) {
+		st = stopped(pid);
+		if (st != 0 || kp_ms_bpf_target_state(m->bpf, pid) == KP_MS_TARGET_ON)
+			break;
+		usleep(100);
+	}
+	if (kp_ms_bpf_target_state(m->bpf, pid) != KP_MS_TARGET_STOPPED && st != -1)
+		m->not_stopped++; /* it could not stop itself: it ran before its probes */
+	/* its mappings now, while it waits: a child's records are often read after its exit */
+	slot = kp_map_slot(&m->seen, (const void *)(uintptr_t)(pid + 1), &created);
+	if (slot && created) {
+		kp_sym_record_pid((pid_t)pid, 0);
+		kp_clear();
+	}
+	kp_ms_bpf_set_target(m->bpf, pid, KP_MS_TARGET_ON);
+	kill(pid, SIGCONT);
+}
+
 static void on_event(void *ctx, const struct kp_ms_event *e)
 {
 	struct kp_ms *m = ctx;
 	struct kp_ms_ev *v;
 	bool created;
 	struct kp_map_slot *slot;
+
+	if (e->kind == KP_MS_EV_FORK) {
+		follow_child(m, (int)e->tgid, e->nr == 1);
+		return;
+	}
 
 	/* the first allocator call of a process (the kernel woke us for it): its mappings, for
 	 * the stacks of the records read after its exit */
@@ -279,7 +341,7 @@ static int open_marks(struct kp_ms *m)
 		.numPid = m->ntgids,
 		.fromExec = m->o.from_exec,
 		.command = m->o.command,
-		.noChildren = 1,
+		.noChildren = !m->o.follow,
 	};
 
 	return kp_act_open(&kind, 1, &ao, &m->act);
@@ -342,6 +404,7 @@ int kp_ms_open(const struct kp_ms_opts *o, struct kp_ms **out)
 	bo.sample_bytes = o->sample_bytes;
 	bo.min_size = o->min_size;
 	bo.stacks = o->stacks;
+	bo.follow = o->follow;
 	bo.ringbuf_bytes = rb;
 	bo.on_event = on_event;
 	bo.ctx = m;
@@ -425,6 +488,8 @@ void kp_ms_get_stats(struct kp_ms *m, struct kp_ms_stats *st)
 		st->lost_marks = as.dropped;
 	}
 	st->not_kept = m->not_kept;
+	st->children = m->children;
+	st->not_stopped = m->not_stopped + c[KP_MS_CNT_NOT_STOPPED];
 	st->probes = kp_ms_bpf_nprobes(m->bpf);
 	st->no_faults = m->no_faults;
 	st->marks_unavailable = m->marks_unavailable;

@@ -370,14 +370,20 @@ int kp_ms_write_file(struct kp_ms *m, const char *path, struct kp_ms_stats *st)
 	free(order);
 	tdestroy(w.blocks, free_blk);
 	if (!err) {
+		/* children that ran before their probes: their first calls are missing */
+		char unstopped[48] = "";
+
+		if (st->not_stopped)
+			snprintf(unstopped, sizeof(unstopped), ",children_unprobed:%" PRIu64,
+				 st->not_stopped);
 		lost.ts = w.last_ts;
 		row_init(&r, &lost, "SYSTEM", "LOST", "lost_events");
 		snprintf(r.attr, sizeof(r.attr),
 			 "{ringbuf:%" PRIu64 ",inflight:%" PRIu64 ",sampled:%" PRIu64
-			 ",stacks:%" PRIu64 ",marks:%" PRIu64 ",not_kept:%" PRIu64 "%s}",
+			 ",stacks:%" PRIu64 ",marks:%" PRIu64 ",not_kept:%" PRIu64 "%s%s}",
 			 st->lost_ringbuf, st->lost_inflight, st->lost_sampled, st->lost_stacks,
 			 st->lost_marks, st->not_kept,
-			 st->marks_unavailable ? ",marks_unavailable:1" : "");
+			 st->marks_unavailable ? ",marks_unavailable:1" : "", unstopped);
 		err = emit(&w, &r);
 	}
 	if (err) {
