@@ -13,6 +13,7 @@
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <cjson/cJSON.h>
+#include <glob.h>
 #include <poll.h>
 #include <pwd.h>
 #include <sys/stat.h>
@@ -121,11 +122,21 @@ static void expect_hot(const struct counts *c)
 	cr_expect_geq(c->hot * 10, c->all * 9, "hotLoop has %ld of %ld samples", c->hot, c->all);
 }
 
-/* what the runtimes leave in /tmp: the perf map, a killed JVM's socket and perf data */
+/* what the runtimes leave in /tmp: the perf map, a killed JVM's socket and perf data; and in
+ * the working directory: Node's V8 log (--perf-basic-prof writes isolate-ADDR-PID-v8.log) */
 static void forget_files(pid_t pid)
 {
 	struct passwd *me = getpwuid(geteuid());
 	char path[300];
+	glob_t g;
+	size_t i;
+
+	snprintf(path, sizeof(path), "isolate-0x*-%d-v8.log", (int)pid);
+	if (glob(path, 0, NULL, &g) == 0) {
+		for (i = 0; i < g.gl_pathc; i++)
+			unlink(g.gl_pathv[i]);
+		globfree(&g);
+	}
 
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
 	unlink(path);
