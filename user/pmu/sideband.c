@@ -323,7 +323,8 @@ void kp_sideband_drain(struct kp_sideband *sb)
 	for (c = 0; c < sb->ncpu; c++)
 		if (sb->cpu[c].base)
 			read_cpu(sb, &sb->cpu[c]);
-	qsort(sb->recs, sb->nrecs, sizeof(*sb->recs), by_time);
+	if (sb->nrecs > 1) /* none read yet: recs is still NULL, which qsort may not take */
+		qsort(sb->recs, sb->nrecs, sizeof(*sb->recs), by_time);
 	for (n = 0; n < sb->nrecs && (sb->stopped || sb->recs[n].time < before); n++)
 		handle(sb, (const void *)(sb->arena + sb->recs[n].off));
 	/* the younger records wait, copied in their order to a fresh arena (in place, a
