@@ -574,11 +574,21 @@ int kp_ms_child_start(void *ctx)
 	return 0;
 }
 
+/* A thread's exit drops its call in flight; the process's (its last thread's) drops it from
+ * `targets`: a followed child that exited must neither hold a slot of the map (a busy parent
+ * would fill it, and its later children would go unfollowed) nor be recorded as whatever
+ * process is given its pid next. */
 SEC("tracepoint/sched/sched_process_exit")
 int kp_ms_exit(void *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct task_struct *p = (void *)bpf_get_current_task();
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), tgid;
 
 	bpf_map_delete_elem(&inflight, &tid);
+	/* the process is gone when its last thread exits (signal->live already dropped) */
+	if (BPF_CORE_READ(p, signal, live.counter) != 0)
+		return 0;
+	tgid = kp_pidns_current() >> 32;
+	bpf_map_delete_elem(&targets, &tgid);
 	return 0;
 }

@@ -12,8 +12,10 @@ Run as root with BPF (the recording tests load BPF through the CLI, which exits)
 """
 
 import io
+import json
 import os
 import re
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -454,3 +456,50 @@ def test_fork_not_followed(tmp_path):
     assert not [r for r in rows if r.pid == cpid]
     with pytest.raises(MemScopeError, match=r"no mark 'child'"):
         msmemscope.check_leaks(str(out), "child", 0)
+
+
+def memscope_targets(pid):
+    """The keys of the `targets` map of the memscope run that records <pid> (bpftool)."""
+    progs = json.loads(subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True,
+                                      text=True, check=True).stdout)
+    for prog in progs:
+        if prog.get("name") != "kp_ms_exit":
+            continue
+        for mid in prog.get("map_ids", []):
+            info = json.loads(subprocess.run(["bpftool", "-j", "map", "show", "id", str(mid)],
+                                             capture_output=True, text=True).stdout or "{}")
+            if info.get("name") != "targets":
+                continue
+            dump = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "id", str(mid)],
+                                             capture_output=True, text=True).stdout or "[]")
+            keys = {e["formatted"]["key"] for e in dump}
+            if pid in keys:
+                return keys
+    return None
+
+
+def test_exited_children_leave_targets():
+    """Followed children that exited leave the BPF filter: 20 short-lived children of a shell
+    (each probed, then gone) and, while the shell sleeps, the filter holds exactly the
+    shell and its sleeping child, never a pid of an exited process (which the kernel would
+    give to another process next)."""
+    script = "echo $$; for i in $(seq 20); do /bin/true; done; sleep 30 & echo $!; wait"
+    p = subprocess.Popen([CLI, "memscope", "--no-markers", "-o", "/dev/null", "--", "sh", "-c",
+                          script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        sh_pid = int(p.stdout.readline())
+        sleep_pid = int(p.stdout.readline())
+        keys = None
+        for _ in range(200):
+            keys = memscope_targets(sh_pid)
+            if keys == {sh_pid, sleep_pid}:
+                break
+            time.sleep(0.05)
+        assert keys == {sh_pid, sleep_pid}, (keys, sh_pid, sleep_pid)
+        os.kill(sleep_pid, signal.SIGKILL)
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()

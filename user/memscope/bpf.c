@@ -195,6 +195,15 @@ int kp_ms_bpf_set_target(struct kp_ms_bpf *b, int tgid, int state)
 	return 0;
 }
 
+int kp_ms_bpf_update_target(struct kp_ms_bpf *b, int tgid, int state)
+{
+	__u32 key = (__u32)tgid;
+	__u8 v = (__u8)state;
+	int fd = bpf_map__fd(b->skel->maps.targets);
+
+	return bpf_map_update_elem(fd, &key, &v, BPF_EXIST) ? -errno : 0;
+}
+
 int kp_ms_bpf_target_state(struct kp_ms_bpf *b, int tgid)
 {
 	__u32 key = (__u32)tgid;

@@ -76,6 +76,8 @@ int kp_ms_bpf_set_target(struct kp_ms_bpf *b, int tgid, int state);
 int kp_ms_bpf_place_probes(struct kp_ms_bpf *b, int tgid, const struct kp_ms_plan *plan);
 /* the state of <tgid> in the filter, 0 when it is not there */
 int kp_ms_bpf_target_state(struct kp_ms_bpf *b, int tgid);
+/* <tgid>'s state, only while it is in the filter: -ENOENT once it left (its process exited) */
+int kp_ms_bpf_update_target(struct kp_ms_bpf *b, int tgid, int state);
 /* The tracepoints of use evidence and processes; a missing page-fault tracepoint is a
  * warning (<no_faults> set), not a failure. */
 int kp_ms_bpf_attach_tracepoints(struct kp_ms_bpf *b, bool *no_faults);

@@ -258,7 +258,9 @@ static void follow_child(struct kp_ms *m, int pid, bool stops)
 		kp_sym_record_pid((pid_t)pid, 0);
 		kp_clear();
 	}
-	kp_ms_bpf_set_target(m->bpf, pid, KP_MS_TARGET_ON);
+	/* only while it is a target: one that exited meanwhile left the map (kp_ms_exit), and its
+	 * pid may already be another process's */
+	kp_ms_bpf_update_target(m->bpf, pid, KP_MS_TARGET_ON);
 	kill(pid, SIGCONT);
 }
 
