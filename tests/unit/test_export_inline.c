@@ -192,3 +192,25 @@ Test(export_inline, json_says_inlined, .init = build)
 	cJSON_Delete(root);
 	free(buf);
 }
+
+/* the flame graph: the three inlined functions drawn as such (kind "i", "(inlined;" in their
+ * tooltip), chain and main as plain user frames */
+Test(export_inline, svg_marks_inline_frames, .init = build)
+{
+	static const char *const names[] = { "leaf", "mid", "top", "chain(unsigned int)", "main" };
+	char *buf = NULL, want[128];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct kp_profile_meta m = { .event = "cpu-clock" };
+	unsigned i;
+
+	cr_assert_eq(kp_export_svg(f, recs, 3, &m), 0);
+	fclose(f);
+	for (i = 0; i < 5; i++) {
+		snprintf(want, sizeof(want), "data-k=\"%c\"><title>%s (%s", i < 3 ? 'i' : 'u',
+			 names[i], i < 3 ? "inlined; 6 samples" : "");
+		cr_assert(strstr(buf, want), "%s not in the SVG", want);
+	}
+	cr_assert_null(strstr(buf, "data-k=\"i\"><title>main"));
+	free(buf);
+}

@@ -224,6 +224,7 @@ enum kp_frame_kind {
 	KP_FRAME_USER,
 	KP_FRAME_KERNEL,
 	KP_FRAME_BLOCKED, /* time off the cpu ("[off-cpu]") */
+	KP_FRAME_INLINE, /* a user function inlined into the frame below it */
 };
 
 struct kp_flame_frame {

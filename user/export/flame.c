@@ -4,7 +4,8 @@
  * file: a tooltip per frame with its value and percentage, click to zoom into a frame, Search
  * (or Ctrl-F) to highlight frames by regular expression with the share they match. The
  * frames are drawn by this file; the script only rescales them. Colours tell user frames
- * (warm), kernel frames (orange) and frames of time off the CPU (blues) apart.
+ * (warm), inlined user functions (aqua, as flamegraph.pl draws "_[i]"; "(inlined)" in their
+ * tooltip), kernel frames (orange) and frames of time off the CPU (blues) apart.
  *
  * Every frame's <g> carries its value (data-v), the part of it spent off the CPU (data-b),
  * its offset from the left in the same unit (data-x) and its depth (data-d): the script
@@ -19,6 +20,7 @@
 #include "export.h"
 #include "flame_js.h"
 #include "kperf/pcerrc.h"
+#include "sym/sym.h"
 
 #define WIDTH 1200.0
 #define PAD 10.0 /* left and right */
@@ -268,6 +270,11 @@ static void colour(const struct node *x, char *buf, size_t size)
 			rgb[2] = 20 + 40 * c;
 		}
 		break;
+	case KP_FRAME_INLINE:
+		rgb[0] = 50 + 40 * a;
+		rgb[1] = off ? 150 + 30 * b : 190 + 40 * b;
+		rgb[2] = off ? 225 + 30 * c : 180 + 40 * c;
+		break;
 	case KP_FRAME_BLOCKED:
 		rgb[0] = 40 + 30 * a;
 		rgb[1] = 50 + 40 * b;
@@ -291,7 +298,7 @@ static void colour(const struct node *x, char *buf, size_t size)
 
 static const char *kind_code(enum kp_frame_kind k)
 {
-	static const char *const codes[] = { "r", "p", "u", "k", "b" };
+	static const char *const codes[] = { "r", "p", "u", "k", "b", "i" };
 
 	return (unsigned)k < KP_ARRAY_SIZE(codes) ? codes[k] : "u";
 }
@@ -332,7 +339,7 @@ static void frame(struct svg *s, uint32_t i, unsigned depth, uint64_t x0)
 		"\" data-d=\"%u\" data-k=\"%s\"><title>",
 		x->value, x->blocked, x0, depth, kind_code(x->kind));
 	put_text(s->out, x->name, SIZE_MAX);
-	fputs(" (", s->out);
+	fputs(x->kind == KP_FRAME_INLINE ? " (inlined; " : " (", s->out);
 	put_value(s->out, s->m->unit, x->value);
 	fprintf(s->out, ", %.2f%%", total ? 100.0 * (double)x->value / (double)total : 0);
 	if (x->blocked)
@@ -409,6 +416,13 @@ static const char *profile_title(const struct kp_profile_meta *m)
 	return "CPU Flame Graph";
 }
 
+static enum kp_frame_kind frame_kind(const struct Symbol *s)
+{
+	if (s->addr >= KERNEL_MIN)
+		return KP_FRAME_KERNEL;
+	return kp_sym_is_inline(s) ? KP_FRAME_INLINE : KP_FRAME_USER;
+}
+
 int kp_export_svg(FILE *f, const struct PmuData *d, int n, const struct kp_profile_meta *m)
 {
 	struct kp_flame_frame *frames = calloc(MAX_DEPTH + 2, sizeof(*frames));
@@ -436,9 +450,7 @@ int kp_export_svg(FILE *f, const struct PmuData *d, int n, const struct kp_profi
 			const struct Symbol *s = chain[j]->symbol;
 
 			kp_frame_label(s, labels[j], sizeof(labels[j]));
-			frames[k++] = (struct kp_flame_frame){ labels[j], s->addr >= KERNEL_MIN ?
-										  KP_FRAME_KERNEL :
-										  KP_FRAME_USER };
+			frames[k++] = (struct kp_flame_frame){ labels[j], frame_kind(s) };
 		}
 		if (blocked && m->mark_blocked)
 			frames[k++] = (struct kp_flame_frame){ "[off-cpu]", KP_FRAME_BLOCKED };
