@@ -387,6 +387,7 @@ FUZZ_SRCS  := $(wildcard tests/fuzz/*.c)
 FUZZERS    := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_RUNS  ?= 2000000
 FUZZ_TEST_RUNS ?= 200000
+FUZZ_TEST_SECONDS ?= 30
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -fsanitize=fuzzer-no-link,address,undefined -D_GNU_SOURCE -w \
 	       -Iinclude -Iuser -I$(BUILD) -I$(BUILD)/gen -Ibpf $(PKG_CFLAGS)
 FUZZ_LIB   := $(BUILD)/fuzz/libkperf-bpf-fuzz.a
@@ -403,15 +404,26 @@ $(BUILD)/fuzz/obj/gen/profile.pb-c.o: $(BUILD)/gen/profile.pb-c.c
 $(FUZZ_LIB): $(FUZZ_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB)
-	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(PKG_LIBS) -lstdc++ \
-		-lpthread -ldl -lm
+# a target of a part outside the library (the agent's) is built with that part's sources
+FUZZ_EXTRA_agent_config := user/agent/config.c
 
-# run each target <runs> times over its seeds and the corpus it grew before
+.SECONDEXPANSION:
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB) $$(FUZZ_EXTRA_$$*)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_EXTRA_$*) $(FUZZ_LIB) $(PKG_LIBS) \
+		-lstdc++ -lpthread -ldl -lm
+
+# the longest input worth trying per target (event names longer than 511 bytes are refused
+# at once; the rest are matched against every known name for a "did you mean": slow)
+FUZZ_LEN_event_spec := 600
+
+# run each target <runs> times (or for <2> seconds, if given, whichever ends first) over its
+# seeds and the corpus it grew before
 define run_fuzzers
 	@for f in $(FUZZERS); do n=$$(basename $$f); mkdir -p $(BUILD)/fuzz/corpus/$$n; \
-		echo "fuzz $$n: $(1) runs"; \
-		$$f -runs=$(1) -max_len=8192 -rss_limit_mb=1024 $(BUILD)/fuzz/corpus/$$n \
+		len=8192; [ $$n = event_spec ] && len=$(FUZZ_LEN_event_spec); \
+		echo "fuzz $$n: $(1) runs$(if $(2), (at most $(2) s))"; \
+		$$f -runs=$(1) $(if $(2),-max_total_time=$(2)) -max_len=$$len -rss_limit_mb=1024 \
+		$(BUILD)/fuzz/corpus/$$n \
 		tests/fuzz/seeds/$$n > $(BUILD)/fuzz/$$n.log 2>&1 || \
 		{ tail -40 $(BUILD)/fuzz/$$n.log; exit 1; }; tail -1 $(BUILD)/fuzz/$$n.log; done
 endef
@@ -420,7 +432,7 @@ fuzz: $(FUZZERS)
 	$(call run_fuzzers,$(FUZZ_RUNS))
 
 test-fuzz: $(FUZZERS)
-	$(call run_fuzzers,$(FUZZ_TEST_RUNS))
+	$(call run_fuzzers,$(FUZZ_TEST_RUNS),$(FUZZ_TEST_SECONDS))
 
 # ---- install ----
 
