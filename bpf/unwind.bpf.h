@@ -113,24 +113,29 @@ struct kp_uw_hint {
 };
 
 /* a perf_event program's registers into a hint: read field by field at constant offsets (the
- * verifier refuses a context pointer moved and dereferenced) */
+ * verifier refuses a context pointer moved and dereferenced, and wants 8-byte loads of the
+ * registers). The layout is the ABI's (bpf_user_pt_regs_t, user_regs.h), not CO-RE's: the
+ * kernel's x86 pt_regs made cs a u16 in a union (6.9, FRED) and was "unsigned short cs,
+ * __csh" before, so a relocated 8-byte load of cs is refused by libbpf on 5.10 and 6.1
+ * ("unexpected mem size: got 8, exp 2") and sampling did not load there. */
+#define KP_UW_HINT_REGS(ctx) ((const volatile struct kp_user_regs *)(ctx))
 #if defined(__TARGET_ARCH_x86)
-#define KP_UW_HINT_OF(ctx, h)                                                    \
-	do {                                                                     \
-		(h)->user = (*(const volatile __u64 *)&(ctx)->regs.cs & 3) == 3; \
-		(h)->pc = (ctx)->regs.ip;                                        \
-		(h)->sp = (ctx)->regs.sp;                                        \
-		(h)->fp = (ctx)->regs.bp;                                        \
-		(h)->lr = 0;                                                     \
+#define KP_UW_HINT_OF(ctx, h)                                    \
+	do {                                                     \
+		(h)->user = (KP_UW_HINT_REGS(ctx)->cs & 3) == 3; \
+		(h)->pc = KP_UW_HINT_REGS(ctx)->ip;              \
+		(h)->sp = KP_UW_HINT_REGS(ctx)->sp;              \
+		(h)->fp = KP_UW_HINT_REGS(ctx)->bp;              \
+		(h)->lr = 0;                                     \
 	} while (0)
 #else
-#define KP_UW_HINT_OF(ctx, h)                                \
-	do {                                                 \
-		(h)->user = ((ctx)->regs.pstate & 0xf) == 0; \
-		(h)->pc = (ctx)->regs.pc;                    \
-		(h)->sp = (ctx)->regs.sp;                    \
-		(h)->fp = (ctx)->regs.regs[29];              \
-		(h)->lr = (ctx)->regs.regs[30];              \
+#define KP_UW_HINT_OF(ctx, h)                                          \
+	do {                                                           \
+		(h)->user = (KP_UW_HINT_REGS(ctx)->pstate & 0xf) == 0; \
+		(h)->pc = KP_UW_HINT_REGS(ctx)->pc;                    \
+		(h)->sp = KP_UW_HINT_REGS(ctx)->sp;                    \
+		(h)->fp = KP_UW_HINT_REGS(ctx)->regs[29];              \
+		(h)->lr = KP_UW_HINT_REGS(ctx)->regs[30];              \
 	} while (0)
 #endif
 
