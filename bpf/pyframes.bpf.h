@@ -226,7 +226,8 @@ __attribute__((noinline)) int kp_py_emit(__u32 unused)
 				break;
 			}
 		}
-		if (!kp_py_rd(&code, fr + pp->l.fr_code) || !kp_py_rd(&prev, fr + pp->l.fr_previous))
+		if (!kp_py_rd(&code, fr + pp->l.fr_code) ||
+		    !kp_py_rd(&prev, fr + pp->l.fr_previous))
 			goto fault;
 		if (pp->l.fr_is_entry != KP_PY_NONE) {
 			if (!kp_py_rd8(&b, fr + pp->l.fr_is_entry))
@@ -234,7 +235,8 @@ __attribute__((noinline)) int kp_py_emit(__u32 unused)
 			entry = b != 0;
 		}
 		if (w->n < w->max && w->n < KP_CAP_MAX_FRAMES && code) {
-			s->ip[KP_BOUND(w->n, KP_CAP_MAX_FRAMES)] = KP_PY_TAG | (code & KP_PY_ADDR_MASK);
+			s->ip[KP_BOUND(w->n, KP_CAP_MAX_FRAMES)] = KP_PY_TAG |
+								   (code & KP_PY_ADDR_MASK);
 			w->n += 1;
 			put++;
 			kp_py_note_code(w->tgid, code);

@@ -66,10 +66,11 @@ int kp_sample_unwind_prepare(struct kp_pmu *p, struct bpf_object *obj)
 	bpf_map__set_max_entries(procs, on ? (p->npids > 0 ? PROCS_TARGETED : PROCS_ALL) : 1);
 	on = on && p->opts.pythonFrames != KPERF_PY_FRAMES_OFF;
 	if (p->opts.pythonFrames > KPERF_PY_FRAMES_OFF)
-		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
-			       "pythonFrames is KPERF_PY_FRAMES_ON (0), _KEEP_INTERP (1) or _OFF (2), "
-			       "not %u",
-			       p->opts.pythonFrames);
+		return kp_fail(
+			KPERF_ERR_INVALID_ATTR, -EINVAL,
+			"pythonFrames is KPERF_PY_FRAMES_ON (0), _KEEP_INTERP (1) or _OFF (2), "
+			"not %u",
+			p->opts.pythonFrames);
 	bpf_map__set_max_entries(map_of(obj, "kp_py_procs"),
 				 on ? (p->npids > 0 ? PROCS_TARGETED : PROCS_ALL) : 1);
 	bpf_map__set_max_entries(map_of(obj, "kp_py_threads"), on ? PY_THREADS : 1);
