@@ -6,6 +6,9 @@
                    measures each one's thread CPU time and prints, on its last line,
                    "shares heavy=H outer=O inner=I encode=E" (percent of the process's CPU
                    time, startup included, as a profile of the whole process counts it)
+  work SECONDS     heavy(), outer() and encode() in turn, about SECONDS of CPU time of work,
+                   a fixed amount; prints "work cpu=C wall=W" (its seconds, traced or
+                   not: bench/pyframes_overhead.sh compares them)
   threads SECONDS  two threads named pyalpha and pybeta (their /proc comm) run alpha() and
                    beta() for SECONDS of wall time each
 """
@@ -66,6 +69,16 @@ def shares(seconds):
     print("shares " + " ".join("%s=%.1f" % (k, 100 * v / total) for k, v in spent.items()))
 
 
+def work(seconds):
+    rounds = max(1, int(seconds * 200))  # about 5 ms of CPU a round here
+    c0, w0 = time.process_time(), time.perf_counter()
+    for _ in range(rounds):
+        heavy(30000)
+        outer(30000)
+        encode(8)
+    print("work cpu=%.4f wall=%.4f" % (time.process_time() - c0, time.perf_counter() - w0))
+
+
 def alpha(end):
     while time.time() < end:
         heavy(5000)
@@ -97,4 +110,4 @@ def threads(seconds):
 
 
 if __name__ == "__main__":
-    {"shares": shares, "threads": threads}[sys.argv[1]](float(sys.argv[2]))
+    {"shares": shares, "threads": threads, "work": work}[sys.argv[1]](float(sys.argv[2]))
