@@ -445,6 +445,7 @@ int BPF_PROG(kp_uw_exec, struct task_struct *p, pid_t old_pid, struct linux_binp
 {
 	__u32 tgid = kp_pidns_current() >> 32;
 
+	bpf_map_delete_elem(&kp_py_procs, &tgid); /* another program now: looked at again */
 	if (bpf_map_delete_elem(&kp_uw_procs, &tgid) == 0)
 		kp_uw_ask(tgid);
 	return 0;

@@ -81,6 +81,11 @@ struct kp_uw_walk {
 	__u32 n; /* frames in kp_cap_scratch so far */
 	__u32 exact; /* the pc is the interrupted one, not a return address */
 	__u32 max;
+	/* CPython (pyframes.bpf.h): _PyEval_EvalFrameDefault's range (0, 0: not Python), the
+	 * next interpreter frame to show, 0 not looked for yet / 1 found / 2 none */
+	__u64 py_lo, py_hi, py_frame;
+	__u32 py_state;
+	__u32 py_pad;
 };
 
 struct {
@@ -89,6 +94,8 @@ struct {
 	__type(key, __u32);
 	__type(value, struct kp_uw_walk);
 } kp_uw_walks SEC(".maps");
+
+#include "pyframes.bpf.h"
 
 static __always_inline void kp_uw_count(__u32 idx)
 {
@@ -275,6 +282,7 @@ __attribute__((noinline)) int kp_uw_step(__u32 unused)
 	const struct kp_uw_map *m;
 	const struct kp_uw_row *r = NULL;
 	__u64 look, cfa = 0, ra = 0, fp;
+	bool keep = true;
 
 	if (!w || !s)
 		return 1;
@@ -288,13 +296,26 @@ __attribute__((noinline)) int kp_uw_step(__u32 unused)
 			s->flags |= KP_CAP_F_STOPPED;
 		return 1;
 	}
+	look = w->exact ? w->pc : w->pc - 1;
+	if (look - w->py_lo < w->py_hi - w->py_lo) {
+		/* the interpreter: its Python frames here, in its place unless it is kept */
+		keep = kp_py_emit(0) == 0 || kp_py_keep_interp;
+		if (w->n >= w->max || w->n >= KP_CAP_MAX_FRAMES) {
+			s->flags |= KP_CAP_F_TRUNCATED;
+			kp_uw_count(KP_UW_CNT_TRUNCATED);
+			return 1;
+		}
+	}
 	at = w->n;
-	s->ip[KP_BOUND(at, KP_CAP_MAX_FRAMES)] = w->pc;
-	w->n = at + 1;
+	if (keep) {
+		s->ip[KP_BOUND(at, KP_CAP_MAX_FRAMES)] = w->pc;
+		w->n = at + 1;
+	} else {
+		at = KP_CAP_MAX_FRAMES; /* not stored: no frame of its own to mark */
+	}
 	proc = bpf_map_lookup_elem(&kp_uw_procs, &w->tgid);
 	if (!proc)
 		return 1;
-	look = w->exact ? w->pc : w->pc - 1;
 	m = kp_uw_find_map(proc, look);
 	if (!m) {
 		s->flags |= KP_CAP_F_UNKNOWN_MAP;
@@ -385,6 +406,7 @@ static __always_inline int kp_uw_unwind(const struct kp_uw_hint *hint, struct kp
 {
 	__u32 zero = 0, i, tgid = kp_pidns_current() >> 32;
 	struct kp_uw_walk *w = bpf_map_lookup_elem(&kp_uw_walks, &zero);
+	const struct kp_py_proc *py;
 
 	if (!w)
 		return -1;
@@ -401,6 +423,11 @@ static __always_inline int kp_uw_unwind(const struct kp_uw_hint *hint, struct kp
 	w->n = 0;
 	w->exact = 1;
 	w->max = KP_UW_MAX_DEPTH;
+	py = bpf_map_lookup_elem(&kp_py_procs, &tgid);
+	w->py_lo = py ? py->eval_lo : 0;
+	w->py_hi = py ? py->eval_hi : 0;
+	w->py_frame = 0;
+	w->py_state = 0;
 	s->flags = KP_CAP_F_DWARF;
 	s->fp_mask[0] = 0;
 	s->fp_mask[1] = 0;

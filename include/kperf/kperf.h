@@ -64,10 +64,20 @@ struct KperfPmuOpts {
 	 * built without frame pointers, as distributions build. KPERF_CALL_GRAPH_FP: frame
 	 * pointers only (the kernel's bpf_get_stack), as libkperf */
 	unsigned callGraph;
+	/* SAMPLING with callStack and KPERF_CALL_GRAPH_DWARF: the frames of CPython processes
+	 * (3.11). KPERF_PY_FRAMES_ON (0, the default): each native _PyEval_EvalFrameDefault frame
+	 * is replaced by the Python functions it was running ("module.qualname", the .py file as
+	 * module and fileName, the function's first line); KPERF_PY_FRAMES_KEEP_INTERP: the
+	 * same, the interpreter's frames kept under them; KPERF_PY_FRAMES_OFF: native frames */
+	unsigned pythonFrames;
 };
 
 #define KPERF_CALL_GRAPH_DWARF 0
 #define KPERF_CALL_GRAPH_FP 1
+
+#define KPERF_PY_FRAMES_ON 0
+#define KPERF_PY_FRAMES_KEEP_INTERP 1
+#define KPERF_PY_FRAMES_OFF 2
 
 /* PmuOpen with kperf-bpf's options; opts may be NULL (PmuOpen(t, a) is KperfOpen(t, a, NULL)). */
 int KperfOpen(enum PmuTaskType collectType, struct PmuAttr *attr, const struct KperfPmuOpts *opts);

@@ -37,6 +37,7 @@ struct record_opts {
 	unsigned freq, period;
 	bool callstack;
 	unsigned call_graph; /* KPERF_CALL_GRAPH_* */
+	unsigned python_frames; /* KPERF_PY_FRAMES_* */
 	int *pids;
 	int npids;
 	int *cpus;
@@ -66,6 +67,9 @@ static void usage(FILE *f)
 	      "      --call-graph MODE   -g, user stacks unwound by MODE: dwarf (the default:\n"
 	      "                          from each file's .eh_frame, complete without frame\n"
 	      "                          pointers) or fp (frame pointers only)\n"
+	      "      --python MODE       -g dwarf, CPython 3.11 processes: on (the default: the\n"
+	      "                          Python functions in place of the interpreter's\n"
+	      "                          frames), interp (both), off (native frames only)\n"
 	      "  -p, --pid PID,...       these processes (all threads, and their children)\n"
 	      "  -a, --all-cpus          every process (the default without -p or a command;\n"
 	      "                          with a command: while it runs)\n"
@@ -158,13 +162,15 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		OPT_NOINLINE,
 		OPT_OFFCPU,
 		OPT_WALL,
-		OPT_CALL_GRAPH
+		OPT_CALL_GRAPH,
+		OPT_PYTHON
 	};
 	static const struct option longopts[] = {
 		{ "event", required_argument, NULL, 'e' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+		{ "python", required_argument, NULL, OPT_PYTHON },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "all-cpus", no_argument, NULL, 'a' },
 		{ "cpu", required_argument, NULL, 'C' },
@@ -223,6 +229,20 @@ static int parse(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'g':
 			o->callstack = true;
+			break;
+		case OPT_PYTHON:
+			if (!strcmp(optarg, "on")) {
+				o->python_frames = KPERF_PY_FRAMES_ON;
+			} else if (!strcmp(optarg, "interp")) {
+				o->python_frames = KPERF_PY_FRAMES_KEEP_INTERP;
+			} else if (!strcmp(optarg, "off")) {
+				o->python_frames = KPERF_PY_FRAMES_OFF;
+			} else {
+				fprintf(stderr,
+					"kperf-bpf record: --python is on, interp or off, not '%s'\n",
+					optarg);
+				return -1;
+			}
 			break;
 		case OPT_CALL_GRAPH:
 			if (!strcmp(optarg, "dwarf")) {
@@ -396,6 +416,7 @@ int cmd_record(int argc, char **argv)
 		attr.period = o.period;
 	attr.callStack = o.callstack;
 	popts.callGraph = o.call_graph;
+	popts.pythonFrames = o.python_frames;
 	attr.symbolMode = o.symbols;
 	attr.cpuList = o.cpus;
 	attr.numCpu = (unsigned)o.ncpus;

@@ -211,6 +211,7 @@ struct kp_sampling {
 
 	/* user stacks from unwind tables (sample_unwind.c) */
 	struct kp_uw_loader *uw;
+	struct kp_py *py; /* CPython processes (runtime/python.h), under uw_lock */
 	struct bpf_link *uw_exec_link, *uw_mmap_link;
 	pthread_t uw_poller; /* loads what the BPF side asks for */
 	pthread_mutex_t uw_lock; /* the loader: the poller, drains, reads */
@@ -238,6 +239,8 @@ void kp_sample_unwind_poll(struct kp_pmu *p);
 void kp_sample_unwind_close(struct kp_sampling *s);
 /* warnings of what could not be unwound; <cap_fails>: the counters of enum kp_cap_fail */
 void kp_sample_unwind_warn(struct kp_pmu *p);
+/* the code objects of Python frames copied by BPF, to the resolver (before stacks resolve) */
+void kp_sample_unwind_py_codes(struct kp_pmu *p);
 
 /* does the task resolve symbols? */
 static inline bool kp_sampling_resolving(const struct kp_pmu *p)

@@ -17,6 +17,7 @@
 #include "core/core.h"
 #include "kperf/pcerrc.h"
 #include "stack/stack.h"
+#include "runtime/python.h"
 #include "unwind/unwind.h"
 #include "pmu.h"
 #include "sample.h"
@@ -26,6 +27,8 @@
 #define PROCS_TARGETED 1024 /* the targets and the processes they start */
 #define PROCS_ALL 4096
 #define POLL_MS 10
+#define PY_THREADS 8192 /* threads whose PyThreadState is remembered */
+#define PY_CODES 16384 /* code objects copied between two drains */
 
 bool kp_sampling_unwinds(const struct kp_pmu *p)
 {
@@ -61,6 +64,17 @@ int kp_sample_unwind_prepare(struct kp_pmu *p, struct bpf_object *obj)
 	if (on)
 		bpf_map__set_map_flags(rows, bpf_map__map_flags(rows) | BPF_F_MMAPABLE);
 	bpf_map__set_max_entries(procs, on ? (p->npids > 0 ? PROCS_TARGETED : PROCS_ALL) : 1);
+	on = on && p->opts.pythonFrames != KPERF_PY_FRAMES_OFF;
+	if (p->opts.pythonFrames > KPERF_PY_FRAMES_OFF)
+		return kp_fail(
+			KPERF_ERR_INVALID_ATTR, -EINVAL,
+			"pythonFrames is KPERF_PY_FRAMES_ON (0), _KEEP_INTERP (1) or _OFF (2), "
+			"not %u",
+			p->opts.pythonFrames);
+	bpf_map__set_max_entries(map_of(obj, "kp_py_procs"),
+				 on ? (p->npids > 0 ? PROCS_TARGETED : PROCS_ALL) : 1);
+	bpf_map__set_max_entries(map_of(obj, "kp_py_threads"), on ? PY_THREADS : 1);
+	bpf_map__set_max_entries(map_of(obj, "kp_py_codes"), on ? PY_CODES : 1);
 	bpf_program__set_autoload(exec, on);
 	/* new code mapped: a kprobe where the kernel has kprobes, else the mmap system call's
 	 * exit (a kernel built without kprobes) */
@@ -69,6 +83,11 @@ int kp_sample_unwind_prepare(struct kp_pmu *p, struct bpf_object *obj)
 		bpf_program__set_autoload(mmap_sys, on && !kprobes);
 	}
 	return 0;
+}
+
+static void py_on_pid(void *ctx, int pid)
+{
+	kp_py_add_pid(ctx, pid);
 }
 
 /* the processes the BPF side asks for, every POLL_MS: a command just exec'ed gets its tables
@@ -102,6 +121,14 @@ int kp_sample_unwind_start(struct kp_pmu *p, struct bpf_object *obj)
 	if (!s->uw)
 		return kp_fail(LIBPERF_ERR_FAIL_MMAP, -errno,
 			       "cannot map the unwind table array: %s", strerror(errno));
+	if (p->opts.pythonFrames != KPERF_PY_FRAMES_OFF) {
+		s->py = kp_py_new(bpf_map__fd(map_of(obj, "kp_py_procs")),
+				  bpf_map__fd(map_of(obj, "kp_py_codes")),
+				  bpf_map__fd(map_of(obj, "kp_py_counters")));
+		if (!s->py)
+			return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+		kp_uw_loader_on_pid(s->uw, py_on_pid, s->py);
+	}
 	err = kp_tracefs_need("unwinding the user stacks of processes", "sched:sched_process_exec");
 	if (err)
 		return err;
@@ -151,6 +178,19 @@ void kp_sample_unwind_close(struct kp_sampling *s)
 	s->uw_mmap_link = NULL;
 	kp_uw_loader_free(s->uw);
 	s->uw = NULL;
+	kp_py_free(s->py);
+	s->py = NULL;
+}
+
+void kp_sample_unwind_py_codes(struct kp_pmu *p)
+{
+	struct kp_sampling *s = p->sampling;
+
+	if (!s->py)
+		return;
+	pthread_mutex_lock(&s->uw_lock);
+	kp_py_drain_codes(s->py);
+	pthread_mutex_unlock(&s->uw_lock);
 }
 
 /* what could not be unwound from tables, once per new loss */
@@ -158,12 +198,17 @@ void kp_sample_unwind_warn(struct kp_pmu *p)
 {
 	struct kp_sampling *s = p->sampling;
 	struct kp_uw_load_stats st;
+	const char *note;
+	char py_note[600] = "";
 	uint64_t late;
 
 	if (!s->uw)
 		return;
 	pthread_mutex_lock(&s->uw_lock);
 	kp_uw_loader_stats(s->uw, &st);
+	note = s->py ? kp_py_next_note(s->py) : NULL;
+	if (note)
+		snprintf(py_note, sizeof(py_note), "%s", note);
 	pthread_mutex_unlock(&s->uw_lock);
 	late = st.counters[KP_UW_CNT_NO_PROC] + st.counters[KP_UW_CNT_UNKNOWN_MAP];
 	if (late > s->uw_late_warned) {
@@ -184,4 +229,7 @@ void kp_sample_unwind_warn(struct kp_pmu *p)
 			(unsigned long long)st.rows_cap);
 		s->uw_full_warned = st.tables_full;
 	}
+	/* last: the reason a Python process has native frames only, said once */
+	if (py_note[0])
+		kp_warn(KPERF_WARN_SYM_INCOMPLETE, "%s", py_note);
 }

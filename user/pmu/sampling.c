@@ -317,6 +317,7 @@ static int load(struct kp_pmu *p)
 	bpf_program__set_autoload(skel->progs.kp_tp_exit, follows_processes(p));
 	bpf_map__set_max_entries(skel->maps.targets, p->npids > 0 ? 65536 : 1);
 	skel->rodata->kp_uw_on = kp_sampling_unwinds(p);
+	skel->rodata->kp_py_keep_interp = p->opts.pythonFrames == KPERF_PY_FRAMES_KEEP_INTERP;
 	err = kp_sample_unwind_prepare(p, skel->obj);
 	if (err)
 		return err;
@@ -699,6 +700,7 @@ int kp_sampling_drain_locked(struct kp_pmu *p)
 		/* a sample that read the old generation finishes its update within
 		 * microseconds (it runs in interrupt context); then the old map is quiet */
 		nanosleep(&grace, NULL);
+		kp_sample_unwind_py_codes(p); /* every code object of the samples drained next */
 		err = kp_sampling_drain_map(p, s->counts_fd[old & 1]);
 	}
 	if (!err)
@@ -706,6 +708,7 @@ int kp_sampling_drain_locked(struct kp_pmu *p)
 	if (!err && s->rb) {
 		size_t first = s->nrecs;
 
+		kp_sample_unwind_py_codes(p);
 		ring_buffer__consume(s->rb);
 		for (i = first; i < s->nrecs; i++)
 			kp_sampling_note_process(p, (int)s->recs[i]->tgid);

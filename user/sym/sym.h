@@ -95,6 +95,11 @@ int kp_sym_resolve_addr(pid_t pid, uint64_t addr, unsigned flags, struct Symbol 
 int kp_sym_resolve_stack(pid_t pid, const uint64_t *addrs, unsigned nr, unsigned flags,
 			 struct Stack **out);
 
+/* The code object at <code> of Python process <pid> (a frame KP_PY_TAG | code of its stacks,
+ * bpf/pyframes.h) is <qualname>, defined at <filename>:<line> (sym_py.c). */
+int kp_sym_add_pycode(pid_t pid, uint64_t code, const char *qualname, const char *filename,
+		      unsigned line);
+
 /* Forget everything about <pid> (its mappings, symbols, stacks): pointers returned for it
  * become invalid. Files stay cached for other processes. */
 void kp_sym_forget_pid(pid_t pid);
@@ -165,6 +170,11 @@ extern char sym_unknown_str[];
 extern struct sym_counters {
 	uint64_t symbols, stacks, inline_frames;
 } sym_counters;
+
+/* ---- sym_py.c ---- */
+
+/* the Symbol of Python frame <addr> (KP_PY_TAG | code) of <p> (NULL: found by <pid>) */
+int sym_py_resolve(struct sym_proc *p, pid_t pid, uint64_t addr, struct Symbol **out);
 
 /* ---- sym_stack.c ---- */
 
@@ -563,6 +573,7 @@ struct sym_proc {
 	bool jvm_refused; /* it refused (said once): never asked again */
 
 	struct sym_hmap symbols; /* (addr, flags) -> struct Symbol */
+	struct sym_hmap pycodes; /* (code object address, 0) -> struct Symbol (sym_py.c) */
 	struct sym_hmap stacks; /* hash -> struct sym_stack_ent chain */
 	struct sym_arena arena; /* Symbols, Stack nodes, stack keys */
 	struct sym_inl_store inl; /* the inline frames of its Symbols */

@@ -462,6 +462,7 @@ void sym_proc_free(struct sym_proc *p)
 	free(p->jit);
 	free(p->jit_names);
 	sym_hmap_free(&p->symbols);
+	sym_hmap_free(&p->pycodes);
 	sym_hmap_free(&p->stacks);
 	sym_inl_store_free(&p->inl);
 	sym_arena_free(&p->arena);

@@ -15,10 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <linux/types.h>
 
 #include "core/core.h"
 #include "kperf/pcerrc.h"
 #include "kperf/symbol.h"
+#include "pyframes.h"
 #include "sym.h"
 
 #define UNKNOWN sym_unknown_str
@@ -374,6 +376,8 @@ int sym_resolve_one(struct sym_proc *p, pid_t pid, uint64_t addr, unsigned flags
 	int err;
 
 	flags &= KEY_FLAGS;
+	if ((addr & KP_PY_TAG_MASK) == KP_PY_TAG)
+		return sym_py_resolve(p, pid, addr, out);
 	if (addr >= KP_SYM_KERNEL_START)
 		return resolve_kernel(addr, flags, out);
 	if (!p) {

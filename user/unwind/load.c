@@ -35,7 +35,15 @@ struct kp_uw_loader {
 	struct placed *placed;
 	size_t nplaced, capplaced;
 	struct kp_uw_load_stats st;
+	void (*on_pid)(void *ctx, int pid);
+	void *on_pid_ctx;
 };
+
+void kp_uw_loader_on_pid(struct kp_uw_loader *l, void (*fn)(void *ctx, int pid), void *ctx)
+{
+	l->on_pid = fn;
+	l->on_pid_ctx = ctx;
+}
 
 struct kp_uw_loader *kp_uw_loader_new(int rows_fd, uint32_t cap, int procs_fd, int want_fd,
 				      int counters_fd)
@@ -226,6 +234,8 @@ int kp_uw_loader_add_pid(struct kp_uw_loader *l, int pid)
 	free(proc);
 	if (!err)
 		l->st.pids++;
+	if (!err && l->on_pid)
+		l->on_pid(l->on_pid_ctx, pid);
 	return err;
 }
 

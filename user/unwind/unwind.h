@@ -116,6 +116,8 @@ void kp_uw_loader_free(struct kp_uw_loader *l);
 /* (Re)load the executable mappings of process <pid> (as the caller sees it): 0 or -errno */
 int kp_uw_loader_add_pid(struct kp_uw_loader *l, int pid);
 void kp_uw_loader_forget(struct kp_uw_loader *l, int pid);
+/* <fn>(<ctx>, pid) after each process loaded (the Python frame reader looks at it too) */
+void kp_uw_loader_on_pid(struct kp_uw_loader *l, void (*fn)(void *ctx, int pid), void *ctx);
 /* load the processes the BPF side asked for; how many were loaded */
 int kp_uw_loader_poll(struct kp_uw_loader *l);
 void kp_uw_loader_stats(const struct kp_uw_loader *l, struct kp_uw_load_stats *s);

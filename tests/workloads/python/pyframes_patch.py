@@ -1,0 +1,56 @@
+"""pyframes_patch.py - copies of a CPython interpreter that the Python-frame reader must refuse
+(tests/integration/test_pyframes.c): `version SRC DST` writes 3.99 into Py_Version (the
+interpreter runs as before: its version macros are compiled in), `strip SRC DST` renames
+_PyRuntime in .dynsym's strings (to _PyRuntimX) and drops .symtab's name for it, as a file
+stripped of the symbols that locate the runtime state would be."""
+import shutil
+import struct
+import sys
+
+
+def sections(b):
+    shoff, = struct.unpack_from("<Q", b, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", b, 0x3A)
+    out = []
+    for i in range(shnum):
+        name, typ, flags, addr, off, size, link, info, align, entsize = struct.unpack_from(
+            "<IIQQQQIIQQ", b, shoff + i * shentsize)
+        out.append(dict(name=name, type=typ, addr=addr, off=off, size=size, link=link,
+                        entsize=entsize))
+    return out
+
+
+def symbols(b, secs):
+    for s in secs:
+        if s["type"] not in (2, 11):  # SHT_SYMTAB, SHT_DYNSYM
+            continue
+        strs = secs[s["link"]]
+        for i in range(s["size"] // s["entsize"]):
+            at = s["off"] + i * s["entsize"]
+            name, info, other, shndx, value, size = struct.unpack_from("<IBBHQQ", b, at)
+            end = b.index(b"\0", strs["off"] + name)
+            yield b[strs["off"] + name:end], shndx, value, strs["off"] + name
+
+
+def main(mode, src, dst):
+    shutil.copyfile(src, dst)
+    shutil.copymode(src, dst)
+    b = bytearray(open(dst, "rb").read())
+    secs = sections(b)
+    done = False
+    for name, shndx, value, name_at in list(symbols(b, secs)):
+        if mode == "version" and name == b"Py_Version":
+            sec = secs[shndx]
+            at = sec["off"] + value - sec["addr"]
+            struct.pack_into("<I", b, at, 0x036300F0)  # 3.99.0 final
+            done = True
+        elif mode == "strip" and name == b"_PyRuntime":
+            b[name_at:name_at + 10] = b"_PyRuntimX"
+            done = True
+    if not done:
+        sys.exit("nothing to patch in %s" % src)
+    open(dst, "wb").write(b)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:4])

@@ -1,0 +1,43 @@
+/*
+ * python.h - CPython processes for the BPF frame reader (bpf/pyframes.bpf.h): which processes
+ * run CPython, where their interpreter's state is (the _PyRuntime and _PyEval_EvalFrameDefault
+ * symbols of the executable or libpython, the version's layout), and the code objects BPF
+ * copied, handed to the symbol resolver. A process that cannot be read (a version whose layout
+ * is not known, an interpreter without the symbols) gets native frames only, and the reason is
+ * noted once for the caller to say.
+ */
+#ifndef KPERF_RUNTIME_PYTHON_H
+#define KPERF_RUNTIME_PYTHON_H
+
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pyframes.h"
+
+struct kp_py;
+
+/* over the maps kp_py_procs, kp_py_codes and kp_py_counters of a loaded object (fds);
+ * NULL on ENOMEM */
+struct kp_py *kp_py_new(int procs_fd, int codes_fd, int counters_fd);
+void kp_py_free(struct kp_py *py);
+
+/* Look at process <pid> (as the caller sees it) again: a CPython it can read gets its entry,
+ * anything else none. 1 when it is read as Python, 0 when not, -errno. */
+int kp_py_add_pid(struct kp_py *py, int pid);
+
+/* The code objects BPF copied since the last call, handed to the resolver (and removed from
+ * the map): how many. */
+int kp_py_drain_codes(struct kp_py *py);
+
+/* The next reason noted (once per interpreter file and reason) that a process gets native
+ * frames only, NULL when none is left; valid until the next call. */
+const char *kp_py_next_note(struct kp_py *py);
+
+/* the BPF side's counters (enum kp_py_counter), summed over the CPUs */
+void kp_py_counters(const struct kp_py *py, uint64_t out[KP_PY_CNT_MAX]);
+
+/* The layout of CPython 3.<minor> from the table (3.11, 3.12): false when not there. */
+bool kp_py_layout_of(unsigned minor, struct kp_py_layout *out);
+
+#endif
