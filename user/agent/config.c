@@ -60,7 +60,7 @@ static void usage(FILE *f)
 	      "  --max-workloads N        workloads (cgroups) with labels of their own (default\n"
 	      "                           200; the others: cgroup=\"[other]\")\n"
 	      "  --grace SECONDS          series of gone workloads stay this long (default 300)\n"
-	      "  --interval SECONDS       how often processes are resolved (default 2)\n"
+	      "  --interval SECONDS       how often the summary is folded (default 2)\n"
 	      "  --max-connections N      concurrent HTTP connections (default 32)\n"
 	      "  --kubelet-logs DIR       the kubelet's log directory, for pod names (default\n"
 	      "                           /var/log)\n"
