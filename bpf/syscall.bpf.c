@@ -20,6 +20,9 @@
  * last thread exits, a note in the exits ring tells userspace to move its rows out of the
  * map into its own table, so the map holds the live processes only.
  *
+ * With cfg.by_cgroup (the agent) the summary is by (cgroup, command, syscall) instead:
+ * syscall_cgroup.bpf.h.
+ *
  * Built twice: as is (tp_btf + task storage, needs kernel BTF) and with KPERF_COMPAT
  * (classic raw_syscalls tracepoints + an LRU hash keyed by tid, no CO-RE at all), so
  * kernels without BTF still work.
@@ -358,6 +361,8 @@ static __always_inline void late_call(__u32 tgid, __u32 nr, __u64 dur, long ret)
 	add_call(s, dur, ret);
 }
 
+#include "syscall_cgroup.bpf.h"
+
 static __always_inline void update_summary(__u32 tgid, __u32 nr, __u64 dur, long ret)
 {
 	struct kp_sys_key key = { .tgid = tgid, .nr = nr };
@@ -365,6 +370,10 @@ static __always_inline void update_summary(__u32 tgid, __u32 nr, __u64 dur, long
 	__u32 zero = 0;
 	long err;
 
+	if (cfg.by_cgroup) {
+		update_cg_summary(tgid, nr, dur, ret);
+		return;
+	}
 	if (cfg.single) {
 		/* the one process: a row per syscall number, no hash */
 		s = bpf_map_lookup_elem(&by_nr, &nr);

@@ -54,6 +54,18 @@ struct kp_sys_key {
 	__u32 nr;
 };
 
+/* the summary by cgroup (cfg.by_cgroup, map cg_summary): a row per (cgroup, command name,
+ * syscall), so that a process that lived a millisecond is still counted under its cgroup */
+struct kp_sys_cg_key {
+	__u64 cgid; /* bpf_get_current_cgroup_id(); KP_SYS_CG_OUTSIDE: outside the caller's PID
+		     * namespace (comm left empty: one row per syscall for all of them) */
+	__u32 nr;
+	__u32 pad;
+	char comm[KP_COMM_LEN]; /* the command name when the call returned */
+};
+
+#define KP_SYS_CG_OUTSIDE 0ULL
+
 struct kp_sys_stat {
 	__u64 calls;
 	__u64 errors;
@@ -178,7 +190,7 @@ struct kp_sys_config {
 	/* tests (KPERF_BPF_FAULT_NOMEM): 1, every new summary row fails as if the allocator had
 	 * no memory; 2, and the exits ring is full too */
 	__u8 fault_nomem;
-	__u8 pad;
+	__u8 by_cgroup; /* the summary is cg_summary (struct kp_sys_cg_key), no exit notes */
 	__u32 nomem_base; /* by_nr's index of the no-memory row of syscall 0 */
 	__u32 pad2;
 };

@@ -118,6 +118,12 @@ struct KperfTraceOpts {
 	 * only), so that a call through libc reaches the code that made it;
 	 * KPERF_CALL_GRAPH_FP: frame pointers only */
 	unsigned callGraph;
+	/* 1: the in-kernel summary is kept per (cgroup, command name, syscall) instead of per
+	 * process, read with KperfTraceReadCgroupSummary: each call is counted under the cgroup
+	 * its task was in when it returned, so a process that lived a millisecond is attributed
+	 * to its workload like any other, and nothing is moved when processes exit.
+	 * summaryEntries sizes that map; PmuTraceReadSummary has its overflow rows only. */
+	unsigned summaryByCgroup;
 };
 
 int KperfTraceOpen(enum PmuTraceType traceType, struct PmuTraceAttr *traceAttr,
@@ -210,6 +216,27 @@ void KperfTraceStackSummaryFree(struct KperfTraceStackSummary *summary);
 
 /* Summaries sorted by (pid, total time descending); returns their number or -1. */
 int PmuTraceReadSummary(int pd, struct PmuTraceSummary **summary);
+
+/* The summary by cgroup (KperfTraceOpts.summaryByCgroup): one row per (cgroup, command name,
+ * syscall); s.pid is 0, s.comm the command name when the calls returned. */
+struct KperfTraceCgroupSummary {
+	/* the cgroup v2 id (the inode number of its directory in the cgroup2 file system);
+	 * KPERF_TRACE_CGROUP_OUTSIDE: processes outside the caller's PID namespace (one row per
+	 * syscall, comm "[outside namespace]"); KPERF_TRACE_CGROUP_NONE: calls counted
+	 * without their cgroup, comm KPERF_TRACE_OVERFLOW_COMM or KPERF_TRACE_NOMEM_COMM */
+	uint64_t cgroupId;
+	struct PmuTraceSummary s;
+};
+
+#define KPERF_TRACE_CGROUP_OUTSIDE 0
+#define KPERF_TRACE_CGROUP_NONE UINT64_MAX
+
+/* The rows (sorted by cgroup, comm, syscall) into *rows; their number or -1. */
+int KperfTraceReadCgroupSummary(int pd, struct KperfTraceCgroupSummary **rows);
+void KperfTraceCgroupSummaryFree(struct KperfTraceCgroupSummary *rows);
+/* Delete the rows of these cgroups (emptied ones, whose last rows the caller has read); a
+ * call made there since starts a new row from 0. The number of rows deleted, or -1. */
+int KperfTraceForgetCgroups(int pd, const uint64_t *cgroupIds, unsigned num);
 void PmuTraceSummaryFree(struct PmuTraceSummary *summary);
 int PmuTraceGetStats(int pd, struct PmuTraceStats *stats);
 /* Drop the summary rows of these processes (ones that have exited: a long-running collector

@@ -153,6 +153,7 @@ class KperfTraceOpts(ctypes.Structure):
         ("maxStoredRecords", c_uint),
         ("stackEntries", c_uint),
         ("callGraph", c_uint),
+        ("summaryByCgroup", c_uint),
     ]
 
 
@@ -299,6 +300,10 @@ class PmuTraceSummary(ctypes.Structure):
         ("maxNs", c_uint64),
         ("hist", c_uint64 * KPERF_HIST_SLOTS),
     ]
+
+
+class KperfTraceCgroupSummary(ctypes.Structure):
+    _fields_ = [("cgroupId", c_uint64), ("s", PmuTraceSummary)]
 
 
 class PmuTraceStats(ctypes.Structure):
@@ -514,6 +519,7 @@ ALL = {
     "PmuDeviceAttr": PmuDeviceAttr,
     "PmuDeviceData": PmuDeviceData,
     "PmuTraceSummary": PmuTraceSummary,
+    "KperfTraceCgroupSummary": KperfTraceCgroupSummary,
     "PmuTraceStats": PmuTraceStats,
     "KperfTraceStackSummary": KperfTraceStackSummary,
     "AsmCode": AsmCode,

@@ -98,6 +98,42 @@ def test_prometheus_counts_exactly_the_workloads_syscalls():
         "the agent left programs loaded"
 
 
+def test_short_lived_processes_are_counted_under_their_cgroup(tmp_path):
+    """The kernel keys its summary by cgroup: processes that live a millisecond, all gone
+    long before the agent's next fold, are counted under their cgroup, exactly, and nothing
+    of theirs under [exited]."""
+    runs, true_runs, each = 100, 300, 7
+    agent = Agent("--interval", "1", "--syscalls", "getppid,execve", "--counters", "none")
+    cg = Cgroup("short")
+    link = tmp_path / "kp3true"  # a name of its own: an exec of the link is named after it
+    os.symlink("/bin/true", link)
+    try:
+        for _ in range(true_runs):
+            assert incgroup(cg, link).wait(60) == 0
+        for _ in range(runs):
+            assert incgroup(cg, os.path.join(BUILD, "workloads", "syscalls"), "--getppid",
+                            each, "--writes", 0, "--fails", 0).wait(60) == 0
+
+        def counts():
+            got = {}
+            for n, l, v in parse_exposition(agent.metrics()):
+                if n == "kperf_syscall_duration_seconds_count" and (
+                        l["cgroup"] == cg.name or l["comm"] in ("kp3true", "syscalls")
+                        and l["cgroup"] == "[exited]" or l["comm"] == "kp3true"):
+                    key = (l["cgroup"], l["comm"], l["syscall"])
+                    got[key] = got.get(key, 0) + v
+            return got
+
+        want = {(cg.name, "kp3true", "execve"): true_runs,
+                (cg.name, "syscalls", "execve"): runs,
+                (cg.name, "syscalls", "getppid"): runs * each}
+        assert wait_until(lambda: counts() == want), counts()
+    finally:
+        rc = agent.stop()
+        cg.close()
+    assert rc == 0, agent.stderr()
+
+
 def test_exposition_passes_promtool_and_openmetrics_on_accept():
     promtool = shutil.which("promtool")
     if not promtool:

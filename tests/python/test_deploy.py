@@ -56,6 +56,9 @@ def test_daemonset():
     mounts = {m["mountPath"]: m for m in c["volumeMounts"]}
     assert all(m["readOnly"] for m in mounts.values())
     assert "--kubelet-logs=/host/var/log" in c["args"] and "/host/var/log" in mounts
+    # the host's cgroup2 tree, where the agent finds the workloads' paths by cgroup id
+    assert "--cgroup-root=/host/sys/fs/cgroup" in c["args"]
+    assert "/host/sys/fs/cgroup" in mounts
 
 
 def test_sidecar():

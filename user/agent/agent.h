@@ -6,7 +6,8 @@
  *   config.c    options and the --config file (reloaded on SIGHUP)
  *   workload.c  a process's workload identity from its cgroup path (container id, pod UID,
  *               Kubernetes names from the kubelet's log layout)
- *   collect.c   the syscall summary folded into a bounded table of series; counters
+ *   collect.c   the syscall summary (by cgroup) folded into a bounded table of series;
+ *               counters
  *   metrics.c   the exposition: Prometheus text 0.0.4 or OpenMetrics 1.0
  *   profile.c   pprof CPU and off-CPU profiles on request
  *   http.c      the server: routes, limits, status codes
@@ -47,6 +48,7 @@ struct agent_config {
 	unsigned interval_ms; /* how often the summary is folded (processes resolved) */
 	unsigned max_connections;
 	char kubelet_logs[256]; /* where the kubelet's pod logs are: names of pods */
+	char cgroup_root[256]; /* --cgroup-root: "" the first cgroup2 mount */
 	char *config_path; /* --config FILE */
 };
 
@@ -78,6 +80,15 @@ struct agent_identity {
 void agent_identity_from_path(const char *path, const char *logs_dir, struct agent_identity *id);
 /* The cgroup2 path of <pid> into buf; 0 or -errno (-ENOENT: gone). */
 int agent_cgroup_of(pid_t pid, char *buf, size_t size);
+/* The first cgroup2 mount point into buf; 0 or -errno. */
+int agent_cgroup_root(char *buf, size_t size);
+/* The paths (under <root>, "/" rooted, malloc'd; NULL when not found: removed, or out of this
+ * mount's sight) of the cgroups with the <n> ids <ids> (sorted), by one walk of <root>;
+ * returns the number found. */
+size_t agent_cgroup_paths(const char *root, const uint64_t *ids, size_t n, char **paths);
+/* 1 when cgroup <path> (under <root>) holds a process (or its descendants do), 0 when it is
+ * empty or gone. */
+int agent_cgroup_populated(const char *root, const char *path);
 /* The start time of <pid> (clock ticks since boot, /proc/PID/stat field 22), 0 when gone. */
 uint64_t agent_start_time(pid_t pid);
 
@@ -108,10 +119,10 @@ struct agent_counter {
 
 struct agent_health {
 	uint64_t summary_dropped; /* calls the summary map had no room for */
-	uint64_t exited_unresolved; /* processes gone before their workload was known */
+	uint64_t exited_unresolved; /* cgroups whose path was not found ([exited]) */
 	uint64_t profile_lost; /* samples lost by the profiles */
 	uint64_t series_refused; /* folds that went to the [other] series: bounds reached */
-	unsigned processes; /* live processes tracked */
+	unsigned processes; /* cgroups with rows in the kernel's summary */
 	bool fallback; /* raw_syscalls programs */
 };
 

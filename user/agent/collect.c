@@ -1,17 +1,21 @@
 /*
- * collect.c - the in-kernel syscall summary (one row per process and syscall, cumulative)
- * folded into a bounded table of series (workload, comm, syscall), and the counters.
+ * collect.c - the in-kernel syscall summary by cgroup (one row per cgroup, command name and
+ * syscall, cumulative: KperfTraceOpts.summaryByCgroup) folded into a bounded table of series
+ * (workload, comm, syscall), and the counters.
  *
- * A process is resolved once, at the first fold that sees it: its workload (cgroup) and
- * its series' comm are fixed from then on, so every series only ever grows (a counter that
- * went down would read as a reset to Prometheus). A series' value is what its gone
- * processes left (retired) plus the current rows of its live ones. A process is checked for
- * its exit only once its rows stopped moving, and before the summary is read: so the rows
- * the fold then reads are its last ones; they go into the retired totals and the rows are
- * deleted from the kernel's map (KperfTraceForget), which therefore holds live processes
+ * The kernel counts each call under the cgroup its task is in when it returns, so a process
+ * that lives a millisecond is attributed like any other, and nothing is read from /proc per
+ * process. A cgroup id is resolved once, to its path (one walk of the cgroup2 mount for the
+ * ids new at a fold) and its workload; a row's comm label is fixed by its workload's
+ * first-come --top-comm names, and kept while the workload has rows: so every series only ever
+ * grows (a counter that went down would read as a reset to Prometheus). A series' value is
+ * what emptied cgroups left (retired) plus the current rows. A cgroup whose rows stopped
+ * moving is checked for processes (cgroup.events) before the summary is read: when it has
+ * none, the rows then read are its last ones; they go into the retired totals and are deleted
+ * from the kernel's map (KperfTraceForgetCgroups), which therefore holds the cgroups in use
  * only. Bounds: --max-workloads cgroups with labels of their own (then "[other]"),
- * --top-comm command names per workload (then "other"); a series whose workload has no live
- * process and that has not moved for --grace seconds is dropped.
+ * --top-comm command names per workload (then "other"); a series whose workload has no
+ * cgroup in use and that has not moved for --grace seconds is dropped.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -30,14 +34,15 @@
 #define W_EXITED "[exited]"
 #define W_OUTSIDE "[outside namespace]"
 
-struct proc_entry {
-	int pid;
+struct cg_entry {
+	uint64_t cgid;
 	int workload;
-	uint64_t start;
+	char *path; /* NULL: not found (removed, or out of the mount's sight) */
 	uint64_t total; /* its calls at the last fold */
-	bool idle; /* total did not move at the last fold: check whether it is gone */
-	bool dead;
-	char comm[16];
+	double checked; /* when it was last found holding processes (monotonic s) */
+	bool idle; /* total did not move at the last fold: check whether it is empty */
+	bool final; /* empty before this fold's read: its rows are the last */
+	bool special; /* outside the namespace, or the overflow rows: never final */
 };
 
 struct workload {
@@ -51,8 +56,9 @@ struct workload {
 struct agent_collector {
 	struct agent_config cfg; /* the bounds (reconfigurable); strings not owned */
 	int trace_pd, count_pd;
-	struct proc_entry *procs; /* sorted by pid */
-	size_t nprocs;
+	struct cg_entry *cgs; /* sorted by cgid */
+	size_t ncgs;
+	char cgroot[256]; /* the cgroup2 mount: where ids are looked for */
 	struct workload *wl;
 	size_t nwl, capwl;
 	struct agent_series *series;
@@ -226,47 +232,6 @@ static const char *comm_slot(struct agent_collector *c, int w, const char *comm)
 	return wl->comms[wl->ncomms++];
 }
 
-static void read_comm(int pid, char *buf, size_t size, const char *fallback)
-{
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	f = fopen(path, "re");
-	if (!f || !fgets(buf, (int)size, f)) {
-		snprintf(buf, size, "%s", fallback);
-	} else {
-		buf[strcspn(buf, "\n")] = 0;
-	}
-	if (f)
-		fclose(f);
-}
-
-/* A process seen for the first time: its workload and comm, fixed from now on. */
-static void resolve(struct agent_collector *c, struct proc_entry *e, const char *row_comm)
-{
-	char path[256];
-
-	if (e->pid < 0) {
-		e->workload = workload_special(c, W_OUTSIDE);
-		snprintf(e->comm, sizeof(e->comm), "%s", OTHER_COMM);
-		return;
-	}
-	e->start = agent_start_time(e->pid);
-	read_comm(e->pid, e->comm, sizeof(e->comm), row_comm);
-	if (!e->start || agent_cgroup_of(e->pid, path, sizeof(path))) {
-		/* gone before it could be told: checked (and retired) at the next fold */
-		c->health.exited_unresolved++;
-		e->workload = workload_special(c, W_EXITED);
-		e->idle = true;
-	} else {
-		e->workload = workload_of_path(c, path);
-	}
-	if (e->workload < 0)
-		return;
-	snprintf(e->comm, sizeof(e->comm), "%s", comm_slot(c, e->workload, e->comm));
-}
-
 static void stat_add(struct agent_stat *s, const struct PmuTraceSummary *r)
 {
 	int i;
@@ -288,16 +253,24 @@ static void stat_add(struct agent_stat *s, const struct PmuTraceSummary *r)
 	}
 }
 
-/* Step one of a fold: the processes whose rows stopped moving, gone now? */
-static void check_exits(struct agent_collector *c)
+/* Step one of a fold: the cgroups whose rows stopped moving, empty now? A cgroup with no
+ * path (gone, or out of sight) has no process the agent could ever find: final when idle. */
+static void check_empty(struct agent_collector *c, double now)
 {
+	double period = c->cfg.grace_s / 3.0;
 	size_t i;
 
-	for (i = 0; i < c->nprocs; i++) {
-		struct proc_entry *e = &c->procs[i];
+	if (period > 10)
+		period = 10;
+	for (i = 0; i < c->ncgs; i++) {
+		struct cg_entry *e = &c->cgs[i];
 
-		if (e->idle && e->pid > 0 && (!e->start || agent_start_time(e->pid) != e->start))
-			e->dead = true;
+		if (!e->idle || e->special || now - e->checked < period)
+			continue;
+		if (e->path && agent_cgroup_populated(c->cgroot, e->path))
+			e->checked = now;
+		else
+			e->final = true;
 	}
 }
 
@@ -329,8 +302,8 @@ static void expire(struct agent_collector *c, double now)
 		remap[i] = c->wl[i].live ? 1 : 0;
 	for (i = 0; i < c->nseries; i++)
 		remap[c->series[i].workload] = 1;
-	for (i = 0; i < c->nprocs; i++)
-		remap[c->procs[i].workload] = 1;
+	for (i = 0; i < c->ncgs; i++)
+		remap[c->cgs[i].workload] = 1;
 	for (i = j = 0; i < c->nwl; i++) {
 		if (!remap[i]) {
 			free(c->wl[i].comms);
@@ -343,13 +316,16 @@ static void expire(struct agent_collector *c, double now)
 	c->nwl = j;
 	for (i = 0; i < c->nseries; i++)
 		c->series[i].workload = remap[c->series[i].workload];
-	for (i = 0; i < c->nprocs; i++)
-		c->procs[i].workload = remap[c->procs[i].workload];
+	for (i = 0; i < c->ncgs; i++)
+		c->cgs[i].workload = remap[c->cgs[i].workload];
 	free(remap);
-	/* a workload's comm labels: those its series and live processes still use */
+	/* a workload's comm labels: those its series still use, once it has no rows left (a
+	 * row's label must not change: it would move its calls from one series to another) */
 	for (i = 0; i < c->nwl; i++) {
 		struct workload *w = &c->wl[i];
 
+		if (w->live)
+			continue;
 		for (k = j = 0; k < w->ncomms; k++) {
 			bool used = false;
 			size_t m;
@@ -357,9 +333,6 @@ static void expire(struct agent_collector *c, double now)
 			for (m = 0; m < c->nseries && !used; m++)
 				used = c->series[m].workload == (int)i &&
 				       !strcmp(c->series[m].comm, w->comms[k]);
-			for (m = 0; m < c->nprocs && !used; m++)
-				used = c->procs[m].workload == (int)i &&
-				       !strcmp(c->procs[m].comm, w->comms[k]);
 			if (used)
 				memmove(w->comms[j++], w->comms[k], sizeof(w->comms[0]));
 		}
@@ -368,24 +341,97 @@ static void expire(struct agent_collector *c, double now)
 	index_rebuild(c, c->nseries);
 }
 
+static int cmp_cg(const void *a, const void *b)
+{
+	const struct cg_entry *x = a, *y = b;
+
+	return (x->cgid > y->cgid) - (x->cgid < y->cgid);
+}
+
+static struct cg_entry *cg_find(struct agent_collector *c, uint64_t cgid)
+{
+	struct cg_entry k = { .cgid = cgid };
+
+	return c->ncgs ? bsearch(&k, c->cgs, c->ncgs, sizeof(k), cmp_cg) : NULL;
+}
+
+/* The cgroups of <rows> (sorted by id) not known yet: their paths by one walk, and their
+ * workloads. -1 out of memory (tried again at the next fold). */
+static int resolve_new(struct agent_collector *c, const struct KperfTraceCgroupSummary *rows, int n,
+		       double now)
+{
+	uint64_t *ids = NULL;
+	char **paths = NULL;
+	size_t k = 0, i;
+	struct cg_entry *nc;
+	int r;
+
+	for (r = 0; r < n; r++)
+		if ((!r || rows[r].cgroupId != rows[r - 1].cgroupId) &&
+		    !cg_find(c, rows[r].cgroupId))
+			k++;
+	if (!k)
+		return 0;
+	ids = malloc(k * sizeof(*ids));
+	paths = calloc(k, sizeof(*paths));
+	nc = realloc(c->cgs, (c->ncgs + k) * sizeof(*c->cgs));
+	if (!ids || !paths || !nc) {
+		free(ids);
+		free(paths);
+		if (nc)
+			c->cgs = nc;
+		return -1;
+	}
+	c->cgs = nc;
+	for (r = 0, k = 0; r < n; r++)
+		if ((!r || rows[r].cgroupId != rows[r - 1].cgroupId) &&
+		    !cg_find(c, rows[r].cgroupId))
+			ids[k++] = rows[r].cgroupId;
+	/* the special ids sort first (0) and last (~0): never walked for */
+	i = ids[0] == KPERF_TRACE_CGROUP_OUTSIDE;
+	agent_cgroup_paths(c->cgroot, ids + i, k - i - (ids[k - 1] == KPERF_TRACE_CGROUP_NONE),
+			   paths + i);
+	for (i = 0; i < k; i++) {
+		struct cg_entry *e = &c->cgs[c->ncgs + i];
+
+		memset(e, 0, sizeof(*e));
+		e->cgid = ids[i];
+		e->path = paths[i];
+		e->checked = now;
+		e->special = ids[i] == KPERF_TRACE_CGROUP_OUTSIDE ||
+			     ids[i] == KPERF_TRACE_CGROUP_NONE;
+		if (ids[i] == KPERF_TRACE_CGROUP_OUTSIDE) {
+			e->workload = workload_special(c, W_OUTSIDE);
+		} else if (ids[i] == KPERF_TRACE_CGROUP_NONE) {
+			e->workload = workload_special(c, W_OTHER); /* the summary map was full */
+		} else if (!e->path) {
+			c->health.exited_unresolved++;
+			e->workload = workload_special(c, W_EXITED);
+		} else {
+			e->workload = workload_of_path(c, e->path);
+		}
+	}
+	c->ncgs += k;
+	qsort(c->cgs, c->ncgs, sizeof(*c->cgs), cmp_cg);
+	free(ids);
+	free(paths);
+	return 0;
+}
+
 static int fold_syscalls(struct agent_collector *c, double now)
 {
-	struct PmuTraceSummary *rows = NULL;
-	struct proc_entry *np = NULL;
-	int *dead = NULL, n, i, k;
-	size_t nnp = 0, ndead = 0, j = 0, s;
+	struct KperfTraceCgroupSummary *rows = NULL;
+	uint64_t *gone = NULL;
+	size_t ngone = 0, s, j;
+	int n, i, k;
 	struct PmuTraceStats st;
 
-	check_exits(c);
-	n = PmuTraceReadSummary(c->trace_pd, &rows);
+	check_empty(c, now);
+	n = KperfTraceReadCgroupSummary(c->trace_pd, &rows);
 	if (n < 0)
 		return -1;
-	np = calloc((size_t)n + 1, sizeof(*np));
-	dead = calloc((size_t)n + 1, sizeof(*dead));
-	if (!np || !dead) {
-		free(np);
-		free(dead);
-		PmuTraceSummaryFree(rows);
+	if (resolve_new(c, rows, n, now) || (c->ncgs && !(gone = calloc(c->ncgs, sizeof(*gone))))) {
+		KperfTraceCgroupSummaryFree(rows);
 		return -1;
 	}
 	c->gen++;
@@ -393,49 +439,54 @@ static int fold_syscalls(struct agent_collector *c, double now)
 		c->series[s].now = c->series[s].retired;
 	for (s = 0; s < c->nwl; s++)
 		c->wl[s].live = 0;
+	for (j = 0; j < c->ncgs; j++)
+		c->cgs[j].workload = -1 - c->cgs[j].workload; /* < 0: not seen in this read */
 	for (i = 0; i < n; i = k) {
-		struct proc_entry e = { .pid = rows[i].pid };
+		struct cg_entry *e = cg_find(c, rows[i].cgroupId);
 		uint64_t total = 0;
 
-		for (k = i; k < n && rows[k].pid == rows[i].pid; k++)
-			total += rows[k].calls;
-		while (j < c->nprocs && c->procs[j].pid < e.pid)
-			j++;
-		if (j < c->nprocs && c->procs[j].pid == e.pid) {
-			e = c->procs[j];
-			e.idle = e.total == total;
-		} else {
-			resolve(c, &e, rows[i].comm);
-		}
-		if (e.workload < 0)
-			continue; /* out of memory: resolved again at the next fold */
-		e.total = total;
+		for (k = i; k < n && rows[k].cgroupId == rows[i].cgroupId; k++)
+			total += rows[k].s.calls;
+		if (!e)
+			continue;
+		e->workload = -1 - e->workload;
+		e->idle = e->total == total;
+		e->total = total;
 		for (int r = i; r < k; r++) {
-			int si = series_get(c, e.workload, e.comm, rows[r].nr, rows[r].funcs, now);
+			const char *comm = e->special ? OTHER_COMM :
+							comm_slot(c, e->workload, rows[r].s.comm);
+			int si = series_get(c, e->workload, comm, rows[r].s.nr, rows[r].s.funcs,
+					    now);
 
 			if (si < 0)
 				continue;
-			stat_add(&c->series[si].now, &rows[r]);
-			if (e.dead)
-				stat_add(&c->series[si].retired, &rows[r]);
+			stat_add(&c->series[si].now, &rows[r].s);
+			if (e->final)
+				stat_add(&c->series[si].retired, &rows[r].s);
 			else
 				c->live_mark[si] = c->gen;
 		}
-		if (e.dead) {
-			dead[ndead++] = e.pid;
-		} else {
-			np[nnp++] = e;
-			c->wl[e.workload].live++;
-		}
+		if (e->final)
+			gone[ngone++] = e->cgid;
+		else
+			c->wl[e->workload].live++;
 	}
-	PmuTraceSummaryFree(rows);
-	if (ndead)
-		KperfTraceForget(c->trace_pd, dead, (unsigned)ndead);
-	free(dead);
-	free(c->procs);
-	c->procs = np;
-	c->nprocs = nnp;
-	c->health.processes = (unsigned)nnp;
+	KperfTraceCgroupSummaryFree(rows);
+	if (ngone)
+		KperfTraceForgetCgroups(c->trace_pd, gone, (unsigned)ngone);
+	free(gone);
+	/* the entries that go: emptied, or without rows any more */
+	for (j = s = 0; j < c->ncgs; j++) {
+		struct cg_entry *e = &c->cgs[j];
+
+		if (e->workload < 0 || e->final) {
+			free(e->path);
+			continue;
+		}
+		c->cgs[s++] = *e;
+	}
+	c->ncgs = s;
+	c->health.processes = (unsigned)c->ncgs;
 	for (s = 0; s < c->nseries; s++) {
 		struct agent_series *se = &c->series[s];
 
@@ -650,7 +701,8 @@ static int open_syscalls(struct agent_collector *c, const struct agent_config *c
 			 size_t errsz)
 {
 	struct PmuTraceAttr attr = { 0 };
-	struct KperfTraceOpts o = KPERF_OPTS(KperfTraceOpts, .summaryOnly = 1, .excludeSelf = 1);
+	struct KperfTraceOpts o = KPERF_OPTS(KperfTraceOpts, .summaryOnly = 1, .excludeSelf = 1,
+					     .summaryByCgroup = 1);
 	char **names = NULL;
 	int n = 0;
 
@@ -694,6 +746,10 @@ int agent_collect_open(const struct agent_config *cfg, struct agent_collector **
 	}
 	c->cfg = *cfg;
 	c->trace_pd = c->count_pd = -1;
+	if (cfg->cgroup_root[0])
+		snprintf(c->cgroot, sizeof(c->cgroot), "%s", cfg->cgroup_root);
+	else if (agent_cgroup_root(c->cgroot, sizeof(c->cgroot)))
+		snprintf(c->cgroot, sizeof(c->cgroot), "/sys/fs/cgroup");
 	if (index_rebuild(c, 32))
 		goto fail;
 	if (!(cfg->syscalls && !strcmp(cfg->syscalls, "none")) && open_syscalls(c, cfg, err, errsz))
@@ -735,7 +791,9 @@ void agent_collect_close(struct agent_collector *c)
 	for (i = 0; i < c->nwl; i++)
 		free(c->wl[i].comms);
 	free(c->wl);
-	free(c->procs);
+	for (i = 0; i < c->ncgs; i++)
+		free(c->cgs[i].path);
+	free(c->cgs);
 	free(c->series);
 	free(c->index);
 	free(c->live_mark);

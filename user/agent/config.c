@@ -60,10 +60,13 @@ static void usage(FILE *f)
 	      "  --max-workloads N        workloads (cgroups) with labels of their own (default\n"
 	      "                           200; the others: cgroup=\"[other]\")\n"
 	      "  --grace SECONDS          series of gone workloads stay this long (default 300)\n"
-	      "  --interval SECONDS       how often processes are resolved (default 2)\n"
+	      "  --interval SECONDS       how often the summary is folded (default 2)\n"
 	      "  --max-connections N      concurrent HTTP connections (default 32)\n"
 	      "  --kubelet-logs DIR       the kubelet's log directory, for pod names (default\n"
 	      "                           /var/log)\n"
+	      "  --cgroup-root DIR        the cgroup2 file system whose paths label the\n"
+	      "                           workloads (default: this mount namespace's cgroup2;\n"
+	      "                           in a container, the host's mounted read-only)\n"
 	      "  --config FILE            options as \"key = value\" lines (reloaded on SIGHUP)\n",
 	      f);
 }
@@ -207,6 +210,12 @@ static int set_option(struct agent_config *c, const char *key, const char *val, 
 			return -1;
 		}
 		snprintf(c->kubelet_logs, sizeof(c->kubelet_logs), "%s", val);
+	} else if (!strcmp(key, "cgroup-root")) {
+		if (!*val || strlen(val) >= sizeof(c->cgroup_root)) {
+			snprintf(err, errsz, "--cgroup-root wants a directory, not '%s'", val);
+			return -1;
+		}
+		snprintf(c->cgroup_root, sizeof(c->cgroup_root), "%s", val);
 	} else if (!strcmp(key, "config")) {
 		if (!*val || set_str(&c->config_path, val)) {
 			snprintf(err, errsz, "--config wants a file");
@@ -307,6 +316,7 @@ int agent_config_parse(struct agent_config *c, int argc, char **argv)
 		{ "interval", required_argument, NULL, 1 },
 		{ "max-connections", required_argument, NULL, 1 },
 		{ "kubelet-logs", required_argument, NULL, 1 },
+		{ "cgroup-root", required_argument, NULL, 1 },
 		{ "config", required_argument, NULL, 1 },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },

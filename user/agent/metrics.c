@@ -159,13 +159,13 @@ static void write_health(FILE *f, const struct agent_metrics_view *v, bool om)
 		(unsigned long long)h->summary_dropped);
 	fprintf(f, "kperf_agent_events_lost_total{source=\"profile\"} %llu\n",
 		(unsigned long long)h->profile_lost);
-	family(f, om, "kperf_agent_processes_unresolved_total", "counter", NULL,
-	       "Processes that exited before their workload was read (counted under "
-	       "cgroup=\"[exited]\").");
-	fprintf(f, "kperf_agent_processes_unresolved_total %llu\n",
+	family(f, om, "kperf_agent_cgroups_unresolved_total", "counter", NULL,
+	       "Cgroups whose path the agent could not find: removed before it looked, or out of "
+	       "its cgroup2 mount's sight (counted under cgroup=\"[exited]\").");
+	fprintf(f, "kperf_agent_cgroups_unresolved_total %llu\n",
 		(unsigned long long)h->exited_unresolved);
 	family(f, om, "kperf_agent_workloads_overflow_total", "counter", NULL,
-	       "Processes counted under cgroup=\"[other]\" because --max-workloads was reached.");
+	       "Cgroups counted under cgroup=\"[other]\" because --max-workloads was reached.");
 	fprintf(f, "kperf_agent_workloads_overflow_total %llu\n",
 		(unsigned long long)h->series_refused);
 	family(f, om, "kperf_agent_bpf_programs", "gauge", NULL,
@@ -179,8 +179,9 @@ static void write_health(FILE *f, const struct agent_metrics_view *v, bool om)
 	fprintf(f, "kperf_agent_series %zu\n", v->nseries);
 	family(f, om, "kperf_agent_workloads", "gauge", NULL, "Workloads (cgroups) tracked.");
 	fprintf(f, "kperf_agent_workloads %zu\n", v->nworkloads);
-	family(f, om, "kperf_agent_processes", "gauge", NULL, "Live processes tracked.");
-	fprintf(f, "kperf_agent_processes %u\n", h->processes);
+	family(f, om, "kperf_agent_cgroups", "gauge", NULL,
+	       "Cgroups with rows in the kernel's syscall summary.");
+	fprintf(f, "kperf_agent_cgroups %u\n", h->processes);
 	family(f, om, "kperf_agent_resident_memory_bytes", "gauge", "bytes",
 	       "Resident memory of the agent.");
 	fprintf(f, "kperf_agent_resident_memory_bytes %ld\n", rss_bytes());

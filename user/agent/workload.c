@@ -6,15 +6,21 @@
  * names the kubelet gives its log files: /var/log/pods/NAMESPACE_POD_UID/ and
  * /var/log/containers/POD_NAMESPACE_CONTAINER-ID.log. Nothing here asks the API server:
  * the agent stays a node-local process with a read-only view of the host.
+ *
+ * The kernel's summary names cgroups by id (the inode number of their directory in the
+ * cgroup2 file system): agent_cgroup_paths finds the paths of new ids with one walk of the
+ * agent's cgroup2 mount, agent_cgroup_populated tells an emptied cgroup (cgroup.events).
  */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <mntent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "agent.h"
 
@@ -228,4 +234,110 @@ uint64_t agent_start_time(pid_t pid)
 	if (!p || sscanf(p + 1, "%llu", &v) != 1)
 		return 0;
 	return v;
+}
+
+int agent_cgroup_root(char *buf, size_t size)
+{
+	struct mntent *m, ent;
+	char strs[1024];
+	FILE *f = setmntent("/proc/self/mounts", "re");
+	int rc = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while ((m = getmntent_r(f, &ent, strs, sizeof(strs)))) {
+		if (!strcmp(m->mnt_type, "cgroup2")) {
+			snprintf(buf, size, "%s", m->mnt_dir);
+			rc = 0;
+			break;
+		}
+	}
+	endmntent(f);
+	return rc;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* depth-first below <dir> (path <rel> under the root): each directory whose inode number is
+ * one of the sorted <ids> gets its path; stops when all are found */
+static void walk(int dir, char *rel, size_t len, size_t cap, const uint64_t *ids, size_t n,
+		 char **paths, size_t *left, int depth)
+{
+	DIR *d;
+	struct dirent *e;
+
+	if (depth > 32 || !*left)
+		return;
+	d = fdopendir(dir);
+	if (!d) {
+		close(dir);
+		return;
+	}
+	while (*left && (e = readdir(d))) {
+		const uint64_t *hit;
+		struct stat st;
+		size_t l;
+		int sub;
+
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		l = strlen(e->d_name);
+		if (len + 1 + l + 1 > cap)
+			continue;
+		sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (sub < 0)
+			continue;
+		if (fstat(sub, &st)) {
+			close(sub);
+			continue;
+		}
+		rel[len] = '/';
+		memcpy(rel + len + 1, e->d_name, l + 1);
+		hit = bsearch(&(uint64_t){ st.st_ino }, ids, n, sizeof(*ids), cmp_u64);
+		if (hit && !paths[hit - ids] && (paths[hit - ids] = strdup(rel)))
+			(*left)--;
+		walk(sub, rel, len + 1 + l, cap, ids, n, paths, left, depth + 1);
+		rel[len] = 0;
+	}
+	closedir(d);
+}
+
+size_t agent_cgroup_paths(const char *root, const uint64_t *ids, size_t n, char **paths)
+{
+	char rel[4096] = "";
+	struct stat st;
+	size_t left = n, i;
+	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	for (i = 0; i < n; i++)
+		paths[i] = NULL;
+	if (fd < 0)
+		return 0;
+	if (!fstat(fd, &st)) {
+		const uint64_t *hit =
+			bsearch(&(uint64_t){ st.st_ino }, ids, n, sizeof(*ids), cmp_u64);
+
+		if (hit && (paths[hit - ids] = strdup("/")))
+			left--;
+	}
+	walk(fd, rel, 0, sizeof(rel), ids, n, paths, &left, 0);
+	return n - left;
+}
+
+int agent_cgroup_populated(const char *root, const char *path)
+{
+	char file[4400], data[256], *p;
+
+	if (!strcmp(path, "/"))
+		return 1; /* the root has no cgroup.events, and is never empty */
+	snprintf(file, sizeof(file), "%s%s/cgroup.events", root, strcmp(path, "/") ? path : "");
+	if (read_small(file, data, sizeof(data)) < 0)
+		return 0; /* gone */
+	p = strstr(data, "populated ");
+	return !p || p[10] != '0';
 }

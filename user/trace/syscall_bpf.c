@@ -56,13 +56,14 @@ struct kp_sys_bpf {
 	struct bpf_program *progs[NPROGS];
 	struct bpf_link *links[NPROGS];
 	struct ring_buffer *rb;
-	int summary_fd, counters_fd, by_nr_fd, stack_summary_fd, stacks_fd;
+	int summary_fd, counters_fd, by_nr_fd, stack_summary_fd, stacks_fd, cg_summary_fd;
 	size_t ringbuf_bytes;
 	size_t record_size; /* kp_sys_event, or kp_sys_event_stk with stacks */
 	kp_sys_event_fn on_event;
 	void *ctx;
 	bool compat;
 	bool single; /* by_nr holds the one process's rows, else the overflow rows */
+	bool by_cgroup; /* the summary is cg_summary: no process rows, nothing moved at exits */
 	__u32 single_tgid;
 	unsigned by_nr_entries;
 	int ncpus; /* possible CPUs, for per-CPU values */
@@ -172,10 +173,12 @@ static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
 	/* the targets in their threads' task storage: the BTF object only */
 	cfg->task_filter = o->ntgids > 0 && !b->compat;
 	/* one process and no children: its rows by syscall number, nothing to move at exit */
-	b->single = o->ntgids == 1 && !o->follow_fork;
+	b->by_cgroup = o->by_cgroup;
+	b->single = o->ntgids == 1 && !o->follow_fork && !b->by_cgroup;
 	b->single_tgid = b->single ? (__u32)o->tgids[0] : 0;
 	cfg->single = b->single;
-	cfg->exit_notes = !b->single;
+	cfg->by_cgroup = b->by_cgroup;
+	cfg->exit_notes = !b->single && !b->by_cgroup;
 	cfg->filter_pid = o->ntgids > 0;
 	cfg->filter_cpu = o->ncpus > 0;
 	cfg->filter_syscall = o->nnrs > 0;
@@ -230,7 +233,9 @@ static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
 		bpf_map__set_max_entries(m, (__u32)getpagesize()); /* unused: smallest valid */
 	m = bpf_object__find_map_by_name(b->obj, "summary");
 	/* unused with one process: the smallest */
-	bpf_map__set_max_entries(m, b->single ? 1 : o->summary_entries);
+	bpf_map__set_max_entries(m, b->single || b->by_cgroup ? 1 : o->summary_entries);
+	bpf_map__set_max_entries(bpf_object__find_map_by_name(b->obj, "cg_summary"),
+				 b->by_cgroup ? o->summary_entries : 1);
 	/* every syscall number of the table, and some beyond for those it does not name */
 	b->by_nr_entries = ((unsigned)kp_syscall_max() + 63) / 64 * 64 + 64;
 	if (b->by_nr_entries > KP_SYSCALL_WORDS * 64)
@@ -241,7 +246,7 @@ static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
 	cfg->nomem_base = b->by_nr_entries;
 	bpf_map__set_max_entries(bpf_object__find_map_by_name(b->obj, "by_nr"),
 				 b->single ? b->by_nr_entries : 2 * b->by_nr_entries);
-	if (b->single)
+	if (b->single || b->by_cgroup)
 		bpf_map__set_max_entries(bpf_object__find_map_by_name(b->obj, "exits"),
 					 (__u32)getpagesize());
 	/* the maps of stacks cost nothing unless asked for (a map of 0 entries is EINVAL) */
@@ -441,7 +446,8 @@ int kp_sys_bpf_open(const struct kp_sys_bpf_opts *o, struct kp_sys_bpf **out)
 	b->summary_fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "summary"));
 	b->counters_fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "counters"));
 	b->by_nr_fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "by_nr"));
-	if (!b->single) {
+	b->cg_summary_fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "cg_summary"));
+	if (!b->single && !b->by_cgroup) {
 		b->exits_rb =
 			ring_buffer__new(bpf_map__fd(bpf_object__find_map_by_name(b->obj, "exits")),
 					 on_exit_note, b, NULL);
@@ -704,6 +710,77 @@ int kp_sys_bpf_summary(struct kp_sys_bpf *b, struct kp_sys_row **rows)
 	}
 	*rows = all.rows;
 	return (int)all.n;
+}
+
+int kp_sys_bpf_cg_summary(struct kp_sys_bpf *b, struct kp_sys_cg_row **rows)
+{
+	struct kp_sys_cg_key key, next, *prev = NULL;
+	struct kp_sys_cg_row *out = NULL;
+	size_t cap = 0, n = 0;
+	struct kp_sys_stat sum;
+	char *vals = cpu_values(b);
+	__u32 nr;
+
+	*rows = NULL;
+	if (!vals)
+		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	while (bpf_map_get_next_key(b->cg_summary_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (sum_cpus(b, b->cg_summary_fd, &key, vals, &sum))
+			continue; /* deleted meanwhile */
+		if (kp_grow((void **)&out, &cap, n + 1, sizeof(*out)))
+			goto nomem;
+		out[n].key = key;
+		out[n].stat = sum;
+		out[n++].kind = 0;
+	}
+	/* the calls the map had no room for, then those it could not allocate a row for */
+	for (nr = 0; nr < 2 * b->by_nr_entries; nr++) {
+		if (sum_cpus(b, b->by_nr_fd, &nr, vals, &sum) || !sum.calls)
+			continue;
+		if (kp_grow((void **)&out, &cap, n + 1, sizeof(*out)))
+			goto nomem;
+		memset(&out[n].key, 0, sizeof(out[n].key));
+		out[n].key.cgid = ~0ULL;
+		out[n].key.nr = nr % b->by_nr_entries;
+		out[n].stat = sum;
+		out[n++].kind = nr < b->by_nr_entries ? KP_SYS_OVERFLOW_TGID : KP_SYS_NOMEM_TGID;
+	}
+	free(vals);
+	*rows = out;
+	return (int)n;
+nomem:
+	free(vals);
+	free(out);
+	return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+}
+
+int kp_sys_bpf_cg_forget(struct kp_sys_bpf *b, const uint64_t *ids, unsigned n)
+{
+	struct kp_sys_cg_key key, next, *prev = NULL, *del = NULL;
+	size_t cap = 0, ndel = 0, i;
+	int removed = 0;
+
+	/* keys first, deletions after: a hash map's walk restarts when its current key goes */
+	while (bpf_map_get_next_key(b->cg_summary_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		for (i = 0; i < n; i++)
+			if (ids[i] == key.cgid)
+				break;
+		if (i == n)
+			continue;
+		if (kp_grow((void **)&del, &cap, ndel + 1, sizeof(*del))) {
+			free(del);
+			return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+		}
+		del[ndel++] = key;
+	}
+	for (i = 0; i < ndel; i++)
+		removed += bpf_map_delete_elem(b->cg_summary_fd, &del[i]) == 0;
+	free(del);
+	return removed;
 }
 
 int kp_sys_bpf_stack_summary(struct kp_sys_bpf *b, struct kp_sys_stack_row **rows)

@@ -300,6 +300,7 @@ static int check_attr(const struct PmuTraceAttr *a, const struct KperfTraceOpts 
 	o->follow_fork = x->includeNewFork;
 	o->from_exec = x->fromExec;
 	o->exclude_self = x->excludeSelf;
+	o->by_cgroup = x->summaryByCgroup;
 	o->min_duration_ns = x->minDurationNs;
 	o->ringbuf_bytes = ringbuf_bytes(x->ringBufferKb);
 	o->summary_entries = x->summaryEntries ? x->summaryEntries : DEFAULT_SUMMARY_ENTRIES;
@@ -786,6 +787,102 @@ KP_EXPORT int KperfTraceForget(int pd, const int *pidList, unsigned numPid)
 		return -1;
 	pthread_mutex_lock(&t->lock);
 	n = kp_sys_bpf_forget(t->bpf, pidList, numPid);
+	pthread_mutex_unlock(&t->lock);
+	kp_handle_put(t);
+	return n < 0 ? kp_public_fail(n) : n;
+}
+
+static int cmp_cg_summary(const void *a, const void *b)
+{
+	const struct KperfTraceCgroupSummary *x = a, *y = b;
+	int c;
+
+	if (x->cgroupId != y->cgroupId)
+		return x->cgroupId < y->cgroupId ? -1 : 1;
+	c = strcmp(x->s.comm, y->s.comm);
+	return c ? c : x->s.nr - y->s.nr;
+}
+
+KP_EXPORT int KperfTraceReadCgroupSummary(int pd, struct KperfTraceCgroupSummary **out)
+{
+	struct KperfTraceCgroupSummary *s = NULL;
+	struct kp_sys_cg_row *rows = NULL;
+	struct kp_trace *t;
+	int n, i;
+
+	kp_clear();
+	if (!out)
+		return kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL, "the output pointer is NULL"), -1;
+	*out = NULL;
+	t = kp_handle_get(pd, KP_HANDLE_TRACE);
+	if (!t)
+		return -1;
+	pthread_mutex_lock(&t->lock);
+	n = kp_sys_bpf_cg_summary(t->bpf, &rows);
+	if (n > 0) {
+		s = malloc((size_t)n * (sizeof(*s) + 2 * NAME_SLOT));
+		if (!s)
+			n = kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	}
+	for (i = 0; i < n; i++) {
+		const struct kp_sys_cg_row *r = &rows[i];
+		char *comm = (char *)(s + n) + (size_t)i * 2 * NAME_SLOT, *name = comm + NAME_SLOT;
+
+		comm_label(comm,
+			   r->kind				     ? r->kind :
+			   r->key.cgid == KPERF_TRACE_CGROUP_OUTSIDE ? KP_PID_OUTSIDE :
+								       0,
+			   r->key.comm);
+		s[i].cgroupId = r->key.cgid;
+		s[i].s = (struct PmuTraceSummary){
+			.funcs = syscall_label((int)r->key.nr, name),
+			.nr = (int)r->key.nr,
+			.comm = comm,
+			.calls = r->stat.calls,
+			.errors = r->stat.errors,
+			.totalNs = r->stat.total_ns,
+			.minNs = r->stat.min_ns,
+			.maxNs = r->stat.max_ns,
+		};
+		memcpy(s[i].s.hist, r->stat.hist, sizeof(s[i].s.hist));
+	}
+	if (n > 0) {
+		qsort(s, (size_t)n, sizeof(*s), cmp_cg_summary);
+		if (kp_registry_add(s, release_block)) {
+			free(s);
+			s = NULL;
+			n = kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+		}
+	}
+	if (n >= 0)
+		kp_trace_warn_drops(t);
+	pthread_mutex_unlock(&t->lock);
+	kp_handle_put(t);
+	free(rows);
+	if (n < 0)
+		return kp_public_fail(n);
+	*out = s;
+	return n;
+}
+
+KP_EXPORT void KperfTraceCgroupSummaryFree(struct KperfTraceCgroupSummary *rows)
+{
+	kp_registry_release(rows);
+}
+
+KP_EXPORT int KperfTraceForgetCgroups(int pd, const uint64_t *cgroupIds, unsigned num)
+{
+	struct kp_trace *t;
+	int n;
+
+	kp_clear();
+	if (num && !cgroupIds)
+		return kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL, "cgroupIds is NULL"), -1;
+	t = kp_handle_get(pd, KP_HANDLE_TRACE);
+	if (!t)
+		return -1;
+	pthread_mutex_lock(&t->lock);
+	n = num ? kp_sys_bpf_cg_forget(t->bpf, cgroupIds, num) : 0;
 	pthread_mutex_unlock(&t->lock);
 	kp_handle_put(t);
 	return n < 0 ? kp_public_fail(n) : n;

@@ -59,6 +59,7 @@ struct kp_sys_bpf_opts {
 	bool follow_fork;
 	bool from_exec;
 	bool exclude_self; /* with no tgids: leave out the caller's own process */
+	bool by_cgroup; /* the summary by (cgroup, comm, syscall): kp_sys_bpf_cg_summary */
 	uint64_t min_duration_ns;
 	size_t ringbuf_bytes; /* a power of two, multiple of the page size */
 	unsigned summary_entries;
@@ -124,6 +125,17 @@ void kp_sys_stat_add(struct kp_sys_stat *to, const struct kp_sys_stat *from);
 /* The summary, summed over CPUs, with the rows of the processes that exited; *rows is
  * malloc'd. Returns the count or -errno. */
 int kp_sys_bpf_summary(struct kp_sys_bpf *b, struct kp_sys_row **rows);
+struct kp_sys_cg_row {
+	struct kp_sys_cg_key key; /* cgid ~0: an overflow row (kind says which) */
+	struct kp_sys_stat stat; /* summed over CPUs */
+	__u32 kind; /* 0, KP_SYS_OVERFLOW_TGID or KP_SYS_NOMEM_TGID */
+};
+
+/* The summary by cgroup (opened with by_cgroup) with the overflow rows that have calls;
+ * *rows is malloc'd. Returns the count or -errno. */
+int kp_sys_bpf_cg_summary(struct kp_sys_bpf *b, struct kp_sys_cg_row **rows);
+/* Delete the rows of the cgroups <ids> from the summary by cgroup; the number deleted. */
+int kp_sys_bpf_cg_forget(struct kp_sys_bpf *b, const uint64_t *ids, unsigned n);
 struct kp_sys_stack_row {
 	struct kp_sys_stack_key key;
 	struct kp_sys_stack_stat stat; /* summed over CPUs */

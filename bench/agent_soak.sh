@@ -1,0 +1,90 @@
+#!/bin/sh
+# The agent under workload churn for DURATION_S (default 600: the issue's 10 minutes):
+# `kperf-bpf agent --all --profile-hz 19 --interval 2`, scraped every SCRAPE_S (1) while
+# short-lived processes (CHURN_HZ a second, /bin/true and the syscalls workload) are born in
+# CGROUPS cgroups that are replaced one by one (a container's life: CG_LIFE_S), and one
+# pprof profile of 10 s is pulled every PROFILE_EVERY_S (60). Prints, at the end: the agent's
+# CPU share of one core, RSS min/max/at end (sampled at each scrape after the first 10 s) and
+# the kernel's peak (VmHWM), the peak ÷ steady ratio, scrape latencies (min, p50, p99, max)
+# and the series count (min, max, end). Printed, not judged (bench/, not make test).
+#   sudo DURATION_S=600 sh bench/agent_soak.sh
+B=${KPERF_BUILD:-build}
+DURATION_S=${DURATION_S:-600}
+SCRAPE_S=${SCRAPE_S:-1}
+CHURN_HZ=${CHURN_HZ:-20}
+CGROUPS=${CGROUPS:-6}
+CG_LIFE_S=${CG_LIFE_S:-30}
+PROFILE_EVERY_S=${PROFILE_EVERY_S:-60}
+CGROOT=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/self/mounts)
+TMP=$(mktemp -d)
+ticks=$(getconf CLK_TCK)
+cpu_ticks() { awk '{print $14 + $15}' /proc/$1/stat; }
+kb() { awk -v k="$2:" '$1 == k {print $2}' /proc/$1/status; }
+
+"$B/bin/kperf-bpf" agent --listen 127.0.0.1:0 --profile-hz 19 --interval 2 2>"$TMP/err" &
+A=$!
+CHURN=
+cleanup() {
+	[ -n "$CHURN" ] && kill $CHURN 2>/dev/null && wait $CHURN 2>/dev/null
+	kill -TERM $A 2>/dev/null; wait $A 2>/dev/null
+	for d in "$CGROOT"/kperf-soak-$$-*; do [ -d "$d" ] && rmdir "$d" 2>/dev/null; done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+while ! grep -q 'listening on' "$TMP/err"; do
+	kill -0 $A 2>/dev/null || { cat "$TMP/err"; exit 1; }
+	sleep 0.1
+done
+PORT=$(sed -n 's/.*listening on .*:\([0-9]*\)$/\1/p' "$TMP/err")
+
+# the churn: a process every 1/CHURN_HZ s in one of the cgroups; each cgroup replaced by a new
+# one (another id, another path) after CG_LIFE_S
+(
+	i=0; gen=0; n=0
+	for c in $(seq 1 "$CGROUPS"); do mkdir "$CGROOT/kperf-soak-$$-$c-0"; done
+	start=$(date +%s)
+	while :; do
+		c=$(( i % CGROUPS + 1 )); i=$((i + 1))
+		g=$(( ($(date +%s) - start + c * CG_LIFE_S / CGROUPS) / CG_LIFE_S ))
+		d="$CGROOT/kperf-soak-$$-$c-$g"
+		if [ ! -d "$d" ]; then
+			mkdir "$d"; n=$((n + 1))
+			rmdir "$CGROOT/kperf-soak-$$-$c-$((g - 1))" 2>/dev/null
+		fi
+		if [ $((i % 2)) -eq 0 ]; then
+			"$B/workloads/incgroup" "$d" /bin/true
+		else
+			"$B/workloads/incgroup" "$d" "$B/workloads/syscalls" --getppid 100 --writes 10 \
+				--fails 1 >/dev/null
+		fi
+		sleep "$(echo "scale=3; 1 / $CHURN_HZ" | bc)"
+	done
+) &
+CHURN=$!
+
+sleep 1
+rss_start=$(kb $A VmRSS)
+c0=$(cpu_ticks $A); t0=$(date +%s); next_prof=$((t0 + PROFILE_EVERY_S))
+: >"$TMP/lat"; : >"$TMP/rss"; : >"$TMP/series"
+while [ $(( $(date +%s) - t0 )) -lt "$DURATION_S" ]; do
+	curl -s -o "$TMP/m" -w '%{time_total}\n' "127.0.0.1:$PORT/metrics" >>"$TMP/lat"
+	awk '$1 == "kperf_agent_series" {print $2}' "$TMP/m" >>"$TMP/series"
+	[ $(( $(date +%s) - t0 )) -ge 10 ] && kb $A VmRSS >>"$TMP/rss"
+	if [ "$(date +%s)" -ge "$next_prof" ]; then
+		curl -s -o /dev/null "127.0.0.1:$PORT/debug/pprof/profile?seconds=10"
+		next_prof=$(( $(date +%s) + PROFILE_EVERY_S ))
+	fi
+	sleep "$SCRAPE_S"
+done
+c1=$(cpu_ticks $A); dt=$(( $(date +%s) - t0 ))
+stats() { sort -n "$1" | awk '{v[NR] = $1} END {
+	printf "min %s  p50 %s  p99 %s  max %s  (%d samples)", v[1], v[int((NR + 1) / 2)],
+	       v[int(NR * 0.99) > 0 ? int(NR * 0.99) : 1], v[NR], NR }'; }
+echo "agent --all --profile-hz 19 --interval 2, $dt s, churn $CHURN_HZ processes/s in $CGROUPS cgroups (each replaced every $CG_LIFE_S s), a scrape every $SCRAPE_S s, a 10 s profile every $PROFILE_EVERY_S s"
+echo "CPU:            $(echo "scale=3; 100 * ($c1 - $c0) / $ticks / $dt" | bc)% of one core"
+rmin=$(sort -n "$TMP/rss" | head -1); rmax=$(sort -n "$TMP/rss" | tail -1); hwm=$(kb $A VmHWM)
+echo "RSS (kB):       start $rss_start  min $rmin  max $rmax  end $(kb $A VmRSS)  peak (VmHWM) $hwm  peak/min $(echo "scale=2; $hwm / $rmin" | bc)"
+echo "scrape latency (s): $(stats "$TMP/lat")"
+echo "series:         $(stats "$TMP/series" | sed 's/p50.*max/max/')  end $(tail -1 "$TMP/series")"
+s=$(date +%s%N); kill -TERM $A; wait $A; rc=$?
+echo "SIGTERM to exit: $(( ($(date +%s%N) - s) / 1000000 )) ms, status $rc"
