@@ -11,10 +11,12 @@ root=$cache/rootfs-$arch
 # the shared libraries of libkperf-bpf and the tests (ldd build/arm64/tests/integration),
 # a shell and the tools guest.sh and the tests call (awk, objdump/objcopy/nm: binutils,
 # perf script/report: linux-perf, ldd: libc-bin, /etc/passwd: base-passwd), Python for the
-# package's tests
+# package's tests (python3-yaml: the deploy/ manifests' test). run.sh checks every NEEDED
+# library of the arm64 build against this root before it boots a guest.
 pkgs="libc6 libgcc-s1 libstdc++6 libbpf1 libelf1 libdw1 zlib1g libdeflate0 libzstd1 liblzma5 libbz2-1.0
-      libcjson1 libprotobuf-c1 libcapstone4 libcriterion3 dash coreutils procps util-linux grep sed
-      gawk findutils python3 python3-pytest busybox-static binutils linux-perf libc-bin base-passwd"
+      libcjson1 libprotobuf-c1 libcapstone4 libsqlite3-0 libmicrohttpd12 libcriterion3 dash
+      coreutils procps util-linux grep sed gawk findutils python3 python3-pytest python3-yaml
+      busybox-static binutils linux-perf libc-bin base-passwd"
 # the key: the package list and this script's fix-ups (a change to either rebuilds the root)
 key=$( (echo "$pkgs" | tr -s ' \n' ' '; sed -n '/^# fix-ups/,$p' "$0") | cksum)
 mkdir -p "$cache"

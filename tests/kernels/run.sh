@@ -164,6 +164,22 @@ rm -rf "$outroot/tree"
 mkdir -p "$outroot/tree"
 (cd "$src" && git ls-files -co --exclude-standard -z 2>/dev/null | tar --null -T - -cf -) |
 	tar -xf - -C "$outroot/tree"
+# every library the arm64 build links must be in the guests' root (rootfs.sh's package list):
+# a missing one makes every test of those guests fail with exit 127, said here instead
+if [ -d "$outroot/build-arm64" ]; then
+	aroot=$cache/rootfs-arm64
+	for f in "$outroot"/build-arm64/bin/* "$outroot"/build-arm64/tests/integration; do
+		for lib in $(readelf -d "$f" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+			found=
+			for d in usr/lib/aarch64-linux-gnu lib/aarch64-linux-gnu usr/lib; do
+				[ -e "$aroot/$d/$lib" ] && found=1
+			done
+			[ -n "$found" ] ||
+				echo "kernels: the arm64 root lacks $lib (needed by $(basename "$f")):" \
+					"add its package to tests/kernels/rootfs.sh" >&2
+		done
+	done
+fi
 build_amd64=$outroot/build-amd64 build_arm64=$outroot/build-arm64
 export KPERF_BUILD="$build_amd64" KPERF_BUILD_ARM64="$build_arm64"
 t_all=$(date +%s)
