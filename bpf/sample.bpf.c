@@ -443,10 +443,22 @@ int BPF_PROG(kp_tp_exit, struct task_struct *p)
 SEC("tp_btf/sched_process_exec") /* BTF: no tracefs needed (it may not be mounted) */
 int BPF_PROG(kp_uw_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	__u32 tgid = kp_pidns_current() >> 32;
+	kp_uw_exec_reset();
+	return 0;
+}
 
-	if (bpf_map_delete_elem(&kp_uw_procs, &tgid) == 0)
-		kp_uw_ask(tgid);
+/* a process's last thread exits: its entry goes (a system-wide profile sees thousands of
+ * processes come and go; the map would fill and the newest go without tables) */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(kp_uw_exit, struct task_struct *p)
+{
+	__u32 tgid;
+
+	if (BPF_CORE_READ(p, signal, live.counter) != 0)
+		return 0;
+	tgid = kp_pidns_task_tgid(p);
+	bpf_map_delete_elem(&kp_uw_procs, &tgid);
+	bpf_map_delete_elem(&kp_uw_want, &tgid);
 	return 0;
 }
 

@@ -37,6 +37,7 @@ struct record_opts {
 	unsigned freq, period;
 	bool callstack;
 	unsigned call_graph; /* KPERF_CALL_GRAPH_* */
+	bool unwind_stats; /* --unwind-stats */
 	int *pids;
 	int npids;
 	int *cpus;
@@ -66,6 +67,8 @@ static void usage(FILE *f)
 	      "      --call-graph MODE   -g, user stacks unwound by MODE: dwarf (the default:\n"
 	      "                          from each file's .eh_frame, complete without frame\n"
 	      "                          pointers) or fp (frame pointers only)\n"
+	      "      --unwind-stats      how the user frames were found (.eh_frame rows,\n"
+	      "                          .debug_frame, PLT stubs, frame pointers), on stderr\n"
 	      "  -p, --pid PID,...       these processes (all threads, and their children)\n"
 	      "  -a, --all-cpus          every process (the default without -p or a command;\n"
 	      "                          with a command: while it runs)\n"
@@ -148,6 +151,24 @@ static int check_time_mode(struct record_opts *o)
 	return 0;
 }
 
+/* --unwind-stats: which method found the user frames of the stacks taken, and the tables */
+static void print_unwind_stats(int pd)
+{
+	struct KperfUnwindStats u;
+
+	if (KperfPmuGetUnwindStats(pd, &u))
+		return;
+	fprintf(stderr,
+		"unwind: %llu user stacks from tables; frames: %llu .eh_frame, %llu .debug_frame, "
+		"%llu plt, %llu fp (%llu through signal frames)\n"
+		"unwind: by frame pointers: %llu stacks before their tables loaded, %llu without "
+		"user registers; %llu cut at new code, %llu at the frame limit\n"
+		"unwind: %llu tables, %llu rows, %llu KiB in the kernel, %llu process entries\n",
+		u.stacks, u.framesEhFrame, u.framesDebugFrame, u.framesPlt, u.framesFp,
+		u.framesSignal, u.stacksNotLoaded, u.stacksNoRegs, u.stacksUnknownMap,
+		u.stacksTruncated, u.tables, u.rows, (u.rowBytes + 1023) / 1024, u.processes);
+}
+
 static int parse(int argc, char **argv, struct record_opts *o)
 {
 	enum {
@@ -158,7 +179,8 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		OPT_NOINLINE,
 		OPT_OFFCPU,
 		OPT_WALL,
-		OPT_CALL_GRAPH
+		OPT_CALL_GRAPH,
+		OPT_UNWIND_STATS
 	};
 	static const struct option longopts[] = {
 		{ "event", required_argument, NULL, 'e' },
@@ -177,6 +199,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "off-cpu", no_argument, NULL, OPT_OFFCPU },
 		{ "wall", no_argument, NULL, OPT_WALL },
+		{ "unwind-stats", no_argument, NULL, OPT_UNWIND_STATS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -223,6 +246,9 @@ static int parse(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'g':
 			o->callstack = true;
+			break;
+		case OPT_UNWIND_STATS:
+			o->unwind_stats = true;
 			break;
 		case OPT_CALL_GRAPH:
 			if (!strcmp(optarg, "dwarf")) {
@@ -488,6 +514,8 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "kperf-bpf record: %s\n", Perror());
 		goto done;
 	}
+	if (o.unwind_stats)
+		print_unwind_stats(pd);
 	rc = 0;
 	if (o.command && !launched)
 		rc = kp_cli_exit_code(status);
