@@ -9,7 +9,8 @@
  *     its first record, a process gone by then has its frames [unknown]);
  *   - a launched command is held at its exec and at its entry point while its tables load:
  *     none of its samples is taken by frame pointers for want of them, and every sample in
- *     its leaves, the first ones included, reaches main.
+ *     its leaves, the first ones included, reaches main;
+ *   - unwind_churn: 30 s of the whole system under process churn, every sample in one stack.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -169,5 +170,50 @@ Test(unwind_owners, launched_command_is_held_until_its_tables_load)
 	}
 	cr_assert_gt(leaf, 10, "%lu samples in the leaves", leaf);
 	cr_assert_eq(whole, leaf, "%lu of %lu samples in the leaves reach main", whole, leaf);
+	free(out);
+}
+
+/* issue 21's churn test: 30 s of the whole system while short processes start and exit (their
+ * tables loaded as they come, their entries dropped as they go): no stack lost, and every
+ * sample in exactly one stack (the folded lines add up to the summary's count). In
+ * tests/kernels/skip.list: 30 s of churn is too long for the matrix's emulated guests. */
+Test(unwind_churn, thirty_seconds_system_wide_every_sample_in_one_stack, .timeout = 300)
+{
+	char cmd[8192], out_path[] = "/tmp/kp-uwchurn-XXXXXX", *out, *folded, *p;
+	unsigned long long summary = 0, sum = 0;
+	int fd = mkstemp(out_path), st;
+	FILE *f;
+
+	cr_assert(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd),
+		 "(while :; do /bin/true; done) & c=$!; "
+		 "%s/bin/kperf-bpf record -a -g -d 30 --format folded -o %s 2>&1; s=$?; "
+		 "kill $c 2>/dev/null; wait $c 2>/dev/null; exit $s",
+		 tu_build(), out_path);
+	out = tu_run(cmd, &st);
+	cr_assert_eq(st, 0, "%s", out);
+	cr_assert_null(strstr(out, "not kept"), "%s", out);
+	cr_assert_null(strstr(out, "could not be captured"), "%s", out);
+	p = strstr(out, " samples\n");
+	cr_assert_not_null(p, "%s", out);
+	while (p > out && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	summary = strtoull(p, NULL, 10);
+	f = fopen(out_path, "r");
+	cr_assert_not_null(f);
+	folded = calloc(1, 1 << 16);
+	while (fgets(folded, 1 << 16, f)) {
+		char *sp = strrchr(folded, ' ');
+
+		if (sp)
+			sum += strtoull(sp + 1, NULL, 10);
+	}
+	fclose(f);
+	unlink(out_path);
+	cr_assert_gt(summary, 0, "%s", out);
+	cr_assert_eq(sum, summary, "folded lines add up to %llu, the summary says %llu", sum,
+		     summary);
+	free(folded);
 	free(out);
 }
