@@ -127,6 +127,24 @@ static __always_inline __u64 return_address(struct pt_regs *ctx)
 	return ra;
 }
 
+/* A uprobe's registers are the user's: the .eh_frame unwinder starts from them (on every
+ * kernel, where a program without them needs bpf_task_pt_regs, 5.15+). At an entry, the pc is
+ * the function's first instruction, whose row says the return address is at the top of the
+ * stack (x86_64) or in x30 (arm64). */
+static __always_inline void user_hint(struct pt_regs *ctx, struct kp_uw_hint *h)
+{
+	h->user = 1;
+	h->pad = 0;
+	h->pc = PT_REGS_IP(ctx);
+	h->sp = PT_REGS_SP(ctx);
+	h->fp = PT_REGS_FP(ctx);
+#if defined(__TARGET_ARCH_x86)
+	h->lr = 0;
+#else
+	h->lr = PT_REGS_RET(ctx);
+#endif
+}
+
 /* ---- helpers ---- */
 
 static __always_inline void count(__u32 idx)
@@ -249,8 +267,13 @@ static __always_inline int enter(struct pt_regs *ctx, __u16 func, __u64 size, __
 	}
 	if (st.record) {
 		st.callsite = return_address(ctx);
-		if (cfg.stacks)
-			st.stack = kp_capture_stack(ctx, true, &stacks, &counters, KP_MS_CNT_CAP);
+		if (cfg.stacks) {
+			struct kp_uw_hint hint;
+
+			user_hint(ctx, &hint);
+			st.stack = kp_capture_stack_regs(ctx, true, &hint, &stacks, &counters,
+							 KP_MS_CNT_CAP);
+		}
 	}
 	if (bpf_map_update_elem(&inflight, &tid, &st, BPF_ANY))
 		count(KP_MS_CNT_INFLIGHT_FULL);
@@ -510,6 +533,7 @@ int kp_ms_exec(void *ctx)
 
 	if (t && *t == KP_MS_TARGET_EXEC)
 		bpf_map_update_elem(&targets, &tgid, &on, BPF_EXIST);
+	kp_uw_exec_reset();
 	return 0;
 }
 

@@ -255,7 +255,8 @@ static __always_inline int on_switch(void *ctx, __u64 preempt, __u64 prev, __u64
 	}
 	if (t && !t->exited && (cfg.slices || cfg.blocked_only))
 		pre = runnable(preempt, prev);
-	if (t && !t->exited && !(cfg.blocked_only && pre)) {
+	/* a launched command stopped while its unwind tables load: not a block of its own */
+	if (t && !t->exited && !(cfg.blocked_only && pre) && !kp_uw_holding(t->tgid)) {
 		t->preempted = pre;
 		t->kstack = cfg.kernel_stack ?
 				    kp_capture_stack(ctx, false, &stacks, &counters, KP_OFFC_CAP) :
@@ -314,6 +315,7 @@ static __always_inline int on_exec(void)
 	t = bpf_map_lookup_elem(&threads, &task);
 	if (t)
 		bpf_get_current_comm(t->comm, sizeof(t->comm));
+	kp_uw_exec_reset();
 	return 0;
 }
 

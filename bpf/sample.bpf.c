@@ -446,8 +446,23 @@ int BPF_PROG(kp_uw_exec, struct task_struct *p, pid_t old_pid, struct linux_binp
 	__u32 tgid = kp_pidns_current() >> 32;
 
 	bpf_map_delete_elem(&kp_py_procs, &tgid); /* another program now: looked at again */
-	if (bpf_map_delete_elem(&kp_uw_procs, &tgid) == 0)
-		kp_uw_ask(tgid);
+	kp_uw_exec_reset();
+	return 0;
+}
+
+/* a process's last thread exits: its entry goes (a system-wide profile sees thousands of
+ * processes come and go; the map would fill and the newest go without tables) */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(kp_uw_exit, struct task_struct *p)
+{
+	__u32 tgid;
+
+	if (BPF_CORE_READ(p, signal, live.counter) != 0)
+		return 0;
+	tgid = kp_pidns_task_tgid(p);
+	bpf_map_delete_elem(&kp_uw_procs, &tgid);
+	bpf_map_delete_elem(&kp_uw_want, &tgid);
+	bpf_map_delete_elem(&kp_py_procs, &tgid);
 	return 0;
 }
 

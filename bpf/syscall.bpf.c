@@ -778,9 +778,6 @@ int BPF_PROG(kp_proc_exit, struct task_struct *p)
 SEC("tp/sched/sched_process_exec")
 int kp_uw_exec(void *ctx)
 {
-	__u32 tgid = kp_pidns_current() >> 32;
-
-	if (bpf_map_delete_elem(&kp_uw_procs, &tgid) == 0)
-		kp_uw_ask(tgid);
+	kp_uw_exec_reset();
 	return 0;
 }

@@ -112,6 +112,72 @@ static __always_inline void kp_uw_ask(__u32 tgid)
 	bpf_map_update_elem(&kp_uw_want, &tgid, &now, BPF_ANY);
 }
 
+/* A launched command held until its tables are loaded (userspace puts its tgid here before
+ * its exec, KP_UW_HOLD_EXEC): at its exec it stops (SIGSTOP) and asks, userspace loads what is
+ * mapped (the program, ld.so, the vdso), places kp_uw_entry at the program's entry point and
+ * continues it (KP_UW_HOLD_ENTRY); at the entry, ld.so has mapped every library the program
+ * needs: it stops and asks again, userspace loads them and continues it. So its first
+ * samples, before and after main, unwind from tables, not from frame pointers. */
+#define KP_UW_SIGSTOP 19
+enum kp_uw_hold_state {
+	KP_UW_HOLD_EXEC = 1, /* armed: stop at the exec */
+	KP_UW_HOLD_EXEC_STOPPED = 2, /* stopped at the exec, for userspace */
+	KP_UW_HOLD_ENTRY = 3, /* armed: stop at the entry point */
+	KP_UW_HOLD_ENTRY_STOPPED = 4, /* stopped at the entry point, for userspace */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __u32);
+} kp_uw_hold SEC(".maps");
+
+/* a held process reaching state <from>: stopped, asked for, marked <from> + 1 (an object
+ * that shares the map with the one that stopped it asks for its own tables) */
+static __always_inline void kp_uw_hold_stop(__u32 tgid, __u32 from)
+{
+	__u32 *h = bpf_map_lookup_elem(&kp_uw_hold, &tgid);
+
+	if (!h || (*h != from && *h != from + 1))
+		return;
+	/* the signal before the state: userspace continues only what it sees stopped */
+	if (*h == from)
+		bpf_send_signal(KP_UW_SIGSTOP);
+	*h = from + 1;
+	kp_uw_ask(tgid); /* every object that shares the map loads its tables */
+}
+
+/* <tgid> is stopped by its hold (its time stopped is kperf-bpf's, not the program's) */
+static __always_inline bool kp_uw_holding(__u32 tgid)
+{
+	__u32 *h = bpf_map_lookup_elem(&kp_uw_hold, &tgid);
+
+	return h && (*h == KP_UW_HOLD_EXEC_STOPPED || *h == KP_UW_HOLD_ENTRY_STOPPED);
+}
+
+/* the current process exec'ed (an owner's sched_process_exec program calls this): its
+ * mappings are new, its entry goes (stacks meanwhile: frame pointers, counted) and userspace is
+ * asked to load the new ones; a held command stops here */
+static __always_inline void kp_uw_exec_reset(void)
+{
+	__u32 tgid = kp_pidns_current() >> 32;
+
+	if (!kp_uw_on)
+		return;
+	if (bpf_map_delete_elem(&kp_uw_procs, &tgid) == 0)
+		kp_uw_ask(tgid);
+	kp_uw_hold_stop(tgid, KP_UW_HOLD_EXEC);
+}
+
+/* placed by userspace at a held command's entry point (its pid only) */
+SEC("uprobe")
+int kp_uw_entry(void *ctx)
+{
+	kp_uw_hold_stop(kp_pidns_current() >> 32, KP_UW_HOLD_ENTRY);
+	return 0;
+}
+
 /* where a user stack starts, as a program was handed it (a perf event's registers) */
 struct kp_uw_hint {
 	__u64 pc, sp, fp, lr;
@@ -355,6 +421,12 @@ __attribute__((noinline)) int kp_uw_step(__u32 unused)
 		return 1;
 	}
 	kp_uw_count(KP_UW_CNT_FRAMES);
+	if (r->flags & KP_UW_F_PLT)
+		kp_uw_count(KP_UW_CNT_PLT_FRAMES);
+	else if (r->flags & KP_UW_F_DEBUG)
+		kp_uw_count(KP_UW_CNT_DEBUG_FRAMES);
+	if (r->flags & KP_UW_F_SIGNAL)
+		kp_uw_count(KP_UW_CNT_SIGNAL_FRAMES);
 	/* the return address */
 	if (r->ra == KP_UW_REG_AT_CFA) {
 		if (!kp_uw_read(&ra, cfa + r->ra_off))

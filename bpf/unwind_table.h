@@ -96,6 +96,9 @@ enum kp_uw_counter {
 	KP_UW_CNT_READ_FAULT = 6, /* stacks that stopped where user memory could not be read */
 	KP_UW_CNT_TRUNCATED = 7, /* stacks cut at the frame limit */
 	KP_UW_CNT_NO_REGS = 8, /* no user registers (kernels before 5.15, in the kernel): fp */
+	KP_UW_CNT_PLT_FRAMES = 9, /* of KP_UW_CNT_FRAMES: by a synthetic PLT row */
+	KP_UW_CNT_DEBUG_FRAMES = 10, /* of KP_UW_CNT_FRAMES: by a .debug_frame row */
+	KP_UW_CNT_SIGNAL_FRAMES = 11, /* of KP_UW_CNT_FRAMES: through a signal frame */
 	KP_UW_CNT_MAX
 };
 

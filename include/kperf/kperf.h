@@ -82,6 +82,26 @@ struct KperfPmuOpts {
 /* PmuOpen with kperf-bpf's options; opts may be NULL (PmuOpen(t, a) is KperfOpen(t, a, NULL)). */
 int KperfOpen(enum PmuTaskType collectType, struct PmuAttr *attr, const struct KperfPmuOpts *opts);
 
+/* How a SAMPLING task's user stacks (its samples, and with blockedSample its blocked time)
+ * were unwound since its open, every stack taken counted (not only the distinct ones); all 0
+ * with KPERF_CALL_GRAPH_FP. Frames: by a row of the file's .eh_frame, of its .debug_frame, a
+ * PLT stub's, or by frame pointers (a mapping without a table, JIT code, or a row that says
+ * there is no call-frame information); framesSignal counts the rows that went through a
+ * signal frame among them. */
+struct KperfUnwindStats {
+	unsigned long long stacks; /* user stacks unwound from tables */
+	unsigned long long framesEhFrame, framesDebugFrame, framesPlt, framesFp, framesSignal;
+	unsigned long long stacksNotLoaded; /* by frame pointers: the tables not loaded yet */
+	unsigned long long stacksUnknownMap; /* cut at code mapped since the tables were loaded */
+	unsigned long long stacksNoRegs; /* by frame pointers: no user registers (before 5.15) */
+	unsigned long long stacksTruncated; /* cut at the frame limit */
+	unsigned long long tables, rows, rowBytes; /* unwind tables in the kernel, their rows */
+	unsigned long long processes; /* process entries written (mappings to tables) */
+};
+
+/* 0, or -1 (Perror) for a pd that is not a PmuOpen/KperfOpen task */
+int KperfPmuGetUnwindStats(int pd, struct KperfUnwindStats *stats);
+
 /* ---- syscall tracing with options ---- */
 
 struct KperfTraceOpts {

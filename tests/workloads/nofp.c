@@ -22,7 +22,12 @@
  * through stdio (fwrite, then fflush: libc's write() below, libc built as distributions build
  * it), the syscall stack tests' libc call path.
  *
- *   nofp [--ms N] [--signal] [--nowait] [--dl] [--clock] [--writes N]
+ * With --naps N, instead: main -> nap_path -> nap_leaf, which sleeps 2 ms in nanosleep N times
+ * (off the CPU in libc, built without frame pointers): the off-CPU stack tests' blocking call.
+ * With --allocs N: main -> alloc_path -> alloc_leaf, which mallocs 4321 bytes and frees them N
+ * times: memscope's allocation stacks (before the naps when both are given).
+ *
+ *   nofp [--ms N] [--signal] [--nowait] [--dl] [--clock] [--writes N] [--naps N] [--allocs N]
  */
 #include <dlfcn.h>
 #include <limits.h>
@@ -140,6 +145,39 @@ NOINLINE void write_path(long n)
 	fclose(f);
 }
 
+NOINLINE void nap_leaf(void)
+{
+	struct timespec nap = { 0, 2 * 1000000L };
+
+	nanosleep(&nap, NULL);
+	sink++;
+}
+
+NOINLINE void nap_path(long n)
+{
+	long i;
+
+	for (i = 0; i < n; i++)
+		nap_leaf();
+}
+
+static void *volatile kept;
+
+NOINLINE void alloc_leaf(void)
+{
+	kept = malloc(4321);
+	free(kept);
+	sink++;
+}
+
+NOINLINE void alloc_path(long n)
+{
+	long i;
+
+	for (i = 0; i < n; i++)
+		alloc_leaf();
+}
+
 NOINLINE void run_clock(void)
 {
 	struct timespec ts;
@@ -195,7 +233,7 @@ static double cpu_ms(void)
 
 int main(int argc, char **argv)
 {
-	long ms = 1000, writes = -1;
+	long ms = 1000, writes = -1, naps = -1, allocs = -1;
 	int i, sig = 0, wait_go = 1, dl = 0, clk = 0;
 	unsigned long (*dl_run)(unsigned long) = NULL;
 	double t0;
@@ -210,6 +248,10 @@ int main(int argc, char **argv)
 			wait_go = 0;
 		else if (!strcmp(argv[i], "--writes") && i + 1 < argc)
 			writes = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--naps") && i + 1 < argc)
+			naps = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--allocs") && i + 1 < argc)
+			allocs = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--dl"))
 			dl = 1;
 		else if (!strcmp(argv[i], "--clock"))
@@ -223,8 +265,13 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (wait_go && !fgets(go, sizeof(go), stdin))
 		return 1;
-	if (writes >= 0) {
-		write_path(writes);
+	if (writes >= 0 || naps >= 0 || allocs >= 0) {
+		if (writes >= 0)
+			write_path(writes);
+		if (allocs >= 0)
+			alloc_path(allocs);
+		if (naps >= 0)
+			nap_path(naps);
 		printf("done\n");
 		return 0;
 	}

@@ -38,6 +38,7 @@ struct record_opts {
 	bool callstack;
 	unsigned call_graph; /* KPERF_CALL_GRAPH_* */
 	unsigned python_frames; /* KPERF_PY_FRAMES_* */
+	bool unwind_stats; /* --unwind-stats */
 	int *pids;
 	int npids;
 	int *cpus;
@@ -70,6 +71,8 @@ static void usage(FILE *f)
 	      "      --python MODE       -g dwarf, CPython 3.11 processes: on (the default: the\n"
 	      "                          Python functions in place of the interpreter's\n"
 	      "                          frames), interp (both), off (native frames only)\n"
+	      "      --unwind-stats      how the user frames were found (.eh_frame rows,\n"
+	      "                          .debug_frame, PLT stubs, frame pointers), on stderr\n"
 	      "  -p, --pid PID,...       these processes (all threads, and their children)\n"
 	      "  -a, --all-cpus          every process (the default without -p or a command;\n"
 	      "                          with a command: while it runs)\n"
@@ -152,6 +155,24 @@ static int check_time_mode(struct record_opts *o)
 	return 0;
 }
 
+/* --unwind-stats: which method found the user frames of the stacks taken, and the tables */
+static void print_unwind_stats(int pd)
+{
+	struct KperfUnwindStats u;
+
+	if (KperfPmuGetUnwindStats(pd, &u))
+		return;
+	fprintf(stderr,
+		"unwind: %llu user stacks from tables; frames: %llu .eh_frame, %llu .debug_frame, "
+		"%llu plt, %llu fp (%llu through signal frames)\n"
+		"unwind: by frame pointers: %llu stacks before their tables loaded, %llu without "
+		"user registers; %llu cut at new code, %llu at the frame limit\n"
+		"unwind: %llu tables, %llu rows, %llu KiB in the kernel, %llu process entries\n",
+		u.stacks, u.framesEhFrame, u.framesDebugFrame, u.framesPlt, u.framesFp,
+		u.framesSignal, u.stacksNotLoaded, u.stacksNoRegs, u.stacksUnknownMap,
+		u.stacksTruncated, u.tables, u.rows, (u.rowBytes + 1023) / 1024, u.processes);
+}
+
 static int parse(int argc, char **argv, struct record_opts *o)
 {
 	enum {
@@ -163,7 +184,8 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		OPT_OFFCPU,
 		OPT_WALL,
 		OPT_CALL_GRAPH,
-		OPT_PYTHON
+		OPT_PYTHON,
+		OPT_UNWIND_STATS
 	};
 	static const struct option longopts[] = {
 		{ "event", required_argument, NULL, 'e' },
@@ -183,6 +205,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "off-cpu", no_argument, NULL, OPT_OFFCPU },
 		{ "wall", no_argument, NULL, OPT_WALL },
+		{ "unwind-stats", no_argument, NULL, OPT_UNWIND_STATS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -243,6 +266,9 @@ static int parse(int argc, char **argv, struct record_opts *o)
 					optarg);
 				return -1;
 			}
+			break;
+		case OPT_UNWIND_STATS:
+			o->unwind_stats = true;
 			break;
 		case OPT_CALL_GRAPH:
 			if (!strcmp(optarg, "dwarf")) {
@@ -509,6 +535,8 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "kperf-bpf record: %s\n", Perror());
 		goto done;
 	}
+	if (o.unwind_stats)
+		print_unwind_stats(pd);
 	rc = 0;
 	if (o.command && !launched)
 		rc = kp_cli_exit_code(status);

@@ -21,6 +21,7 @@
 #include "memscope.h"
 #include "stack_capture.h"
 #include "trace/trace.h"
+#include "unwind/unwind.h"
 #include "skel/memscope.skel.h"
 
 #define UPROBE_PMU_TYPE "/sys/bus/event_source/devices/uprobe/type"
@@ -34,6 +35,7 @@ struct kp_ms_bpf {
 	kp_ms_event_fn on_event;
 	void *ctx;
 	int ncpus;
+	struct kp_uw_owner *uw; /* stacks from .eh_frame tables: their loader */
 };
 
 static int on_rb_sample(void *ctx, void *data, size_t size)
@@ -105,9 +107,20 @@ int kp_ms_bpf_open(const struct kp_ms_bpf_opts *o, struct kp_ms_bpf **out)
 		bpf_map__set_max_entries(b->skel->maps.sampled, 1);
 	if (!o->stacks)
 		bpf_map__set_max_entries(b->skel->maps.stacks, 1);
+	b->skel->rodata->kp_uw_on = o->stacks && !o->fp_stacks;
+	kp_uw_owner_size(b->skel->obj, b->skel->rodata->kp_uw_on, 1);
 	err = memscope_bpf__load(b->skel);
 	if (err)
 		goto fail;
+	/* the targets' tables are loaded as their probes are placed */
+	if (b->skel->rodata->kp_uw_on) {
+		err = kp_uw_owner_start(b->skel->obj, NULL, 0, false, &b->uw);
+		if (err) {
+			kp_fail(LIBPERF_ERR_FAIL_MMAP, err, "cannot load the unwind tables: %s",
+				strerror(-err));
+			goto fail;
+		}
+	}
 	b->rb = ring_buffer__new(bpf_map__fd(b->skel->maps.events), on_rb_sample, b, NULL);
 	if (!b->rb) {
 		err = kp_fail(LIBPERF_ERR_FAIL_MMAP, -errno,
@@ -219,6 +232,8 @@ int kp_ms_bpf_add_target(struct kp_ms_bpf *b, int tgid, bool from_exec,
 {
 	int err = kp_ms_bpf_set_target(b, tgid, from_exec ? KP_MS_TARGET_EXEC : KP_MS_TARGET_ON);
 
+	if (!err && from_exec)
+		err = kp_uw_owner_hold(b->uw, tgid);
 	return err ? err : kp_ms_bpf_place_probes(b, tgid, plan);
 }
 
@@ -236,6 +251,10 @@ int kp_ms_bpf_place_probes(struct kp_ms_bpf *b, int tgid, const struct kp_ms_pla
 		if (err)
 			return err;
 	}
+	/* its unwind tables before it runs on (a stopped child, a running target); a command
+	 * not exec'ed yet has kperf-bpf's mappings still: its exec asks for them */
+	if (kp_ms_bpf_target_state(b, tgid) != KP_MS_TARGET_EXEC)
+		kp_uw_owner_add_pid(b->uw, tgid);
 	return 0;
 }
 
@@ -337,6 +356,13 @@ void kp_ms_bpf_counters(struct kp_ms_bpf *b, uint64_t out[KP_MS_CNT_MAX])
 	free(vals);
 }
 
+void kp_ms_bpf_unwind_stats(struct kp_ms_bpf *b, struct kp_uw_load_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (b->uw)
+		kp_uw_owner_stats(b->uw, s);
+}
+
 unsigned kp_ms_bpf_nprobes(const struct kp_ms_bpf *b)
 {
 	return b->nprobes;
@@ -348,6 +374,7 @@ void kp_ms_bpf_close(struct kp_ms_bpf *b)
 
 	if (!b)
 		return;
+	kp_uw_owner_stop(b->uw);
 	for (i = 0; i < b->nlinks; i++)
 		bpf_link__destroy(b->links[i]);
 	free(b->links);

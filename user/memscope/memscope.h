@@ -60,6 +60,7 @@ struct kp_ms_bpf_opts {
 	uint64_t sample_bytes; /* 0: exact */
 	uint64_t min_size;
 	bool stacks;
+	bool fp_stacks; /* stacks by frame pointers only (not from .eh_frame tables) */
 	bool follow; /* the children of the recorded processes too (FORK records) */
 	size_t ringbuf_bytes; /* a power of two, multiple of the page size */
 	kp_ms_event_fn on_event; /* called from kp_ms_bpf_consume() */
@@ -89,6 +90,9 @@ unsigned kp_ms_bpf_stack(struct kp_ms_bpf *b, uint64_t id, uint64_t *ips, unsign
 /* counters summed over CPUs, indexed by enum kp_ms_counter */
 void kp_ms_bpf_counters(struct kp_ms_bpf *b, uint64_t out[KP_MS_CNT_MAX]);
 unsigned kp_ms_bpf_nprobes(const struct kp_ms_bpf *b);
+/* the .eh_frame unwinder's figures (zero when stacks are frame pointers') */
+struct kp_uw_load_stats;
+void kp_ms_bpf_unwind_stats(struct kp_ms_bpf *b, struct kp_uw_load_stats *s);
 void kp_ms_bpf_close(struct kp_ms_bpf *b);
 
 /* ---- record.c ---- */

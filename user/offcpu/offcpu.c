@@ -20,6 +20,7 @@
 #include "offcpu_event.h"
 #include "pidns_cfg.h" /* the rodata of stack_capture.bpf.h (unwind.bpf.h) */
 #include "stack/stack.h"
+#include "unwind/unwind.h"
 #include "skel/offcpu.skel.h"
 
 #define DEF_ENTRIES 16384
@@ -48,6 +49,7 @@ struct kp_offcpu {
 	void *slice_ctx;
 	int slice_err; /* the first error on_slice returned while the ring was read */
 	uint64_t min_slice_ns;
+	struct kp_uw_owner *uw; /* user stacks from .eh_frame tables: their loader */
 };
 
 static struct bpf_program *prog(const struct kp_offcpu *c, bool raw, int which)
@@ -200,9 +202,19 @@ static int load(struct kp_offcpu *c, const struct kp_offcpu_opts *o)
 	bpf_map__set_max_entries(s->maps.threads, THREADS);
 	bpf_map__set_max_entries(s->maps.targets, o->npids ? TARGETS : 1);
 	bpf_map__set_max_entries(s->maps.children, o->npids ? TARGETS : 1);
+	s->rodata->kp_uw_on = o->user_stack && !o->fp_stacks;
+	kp_uw_owner_size(s->obj, s->rodata->kp_uw_on, (unsigned)o->npids);
 	err = offcpu_bpf__load(s);
 	if (err)
 		return kp_bpf_load_error("off-CPU tracing", err);
+	/* the targets' tables now (a command not exec'ed yet has kperf-bpf's mappings: it is held
+	 * at its exec while its own load), their children's when first asked for */
+	if (s->rodata->kp_uw_on) {
+		err = kp_uw_owner_start(s->obj, o->pids, (unsigned)o->npids, o->from_exec, &c->uw);
+		if (err)
+			return kp_fail(LIBPERF_ERR_FAIL_MMAP, err,
+				       "cannot load the unwind tables: %s", strerror(-err));
+	}
 	c->counts_fd[0] = bpf_map__fd(s->maps.counts0);
 	c->counts_fd[1] = bpf_map__fd(s->maps.counts1);
 	c->threads_fd = bpf_map__fd(s->maps.threads);
@@ -520,6 +532,16 @@ void kp_offcpu_get_stats(struct kp_offcpu *c, struct kp_offcpu_stats *s)
 	s->slices_short = sum[KP_OFFC_SLICE_SHORT];
 }
 
+void kp_offcpu_unwind_stats(struct kp_offcpu *c, struct kp_uw_load_stats *s)
+{
+	struct kp_uw_load_stats u;
+
+	if (!c->uw)
+		return;
+	kp_uw_owner_stats(c->uw, &u);
+	kp_uw_load_stats_add(s, &u);
+}
+
 void kp_offcpu_close(struct kp_offcpu *c)
 {
 	int i;
@@ -528,6 +550,7 @@ void kp_offcpu_close(struct kp_offcpu *c)
 		return;
 	for (i = 0; i < NPROGS; i++)
 		bpf_link__destroy(c->link[i]);
+	kp_uw_owner_stop(c->uw);
 	ring_buffer__free(c->ring);
 	offcpu_bpf__destroy(c->skel);
 	free(c);

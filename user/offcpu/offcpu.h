@@ -40,6 +40,8 @@ struct kp_offcpu_opts {
 	bool from_exec; /* the pids are followed from their next exec on */
 	bool kernel_stack; /* take the kernel stack at switch-out */
 	bool user_stack; /* take the user stack at switch-out */
+	bool fp_stacks; /* user stacks by frame pointers only, not from .eh_frame tables */
+	bool no_hold; /* a launched command is not held while its tables load (--wall) */
 	bool blocked_only; /* only the time waiting for something, not for a cpu (preempted) */
 	unsigned entries; /* distinct (thread, stack) pairs between two drains, 0: 16384 */
 	unsigned stacks; /* distinct stacks of the collection, 0: 8192 */
@@ -92,6 +94,9 @@ int kp_offcpu_read_slices(struct kp_offcpu *c);
 unsigned kp_offcpu_stack(struct kp_offcpu *c, uint64_t id, bool kernel, uint64_t *ips,
 			 unsigned max);
 void kp_offcpu_get_stats(struct kp_offcpu *c, struct kp_offcpu_stats *s);
+/* the .eh_frame unwinder's figures, added to <s> (nothing with fp_stacks) */
+struct kp_uw_load_stats;
+void kp_offcpu_unwind_stats(struct kp_offcpu *c, struct kp_uw_load_stats *s);
 void kp_offcpu_close(struct kp_offcpu *c);
 
 #endif

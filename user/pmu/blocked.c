@@ -142,6 +142,12 @@ int kp_blocked_open(struct kp_pmu *p)
 		.kernel_stack = p->opts.blockedKernelStack && p->attr.callStack &&
 				!p->attr.excludeKernel,
 		.user_stack = !p->attr.excludeUser,
+		/* the unwinder of the on-CPU samples, so that a function is drawn once */
+		.fp_stacks = p->opts.callGraph == KPERF_CALL_GRAPH_FP,
+		/* a launched command is held while its tables load with the blocked time alone
+		 * (offCpuOnly); with on-CPU samples too (wall) it is not (#21: the two held
+		 * it in turn and the blocked time of short commands went missing) */
+		.no_hold = !p->opts.offCpuOnly,
 		.blocked_only = p->opts.offCpuOnly,
 	};
 	int i;
@@ -333,4 +339,10 @@ void kp_blocked_close(struct kp_pmu *p)
 	free(k->index);
 	free(k);
 	p->blocked = NULL;
+}
+
+void kp_blocked_unwind_stats(struct kp_pmu *p, struct kp_uw_load_stats *s)
+{
+	if (p->blocked && p->blocked->off)
+		kp_offcpu_unwind_stats(p->blocked->off, s);
 }

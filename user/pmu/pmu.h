@@ -181,7 +181,7 @@ struct kp_sevent {
 	struct bpf_link *link;
 };
 
-struct kp_uw_loader;
+struct kp_uw_owner;
 
 struct kp_sampling {
 	pthread_mutex_t lock; /* everything below: the drain thread and the API calls */
@@ -210,13 +210,9 @@ struct kp_sampling {
 	struct kp_sideband *sideband; /* when resolving symbols */
 
 	/* user stacks from unwind tables (sample_unwind.c) */
-	struct kp_uw_loader *uw;
-	struct kp_py *py; /* CPython processes (runtime/python.h), under uw_lock */
-	struct bpf_link *uw_exec_link, *uw_mmap_link;
-	pthread_t uw_poller; /* loads what the BPF side asks for */
-	pthread_mutex_t uw_lock; /* the loader: the poller, drains, reads */
-	bool uw_poller_on;
-	atomic_bool uw_stop;
+	struct kp_uw_owner *uw; /* the loader and its thread (unwind/owner.c) */
+	struct kp_py *py; /* CPython processes (runtime/python.h), under the owner's lock */
+	struct bpf_link *uw_exec_link, *uw_exit_link, *uw_mmap_link;
 	uint64_t uw_late_warned, uw_full_warned;
 	uint64_t stacks_lost_warned; /* stacks not kept, already said */
 
@@ -234,6 +230,11 @@ bool kp_sampling_unwinds(const struct kp_pmu *p);
 int kp_sample_unwind_prepare(struct kp_pmu *p, struct bpf_object *obj);
 /* after it: the target processes' tables loaded */
 int kp_sample_unwind_start(struct kp_pmu *p, struct bpf_object *obj);
+/* the unwinder's figures of sampling, added to <s> */
+struct kp_uw_load_stats;
+void kp_sample_unwind_stats(struct kp_pmu *p, struct kp_uw_load_stats *s);
+/* ... and of the blocked time's (blocked.c) */
+void kp_blocked_unwind_stats(struct kp_pmu *p, struct kp_uw_load_stats *s);
 /* at each drain: the processes the BPF side asked for */
 void kp_sample_unwind_poll(struct kp_pmu *p);
 void kp_sample_unwind_close(struct kp_sampling *s);

@@ -2,14 +2,15 @@
  * sample_unwind.c - sampling's user stacks unwound from .eh_frame tables (KperfPmuOpts
  * callGraph KPERF_CALL_GRAPH_DWARF, the default with callStack): the unwind maps of the
  * sampling object sized before its load, the target processes' tables loaded after it
- * (user/unwind), the processes the BPF side asks for (new, exec'ed, new code mapped) loaded at
- * each drain, and what could not be unwound reported.
+ * (user/unwind), the processes the BPF side asks for (new, exec'ed, new code mapped) loaded by
+ * the owner's thread (unwind/owner.c) and at each drain, a launched command held at its exec
+ * and at its entry point while its tables load, and what could not be unwound reported.
+ * CPython processes (KperfPmuOpts.pythonFrames): each loaded process is looked at by the
+ * Python frame reader (runtime/python.h), whose code objects are drained with the samples.
  */
 #include <errno.h>
-#include <pthread.h>
-#include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -23,16 +24,15 @@
 #include "sample.h"
 #include "stack_capture.h"
 
-#define ROWS_CAP (1u << 20) /* 16 MiB of rows: libc, python3 and libstdc++ take 127 221 */
-#define PROCS_TARGETED 1024 /* the targets and the processes they start */
+#define PROCS_TARGETED 1024 /* as unwind/owner.c sizes kp_uw_procs */
 #define PROCS_ALL 4096
-#define POLL_MS 10
 #define PY_THREADS 8192 /* threads whose PyThreadState is remembered */
 #define PY_CODES 16384 /* code objects copied between two drains */
 
 bool kp_sampling_unwinds(const struct kp_pmu *p)
 {
-	return p->attr.callStack && !p->attr.excludeUser &&
+	/* offCpuOnly: no sample to unwind (the blocked time's stacks are off-CPU's own) */
+	return p->attr.callStack && !p->attr.excludeUser && !p->opts.offCpuOnly &&
 	       p->opts.callGraph == KPERF_CALL_GRAPH_DWARF;
 }
 
@@ -46,12 +46,13 @@ int kp_sample_unwind_prepare(struct kp_pmu *p, struct bpf_object *obj)
 	bool on = kp_sampling_unwinds(p);
 	struct bpf_map *rows = map_of(obj, "kp_uw_rows"), *procs = map_of(obj, "kp_uw_procs");
 	struct bpf_program *exec = bpf_object__find_program_by_name(obj, "kp_uw_exec");
+	struct bpf_program *exit_prog = bpf_object__find_program_by_name(obj, "kp_uw_exit");
 	struct bpf_program *mmap_kprobe = bpf_object__find_program_by_name(obj, "kp_uw_mmap");
 	struct bpf_program *mmap_sys = bpf_object__find_program_by_name(obj, "kp_uw_mmap_sys");
 	bool kprobes = access("/sys/bus/event_source/devices/kprobe/type", F_OK) == 0 ||
 		       access("/sys/kernel/tracing/kprobe_events", F_OK) == 0;
 
-	if (!rows || !procs || !exec)
+	if (!rows || !procs || !exec || !exit_prog)
 		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -ENOENT,
 			       "the sampling BPF object has no unwinder");
 	if (p->opts.callGraph > KPERF_CALL_GRAPH_FP)
@@ -60,22 +61,21 @@ int kp_sample_unwind_prepare(struct kp_pmu *p, struct bpf_object *obj)
 			"callGraph is KPERF_CALL_GRAPH_DWARF (0) or KPERF_CALL_GRAPH_FP (1), "
 			"not %u",
 			p->opts.callGraph);
-	bpf_map__set_max_entries(rows, on ? ROWS_CAP : 1);
-	if (on)
-		bpf_map__set_map_flags(rows, bpf_map__map_flags(rows) | BPF_F_MMAPABLE);
-	bpf_map__set_max_entries(procs, on ? (p->npids > 0 ? PROCS_TARGETED : PROCS_ALL) : 1);
-	on = on && p->opts.pythonFrames != KPERF_PY_FRAMES_OFF;
 	if (p->opts.pythonFrames > KPERF_PY_FRAMES_OFF)
 		return kp_fail(
 			KPERF_ERR_INVALID_ATTR, -EINVAL,
 			"pythonFrames is KPERF_PY_FRAMES_ON (0), _KEEP_INTERP (1) or _OFF (2), "
 			"not %u",
 			p->opts.pythonFrames);
+	kp_uw_owner_size(obj, on, (unsigned)p->npids);
+	on = on && p->opts.pythonFrames != KPERF_PY_FRAMES_OFF;
 	bpf_map__set_max_entries(map_of(obj, "kp_py_procs"),
 				 on ? (p->npids > 0 ? PROCS_TARGETED : PROCS_ALL) : 1);
 	bpf_map__set_max_entries(map_of(obj, "kp_py_threads"), on ? PY_THREADS : 1);
 	bpf_map__set_max_entries(map_of(obj, "kp_py_codes"), on ? PY_CODES : 1);
+	on = kp_sampling_unwinds(p);
 	bpf_program__set_autoload(exec, on);
+	bpf_program__set_autoload(exit_prog, on);
 	/* new code mapped: a kprobe where the kernel has kprobes, else the mmap system call's
 	 * exit (a kernel built without kprobes) */
 	if (mmap_kprobe && mmap_sys) {
@@ -90,44 +90,20 @@ static void py_on_pid(void *ctx, int pid)
 	kp_py_add_pid(ctx, pid);
 }
 
-/* the processes the BPF side asks for, every POLL_MS: a command just exec'ed gets its tables
- * within milliseconds, not at the next drain a second later */
-static void *poller_main(void *arg)
-{
-	struct kp_sampling *s = arg;
-	struct timespec ts = { 0, POLL_MS * 1000000L };
-
-	while (!atomic_load(&s->uw_stop)) {
-		pthread_mutex_lock(&s->uw_lock);
-		kp_uw_loader_poll(s->uw);
-		pthread_mutex_unlock(&s->uw_lock);
-		nanosleep(&ts, NULL);
-	}
-	return NULL;
-}
-
 int kp_sample_unwind_start(struct kp_pmu *p, struct bpf_object *obj)
 {
 	struct kp_sampling *s = p->sampling;
 	struct bpf_program *mmap_prog;
-	int i, err;
+	int err;
 
 	if (!kp_sampling_unwinds(p))
 		return 0;
-	s->uw = kp_uw_loader_new(bpf_map__fd(map_of(obj, "kp_uw_rows")), ROWS_CAP,
-				 bpf_map__fd(map_of(obj, "kp_uw_procs")),
-				 bpf_map__fd(map_of(obj, "kp_uw_want")),
-				 bpf_map__fd(map_of(obj, "kp_uw_counters")));
-	if (!s->uw)
-		return kp_fail(LIBPERF_ERR_FAIL_MMAP, -errno,
-			       "cannot map the unwind table array: %s", strerror(errno));
 	if (p->opts.pythonFrames != KPERF_PY_FRAMES_OFF) {
 		s->py = kp_py_new(bpf_map__fd(map_of(obj, "kp_py_procs")),
 				  bpf_map__fd(map_of(obj, "kp_py_codes")),
 				  bpf_map__fd(map_of(obj, "kp_py_counters")));
 		if (!s->py)
 			return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-		kp_uw_loader_on_pid(s->uw, py_on_pid, s->py);
 	}
 	err = kp_tracefs_need("unwinding the user stacks of processes", "sched:sched_process_exec");
 	if (err)
@@ -136,21 +112,23 @@ int kp_sample_unwind_start(struct kp_pmu *p, struct bpf_object *obj)
 	if (!s->uw_exec_link)
 		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
 			       "cannot follow the processes' execs: %s", strerror(errno));
+	s->uw_exit_link = bpf_program__attach(bpf_object__find_program_by_name(obj, "kp_uw_exit"));
+	if (!s->uw_exit_link)
+		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
+			       "cannot follow the processes' exits: %s", strerror(errno));
 	/* new code mapped; where neither attaches, the first sample in it asks (counted) */
 	mmap_prog = bpf_object__find_program_by_name(obj, "kp_uw_mmap");
 	if (!bpf_program__autoload(mmap_prog))
 		mmap_prog = bpf_object__find_program_by_name(obj, "kp_uw_mmap_sys");
 	s->uw_mmap_link = bpf_program__attach(mmap_prog);
-	/* the targets now; their children and anything system-wide when first sampled */
-	for (i = 0; i < p->npids; i++)
-		kp_uw_loader_add_pid(s->uw, p->pids[i]);
-	pthread_mutex_init(&s->uw_lock, NULL);
-	atomic_store(&s->uw_stop, false);
-	err = pthread_create(&s->uw_poller, NULL, poller_main, s);
+	/* the targets now (a launched command: held at its exec and its entry point while its
+	 * tables load); their children and anything system-wide when first sampled */
+	err = kp_uw_owner_start_hooked(obj, p->pids, (unsigned)p->npids,
+				       p->attr.enableOnExec && !p->attr.blockedSample,
+				       s->py ? py_on_pid : NULL, s->py, &s->uw);
 	if (err)
-		return kp_fail(UNKNOWN_ERROR, -err, "cannot start the unwind table loader: %s",
-			       strerror(err));
-	s->uw_poller_on = true;
+		return kp_fail(LIBPERF_ERR_FAIL_MMAP, err, "cannot load the unwind tables: %s",
+			       strerror(-err));
 	return 0;
 }
 
@@ -158,39 +136,48 @@ void kp_sample_unwind_poll(struct kp_pmu *p)
 {
 	struct kp_sampling *s = p->sampling;
 
-	if (!s->uw)
-		return;
-	pthread_mutex_lock(&s->uw_lock);
-	kp_uw_loader_poll(s->uw);
-	pthread_mutex_unlock(&s->uw_lock);
+	kp_uw_owner_poll(s->uw);
 }
 
 void kp_sample_unwind_close(struct kp_sampling *s)
 {
-	if (s->uw_poller_on) {
-		atomic_store(&s->uw_stop, true);
-		pthread_join(s->uw_poller, NULL);
-		s->uw_poller_on = false;
-	}
+	kp_uw_owner_stop(s->uw);
+	s->uw = NULL;
 	bpf_link__destroy(s->uw_exec_link);
 	s->uw_exec_link = NULL;
+	bpf_link__destroy(s->uw_exit_link);
+	s->uw_exit_link = NULL;
 	bpf_link__destroy(s->uw_mmap_link);
 	s->uw_mmap_link = NULL;
-	kp_uw_loader_free(s->uw);
-	s->uw = NULL;
-	kp_py_free(s->py);
+	kp_py_free(s->py); /* after the owner's thread, which called into it */
 	s->py = NULL;
+}
+
+static void drain_codes(void *py)
+{
+	kp_py_drain_codes(py);
 }
 
 void kp_sample_unwind_py_codes(struct kp_pmu *p)
 {
 	struct kp_sampling *s = p->sampling;
 
-	if (!s->py)
-		return;
-	pthread_mutex_lock(&s->uw_lock);
-	kp_py_drain_codes(s->py);
-	pthread_mutex_unlock(&s->uw_lock);
+	if (s->py)
+		kp_uw_owner_locked(s->uw, drain_codes, s->py);
+}
+
+struct py_note {
+	struct kp_py *py;
+	char text[600];
+};
+
+static void take_note(void *arg)
+{
+	struct py_note *n = arg;
+	const char *note = kp_py_next_note(n->py);
+
+	if (note)
+		snprintf(n->text, sizeof(n->text), "%s", note);
 }
 
 /* what could not be unwound from tables, once per new loss */
@@ -198,18 +185,14 @@ void kp_sample_unwind_warn(struct kp_pmu *p)
 {
 	struct kp_sampling *s = p->sampling;
 	struct kp_uw_load_stats st;
-	const char *note;
-	char py_note[600] = "";
+	struct py_note note = { .py = s->py };
 	uint64_t late;
 
 	if (!s->uw)
 		return;
-	pthread_mutex_lock(&s->uw_lock);
-	kp_uw_loader_stats(s->uw, &st);
-	note = s->py ? kp_py_next_note(s->py) : NULL;
-	if (note)
-		snprintf(py_note, sizeof(py_note), "%s", note);
-	pthread_mutex_unlock(&s->uw_lock);
+	kp_uw_owner_stats(s->uw, &st);
+	if (s->py)
+		kp_uw_owner_locked(s->uw, take_note, &note);
 	late = st.counters[KP_UW_CNT_NO_PROC] + st.counters[KP_UW_CNT_UNKNOWN_MAP];
 	if (late > s->uw_late_warned) {
 		kp_warn(KPERF_WARN_SYM_INCOMPLETE,
@@ -230,6 +213,16 @@ void kp_sample_unwind_warn(struct kp_pmu *p)
 		s->uw_full_warned = st.tables_full;
 	}
 	/* last: the reason a Python process has native frames only, said once */
-	if (py_note[0])
-		kp_warn(KPERF_WARN_SYM_INCOMPLETE, "%s", py_note);
+	if (note.text[0])
+		kp_warn(KPERF_WARN_SYM_INCOMPLETE, "%s", note.text);
+}
+
+void kp_sample_unwind_stats(struct kp_pmu *p, struct kp_uw_load_stats *s)
+{
+	struct kp_uw_load_stats st;
+
+	if (!p->sampling || !p->sampling->uw)
+		return;
+	kp_uw_owner_stats(p->sampling->uw, &st);
+	kp_uw_load_stats_add(s, &st);
 }

@@ -14,6 +14,7 @@
 #include "core/core.h"
 #include "kperf/pcerrc.h"
 #include "pmu.h"
+#include "unwind/unwind.h"
 #include "count.h"
 
 static void task_destroy(void *obj)
@@ -501,6 +502,41 @@ KP_EXPORT int PmuDisable(int pd)
 	err = disable_locked(p);
 	put(p);
 	return err ? kp_public_fail(err) : 0;
+}
+
+KP_EXPORT int KperfPmuGetUnwindStats(int pd, struct KperfUnwindStats *stats)
+{
+	struct kp_uw_load_stats u = { 0 };
+	const uint64_t *c = u.counters;
+	struct kp_pmu *p;
+
+	kp_clear();
+	if (!stats)
+		return kp_public_fail(kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL, "stats is NULL"));
+	p = get(pd);
+	if (!p)
+		return -1;
+	if (p->type != COUNTING) {
+		kp_sample_unwind_stats(p, &u);
+		kp_blocked_unwind_stats(p, &u);
+	}
+	put(p);
+	memset(stats, 0, sizeof(*stats));
+	stats->stacks = c[KP_UW_CNT_STACKS];
+	stats->framesPlt = c[KP_UW_CNT_PLT_FRAMES];
+	stats->framesDebugFrame = c[KP_UW_CNT_DEBUG_FRAMES];
+	stats->framesEhFrame = c[KP_UW_CNT_FRAMES] - stats->framesPlt - stats->framesDebugFrame;
+	stats->framesFp = c[KP_UW_CNT_FP_FRAMES];
+	stats->framesSignal = c[KP_UW_CNT_SIGNAL_FRAMES];
+	stats->stacksNotLoaded = c[KP_UW_CNT_NO_PROC];
+	stats->stacksUnknownMap = c[KP_UW_CNT_UNKNOWN_MAP];
+	stats->stacksNoRegs = c[KP_UW_CNT_NO_REGS];
+	stats->stacksTruncated = c[KP_UW_CNT_TRUNCATED];
+	stats->tables = u.tables;
+	stats->rows = u.rows;
+	stats->rowBytes = u.rows * sizeof(struct kp_uw_row);
+	stats->processes = u.pids;
+	return 0;
 }
 
 static bool any_alive(const struct kp_pmu *p)

@@ -280,3 +280,18 @@ void kp_uw_loader_stats(const struct kp_uw_loader *l, struct kp_uw_load_stats *s
 	}
 	free(vals);
 }
+
+void kp_uw_load_stats_add(struct kp_uw_load_stats *a, const struct kp_uw_load_stats *b)
+{
+	unsigned k;
+
+	a->tables += b->tables;
+	a->rows += b->rows;
+	a->rows_cap += b->rows_cap;
+	a->tables_full += b->tables_full;
+	a->pids += b->pids;
+	a->maps_dropped += b->maps_dropped;
+	a->files_without += b->files_without;
+	for (k = 0; k < KP_UW_CNT_MAX; k++)
+		a->counters[k] += b->counters[k];
+}

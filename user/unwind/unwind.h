@@ -8,6 +8,7 @@
  *   compile.c   ELF -> rows (libdw's dwarf_cfi_addrframe per row; PLT stubs; signal frames)
  *   cache.c     files -> tables, by build-id; reference counts; figures
  *   load.c      tables and processes' mappings into the maps of a BPF object that unwinds
+ *   owner.c     one BPF object's unwinder: maps sized, targets loaded, a loader thread
  */
 #ifndef KPERF_UNWIND_H
 #define KPERF_UNWIND_H
@@ -121,5 +122,36 @@ void kp_uw_loader_on_pid(struct kp_uw_loader *l, void (*fn)(void *ctx, int pid),
 /* load the processes the BPF side asked for; how many were loaded */
 int kp_uw_loader_poll(struct kp_uw_loader *l);
 void kp_uw_loader_stats(const struct kp_uw_loader *l, struct kp_uw_load_stats *s);
+/* <b> added into <a> */
+void kp_uw_load_stats_add(struct kp_uw_load_stats *a, const struct kp_uw_load_stats *b);
+
+/* ---- owner.c ---- */
+
+struct bpf_object;
+struct kp_uw_owner;
+
+/* Before <obj>'s load: its unwinder's maps sized (1 entry each when not <on>), for <ntargets>
+ * targets (0: every process). -ENOENT when the object has no unwinder. */
+int kp_uw_owner_size(struct bpf_object *obj, bool on, unsigned ntargets);
+/* After its load: a loader of its maps with processes <pids> loaded, and a thread that loads
+ * every 10 ms what the BPF side asks for. <hold>: the pids are commands about to exec, held
+ * (stopped) at their exec and at their entry point while their tables load. 0 or -errno. */
+int kp_uw_owner_start(struct bpf_object *obj, const int *pids, unsigned n, bool hold,
+		      struct kp_uw_owner **out);
+/* The same with <on_pid>(<ctx>, pid) called after each process's tables are loaded, the
+ * targets' included (the Python frame reader looks at each process too). */
+int kp_uw_owner_start_hooked(struct bpf_object *obj, const int *pids, unsigned n, bool hold,
+			     void (*on_pid)(void *ctx, int pid), void *ctx,
+			     struct kp_uw_owner **out);
+/* <fn>(<ctx>) under the owner's lock: its thread loads nothing meanwhile (NULL: nothing) */
+void kp_uw_owner_locked(struct kp_uw_owner *u, void (*fn)(void *ctx), void *ctx);
+/* hold <pid>, a command about to exec, as kp_uw_owner_start does (0 when <u> is NULL) */
+int kp_uw_owner_hold(struct kp_uw_owner *u, int pid);
+/* load what the BPF side asked for now: how many processes */
+int kp_uw_owner_poll(struct kp_uw_owner *u);
+/* (Re)load process <pid> now (0 when <u> is NULL): 0 or -errno */
+int kp_uw_owner_add_pid(struct kp_uw_owner *u, int pid);
+void kp_uw_owner_stats(struct kp_uw_owner *u, struct kp_uw_load_stats *s);
+void kp_uw_owner_stop(struct kp_uw_owner *u); /* NULL: nothing */
 
 #endif

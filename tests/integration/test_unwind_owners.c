@@ -1,0 +1,219 @@
+/*
+ * test_unwind_owners.c - the .eh_frame unwinder in the stacks that are not CPU samples
+ * (issue 21 after sampling and syscalls; issue 10's launched command), on the workload built
+ * without frame pointers (tests/workloads/nofp.c):
+ *   - off-CPU: each of nofp --naps' 60 sleeps in libc's nanosleep is one block whose user
+ *     stack goes nap_leaf -> nap_path -> main (frame pointers stop in libc);
+ *   - memscope: each of nofp --allocs' 40 mallocs of 4321 bytes has alloc_path and main above
+ *     its call site alloc_leaf (the process lives on 50 ms: memscope reads its mappings at
+ *     its first record, a process gone by then has its frames [unknown]);
+ *   - a launched command is held at its exec and at its entry point while its tables load:
+ *     none of its samples is taken by frame pointers for want of them, and every sample in
+ *     its leaves, the first ones included, reaches main;
+ *   - unwind_churn: 30 s of the whole system under process churn, every sample in one stack.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "kperf/kperf.h"
+#include "testutil.h"
+
+TestSuite(unwind_owners, .timeout = 120);
+
+static bool has(const struct Stack *s, const char *name)
+{
+	for (; s; s = s->next)
+		if (s->symbol && s->symbol->symbolName && !strcmp(s->symbol->symbolName, name))
+			return true;
+	return false;
+}
+
+/* blocks of nofp --naps 60: those in nanosleep, and those of them whose stack is whole */
+static void offcpu_naps(unsigned call_graph, unsigned long *in_sleep, unsigned long *whole)
+{
+	char *argv[] = { "nofp", "--naps", "60", NULL };
+	struct KperfPmuOpts o = { .sz = sizeof(o), .callGraph = call_graph, .offCpuOnly = 1 };
+	struct PmuAttr a = { .blockedSample = 1, .callStack = 1, .symbolMode = RESOLVE_ELF };
+	struct PmuData *d = NULL;
+	struct tu_proc w = tu_spawn_v(argv, 0);
+	int pids[1], pd, n, i;
+
+	cr_assert_gt(w.pid, 0);
+	pids[0] = w.pid;
+	a.pidList = pids;
+	a.numPid = 1;
+	pd = KperfOpen(SAMPLING, &a, &o);
+	cr_assert_gt(pd, 0, "KperfOpen: %d %s", Perrorno(), Perror());
+	cr_assert_eq(PmuEnable(pd), 0, "%s", Perror());
+	tu_go(&w);
+	cr_assert_eq(tu_wait(&w), 0);
+	cr_assert_eq(PmuDisable(pd), 0, "%s", Perror());
+	n = PmuRead(pd, &d);
+	cr_assert_gt(n, 0, "PmuRead: %s", Perror());
+	*in_sleep = *whole = 0;
+	for (i = 0; i < n; i++) {
+		if (d[i].pid != pids[0] || d[i].tid != pids[0] ||
+		    !has(d[i].stack, "clock_nanosleep"))
+			continue;
+		*in_sleep += d[i].count;
+		if (has(d[i].stack, "nap_leaf") && has(d[i].stack, "nap_path") &&
+		    has(d[i].stack, "main"))
+			*whole += d[i].count;
+	}
+	PmuDataFree(d);
+	PmuClose(pd);
+	cr_assert_eq(tu_bpf_fds(), 0, "BPF objects left open");
+}
+
+Test(unwind_owners, offcpu_stacks_reach_main_without_frame_pointers)
+{
+	unsigned long in_sleep, whole;
+
+	/* a blocked thread's user registers are read with bpf_task_pt_regs (5.15); before it,
+	 * off-CPU user stacks are frame pointers' (counted: KP_UW_CNT_NO_REGS) */
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_task_pt_regs, NULL) <= 0)
+		cr_skip_test("no bpf_task_pt_regs on this kernel (5.15+)");
+	offcpu_naps(KPERF_CALL_GRAPH_DWARF, &in_sleep, &whole);
+	cr_assert_eq(in_sleep, 60, "%lu blocks in clock_nanosleep, 60 naps", in_sleep);
+	cr_assert_eq(whole, 60, "%lu of 60 blocks reach nap_leaf, nap_path and main", whole);
+	/* what they were: libc's nanosleep keeps no frame pointer, the walk stops there */
+	offcpu_naps(KPERF_CALL_GRAPH_FP, &in_sleep, &whole);
+	cr_assert_lt(whole, 6, "fp: %lu of %lu blocks in clock_nanosleep reach main", whole,
+		     in_sleep);
+}
+
+/* the lines of <text> that hold all of <a>, <b>, <c> and <e> */
+static int lines_with(const char *text, const char *a, const char *b, const char *c, const char *e)
+{
+	const char *line = text, *end;
+	int n = 0;
+
+	for (; *line; line = *end ? end + 1 : end) {
+		char buf[8192];
+		size_t len;
+
+		end = strchrnul(line, '\n');
+		len = (size_t)(end - line) < sizeof(buf) - 1 ? (size_t)(end - line) :
+							       sizeof(buf) - 1;
+		memcpy(buf, line, len);
+		buf[len] = '\0';
+		n += strstr(buf, a) && strstr(buf, b) && strstr(buf, c) && strstr(buf, e);
+	}
+	return n;
+}
+
+Test(unwind_owners, memscope_allocation_stacks_reach_the_caller)
+{
+	char cmd[9000], kb[4096], out[] = "/tmp/kp-uwo-XXXXXX.csv", *text, *csv;
+	int fd = mkstemps(out, 4), status = -1;
+	FILE *f;
+	long len;
+
+	cr_assert(fd >= 0);
+	close(fd);
+	snprintf(kb, sizeof(kb), "%s", tu_path("bin/kperf-bpf"));
+	snprintf(cmd, sizeof(cmd), "%s memscope -g -o %s -- %s --nowait --allocs 40 --naps 25 2>&1",
+		 kb, out, tu_path("workloads/nofp"));
+	text = tu_run(cmd, &status);
+	cr_assert_not_null(text);
+	cr_assert_eq(status, 0, "%s: %s", cmd, text);
+	f = fopen(out, "r");
+	cr_assert_not_null(f);
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	csv = calloc(1, (size_t)len + 1);
+	cr_assert_eq(fread(csv, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	unlink(out);
+	cr_assert_eq(lines_with(csv, "MALLOC,HOST,malloc,", "{size:4321,", "", ""), 40, "%s", csv);
+	cr_assert_eq(lines_with(csv, "MALLOC,HOST,malloc,", "{size:4321,",
+				"alloc_leaf (nofp);alloc_path (nofp)", ";main (nofp)"),
+		     40, "%s", csv);
+	free(csv);
+	free(text);
+}
+
+/* a command launched by record: its first samples too are unwound from its tables */
+Test(unwind_owners, launched_command_is_held_until_its_tables_load)
+{
+	char cmd[4096], *out, *line, *save = NULL;
+	unsigned long leaf = 0, whole = 0;
+	int st;
+
+	snprintf(cmd, sizeof(cmd),
+		 "%s/bin/kperf-bpf record -g -F 999 --format folded -- %s/workloads/nofp "
+		 "--nowait --ms 60 2>&1",
+		 tu_build(), tu_build());
+	out = tu_run(cmd, &st);
+	cr_assert_eq(st, 0, "%s", out);
+	/* none by frame pointers for want of tables (a sample in ld.so before the entry point
+	 * may stop at a library it is mapping: counted apart, its frames so far kept) */
+	cr_assert(!strstr(out, "taken before their process's unwind tables were loaded") ||
+			  strstr(out, "(0: a process not loaded yet"),
+		  "%s", out);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *sp = strrchr(line, ' ');
+		unsigned long c = sp ? strtoul(sp + 1, NULL, 10) : 0;
+
+		if (strncmp(line, "nofp;", 5) ||
+		    !(strstr(line, "leaf_a") || strstr(line, "leaf_b") || strstr(line, "leaf_cmp")))
+			continue;
+		leaf += c;
+		if (strstr(line, ";main;run_all;"))
+			whole += c;
+	}
+	cr_assert_gt(leaf, 10, "%lu samples in the leaves", leaf);
+	cr_assert_eq(whole, leaf, "%lu of %lu samples in the leaves reach main", whole, leaf);
+	free(out);
+}
+
+/* issue 21's churn test: 30 s of the whole system while short processes start and exit (their
+ * tables loaded as they come, their entries dropped as they go): no stack lost, and every
+ * sample in exactly one stack (the folded lines add up to the summary's count). In
+ * tests/kernels/skip.list: 30 s of churn is too long for the matrix's emulated guests. */
+Test(unwind_churn, thirty_seconds_system_wide_every_sample_in_one_stack, .timeout = 300)
+{
+	char cmd[8192], out_path[] = "/tmp/kp-uwchurn-XXXXXX", *out, *folded, *p;
+	unsigned long long summary = 0, sum = 0;
+	int fd = mkstemp(out_path), st;
+	FILE *f;
+
+	cr_assert(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd),
+		 "(while :; do /bin/true; done) & c=$!; "
+		 "%s/bin/kperf-bpf record -a -g -d 30 --format folded -o %s 2>&1; s=$?; "
+		 "kill $c 2>/dev/null; wait $c 2>/dev/null; exit $s",
+		 tu_build(), out_path);
+	out = tu_run(cmd, &st);
+	cr_assert_eq(st, 0, "%s", out);
+	cr_assert_null(strstr(out, "not kept"), "%s", out);
+	cr_assert_null(strstr(out, "could not be captured"), "%s", out);
+	p = strstr(out, " samples\n");
+	cr_assert_not_null(p, "%s", out);
+	while (p > out && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	summary = strtoull(p, NULL, 10);
+	f = fopen(out_path, "r");
+	cr_assert_not_null(f);
+	folded = calloc(1, 1 << 16);
+	while (fgets(folded, 1 << 16, f)) {
+		char *sp = strrchr(folded, ' ');
+
+		if (sp)
+			sum += strtoull(sp + 1, NULL, 10);
+	}
+	fclose(f);
+	unlink(out_path);
+	cr_assert_gt(summary, 0, "%s", out);
+	cr_assert_eq(sum, summary, "folded lines add up to %llu, the summary says %llu", sum,
+		     summary);
+	free(folded);
+	free(out);
+}

@@ -1,0 +1,397 @@
+/*
+ * owner.c - the unwinder of one BPF object that includes stack_capture.bpf.h, for the owners
+ * that take stacks outside sampling (off-CPU, memscope, syscalls): its maps sized before the
+ * object's load, the targets' tables loaded after it, and the processes the BPF side asks for
+ * (new, exec'ed, new code mapped) loaded every 10 ms by a thread of its own, so that a process
+ * just exec'ed gets its tables within milliseconds. Stacks taken before that are frame
+ * pointers' (counted: KP_UW_CNT_NO_PROC).
+ *
+ * A launched command (targets followed from their exec) is held instead (unwind.bpf.h,
+ * kp_uw_hold): stopped at its exec, its mappings loaded, a uprobe placed at its entry point
+ * (AT_ENTRY of /proc/PID/auxv); stopped there again once ld.so has mapped its libraries, those
+ * loaded, continued. Its first samples are the tables' too.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "core/core.h"
+
+#include "unwind.h"
+
+#define ROWS_CAP (1u << 20) /* 16 MiB of rows: libc, python3 and libstdc++ take 127 221 */
+#define PROCS_TARGETED 1024 /* the targets and the processes they start */
+#define PROCS_ALL 4096
+#define POLL_MS 10
+#define STOP_WAIT_MS 200 /* for a held process to show stopped before it is continued */
+#define MAX_HELD 64 /* kp_uw_hold's entries */
+
+/* as unwind.bpf.h numbers them */
+enum { HOLD_EXEC = 1, HOLD_EXEC_STOPPED, HOLD_ENTRY, HOLD_ENTRY_STOPPED };
+
+struct held {
+	int pid;
+	struct bpf_link *entry; /* kp_uw_entry at its entry point */
+};
+
+struct kp_uw_owner {
+	struct bpf_object *obj;
+	int hold_fd;
+	struct held held[MAX_HELD];
+	unsigned nheld;
+	uint64_t held_released, held_entry_failed;
+	struct kp_uw_loader *loader;
+	pthread_mutex_t lock;
+	pthread_t thread;
+	bool thread_on;
+	bool holds; /* it stops and continues held processes (else it follows a shared map) */
+	__u32 followed[MAX_HELD]; /* follower: the (pid << 3 | state) last loaded */
+	atomic_bool stop;
+};
+
+static struct bpf_map *map_of(struct bpf_object *obj, const char *name)
+{
+	return bpf_object__find_map_by_name(obj, name);
+}
+
+int kp_uw_owner_size(struct bpf_object *obj, bool on, unsigned ntargets)
+{
+	struct bpf_map *rows = map_of(obj, "kp_uw_rows"), *procs = map_of(obj, "kp_uw_procs");
+
+	if (!rows || !procs)
+		return -ENOENT;
+	bpf_map__set_max_entries(rows, on ? ROWS_CAP : 1);
+	if (on)
+		bpf_map__set_map_flags(rows, bpf_map__map_flags(rows) | BPF_F_MMAPABLE);
+	bpf_map__set_max_entries(procs, on ? (ntargets > 0 ? PROCS_TARGETED : PROCS_ALL) : 1);
+	return 0;
+}
+
+/* wait (up to STOP_WAIT_MS) for <pid> to be stopped: a SIGCONT sent before the SIGSTOP was
+ * taken would be lost in it and leave the process stopped for good */
+static void wait_stopped(int pid)
+{
+	struct timespec ms = { 0, 1000000L };
+	char path[64], *text, *p;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	for (i = 0; i < STOP_WAIT_MS; i++) {
+		bool stopped = false, gone = false;
+
+		if (kp_read_file(path, &text, NULL)) {
+			gone = true;
+		} else {
+			p = strrchr(text, ')');
+			stopped = p && (p[2] == 'T' || p[2] == 't');
+			gone = p && (p[2] == 'Z' || p[2] == 'X');
+			free(text);
+		}
+		if (stopped || gone)
+			return;
+		nanosleep(&ms, NULL);
+	}
+}
+
+/* the file offset and a path of the program's entry point in process <pid> (AT_ENTRY of its
+ * auxiliary vector, in its mappings) */
+static int entry_of(int pid, char *file, size_t len, uint64_t *off)
+{
+	char path[64], *text, *line, *save = NULL;
+	uint64_t entry = 0, aux[2];
+	int fd, err = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (read(fd, aux, sizeof(aux)) == (ssize_t)sizeof(aux) && aux[0] != AT_NULL)
+		if (aux[0] == AT_ENTRY)
+			entry = aux[1];
+	close(fd);
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	if (!entry || kp_read_file(path, &text, NULL))
+		return -ENOENT;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long start, end, moff;
+		int n = 0;
+
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &start, &end, &moff, &n) < 3 ||
+		    entry < start || entry >= end || n <= 0 || line[n] != '/')
+			continue;
+		snprintf(file, len, "/proc/%d/root%s", pid, line + n);
+		*off = entry - start + moff;
+		err = 0;
+		break;
+	}
+	free(text);
+	return err;
+}
+
+static struct held *held_of(struct kp_uw_owner *u, int pid)
+{
+	unsigned i;
+
+	for (i = 0; i < u->nheld; i++)
+		if (u->held[i].pid == pid)
+			return &u->held[i];
+	if (u->nheld >= MAX_HELD)
+		return NULL;
+	u->held[u->nheld].pid = pid;
+	u->held[u->nheld].entry = NULL;
+	return &u->held[u->nheld++];
+}
+
+/* a held process goes on: loaded, continued, let go */
+static void release(struct kp_uw_owner *u, int pid, bool forget)
+{
+	struct held *h = held_of(u, pid);
+	__u32 key = (__u32)pid;
+
+	kp_uw_loader_add_pid(u->loader, pid);
+	wait_stopped(pid);
+	if (forget) {
+		if (h) {
+			bpf_link__destroy(h->entry);
+			*h = u->held[--u->nheld];
+		}
+		bpf_map_delete_elem(u->hold_fd, &key);
+		u->held_released++;
+	}
+	kill(pid, SIGCONT);
+}
+
+/* the held processes that stopped: at their exec, loaded and sent on to their entry point
+ * (let go where it cannot be probed); at their entry point, loaded and let go */
+/* a follower (its hold map shared with the owner that holds): the held processes' tables
+ * loaded at each stop, nothing stopped or continued */
+static void follow_held(struct kp_uw_owner *u)
+{
+	__u32 key, next, *prev = NULL, state, mark;
+	unsigned i;
+
+	while (!bpf_map_get_next_key(u->hold_fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(u->hold_fd, &key, &state) ||
+		    (state != HOLD_EXEC_STOPPED && state != HOLD_ENTRY_STOPPED))
+			continue;
+		mark = key << 3 | state;
+		for (i = 0; i < MAX_HELD && u->followed[i] && u->followed[i] != mark; i++)
+			;
+		if (i < MAX_HELD && u->followed[i] == mark)
+			continue;
+		kp_uw_loader_add_pid(u->loader, (int)key);
+		memmove(&u->followed[1], &u->followed[0], sizeof(u->followed) - sizeof(__u32));
+		u->followed[0] = mark;
+	}
+}
+
+static void serve_held(struct kp_uw_owner *u)
+{
+	__u32 key, next, *prev = NULL, state, entry_state = HOLD_ENTRY;
+	struct held *h;
+	char file[PATH_MAX];
+	uint64_t off = 0;
+
+	if (u->hold_fd < 0)
+		return;
+	if (!u->holds) {
+		follow_held(u);
+		return;
+	}
+	while (!bpf_map_get_next_key(u->hold_fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(u->hold_fd, &key, &state))
+			continue;
+		if (state == HOLD_ENTRY_STOPPED) {
+			release(u, (int)key, true);
+			prev = NULL; /* deleted: start over */
+			continue;
+		}
+		if (state != HOLD_EXEC_STOPPED)
+			continue;
+		h = held_of(u, (int)key);
+		if (h && !h->entry && entry_of((int)key, file, sizeof(file), &off) == 0)
+			h->entry = bpf_program__attach_uprobe(
+				bpf_object__find_program_by_name(u->obj, "kp_uw_entry"), false,
+				(pid_t)key, file, (size_t)off);
+		if (!h || !h->entry ||
+		    bpf_map_update_elem(u->hold_fd, &key, &entry_state, BPF_EXIST)) {
+			u->held_entry_failed++;
+			release(u, (int)key, true);
+			prev = NULL;
+			continue;
+		}
+		release(u, (int)key, false);
+	}
+}
+
+static void *loader_main(void *arg)
+{
+	struct kp_uw_owner *u = arg;
+	struct timespec ts = { 0, POLL_MS * 1000000L };
+
+	while (!atomic_load(&u->stop)) {
+		pthread_mutex_lock(&u->lock);
+		kp_uw_loader_poll(u->loader);
+		serve_held(u);
+		pthread_mutex_unlock(&u->lock);
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+int kp_uw_owner_start(struct bpf_object *obj, const int *pids, unsigned n, bool hold,
+		      struct kp_uw_owner **out)
+{
+	return kp_uw_owner_start_hooked(obj, pids, n, hold, NULL, NULL, out);
+}
+
+int kp_uw_owner_start_hooked(struct bpf_object *obj, const int *pids, unsigned n, bool hold,
+			     void (*on_pid)(void *ctx, int pid), void *ctx,
+			     struct kp_uw_owner **out)
+{
+	struct kp_uw_owner *u = calloc(1, sizeof(*u));
+	struct bpf_map *hold_map = map_of(obj, "kp_uw_hold");
+	__u32 armed = HOLD_EXEC;
+	unsigned i;
+	int err;
+
+	*out = NULL;
+	if (!u)
+		return -ENOMEM;
+	u->obj = obj;
+	if (hold && secure_getenv("KPERF_BPF_NO_HOLD"))
+		hold = false; /* a launched command runs on at once (frame pointers meanwhile) */
+	u->hold_fd = hold_map && bpf_object__find_program_by_name(obj, "kp_uw_entry") ?
+			     bpf_map__fd(hold_map) :
+			     -1;
+	pthread_mutex_init(&u->lock, NULL);
+	u->loader = kp_uw_loader_new(bpf_map__fd(map_of(obj, "kp_uw_rows")), ROWS_CAP,
+				     bpf_map__fd(map_of(obj, "kp_uw_procs")),
+				     bpf_map__fd(map_of(obj, "kp_uw_want")),
+				     bpf_map__fd(map_of(obj, "kp_uw_counters")));
+	if (!u->loader) {
+		err = -errno;
+		kp_uw_owner_stop(u);
+		return err;
+	}
+	if (on_pid)
+		kp_uw_loader_on_pid(u->loader, on_pid, ctx);
+	for (i = 0; i < n; i++) {
+		__u32 key = (__u32)pids[i];
+
+		/* a command about to exec: held at its exec (kperf-bpf's mappings until then) */
+		if (!hold)
+			kp_uw_loader_add_pid(u->loader, pids[i]);
+		else if (u->hold_fd >= 0 &&
+			 bpf_map_update_elem(u->hold_fd, &key, &armed, BPF_ANY) == 0)
+			u->holds = true;
+	}
+	atomic_store(&u->stop, false);
+	err = pthread_create(&u->thread, NULL, loader_main, u);
+	if (err) {
+		kp_uw_owner_stop(u);
+		return -err;
+	}
+	u->thread_on = true;
+	*out = u;
+	return 0;
+}
+
+void kp_uw_owner_locked(struct kp_uw_owner *u, void (*fn)(void *ctx), void *ctx)
+{
+	if (!u)
+		return;
+	pthread_mutex_lock(&u->lock);
+	fn(ctx);
+	pthread_mutex_unlock(&u->lock);
+}
+
+int kp_uw_owner_hold(struct kp_uw_owner *u, int pid)
+{
+	__u32 key = (__u32)pid, armed = HOLD_EXEC;
+	int err = 0;
+
+	if (!u || u->hold_fd < 0)
+		return 0;
+	pthread_mutex_lock(&u->lock);
+	if (bpf_map_update_elem(u->hold_fd, &key, &armed, BPF_ANY))
+		err = -errno;
+	else
+		u->holds = true;
+	pthread_mutex_unlock(&u->lock);
+	return err;
+}
+
+int kp_uw_owner_add_pid(struct kp_uw_owner *u, int pid)
+{
+	int err;
+
+	if (!u)
+		return 0;
+	pthread_mutex_lock(&u->lock);
+	err = kp_uw_loader_add_pid(u->loader, pid);
+	pthread_mutex_unlock(&u->lock);
+	return err;
+}
+
+void kp_uw_owner_stats(struct kp_uw_owner *u, struct kp_uw_load_stats *s)
+{
+	pthread_mutex_lock(&u->lock);
+	kp_uw_loader_stats(u->loader, s);
+	pthread_mutex_unlock(&u->lock);
+}
+
+int kp_uw_owner_poll(struct kp_uw_owner *u)
+{
+	int n;
+
+	if (!u)
+		return 0;
+	pthread_mutex_lock(&u->lock);
+	n = kp_uw_loader_poll(u->loader);
+	pthread_mutex_unlock(&u->lock);
+	return n;
+}
+
+void kp_uw_owner_stop(struct kp_uw_owner *u)
+{
+	__u32 key, next, *prev = NULL, state;
+
+	if (!u)
+		return;
+	if (u->thread_on) {
+		atomic_store(&u->stop, true);
+		pthread_join(u->thread, NULL);
+	}
+	/* nothing stays stopped for a collection that is over */
+	while (u->holds && u->hold_fd >= 0 && !bpf_map_get_next_key(u->hold_fd, prev, &next)) {
+		key = next;
+		if (!bpf_map_lookup_elem(u->hold_fd, &key, &state) &&
+		    (state == HOLD_EXEC_STOPPED || state == HOLD_ENTRY_STOPPED)) {
+			wait_stopped((int)key);
+			kill((pid_t)key, SIGCONT);
+		}
+		bpf_map_delete_elem(u->hold_fd, &key);
+		prev = NULL;
+	}
+	while (u->nheld)
+		bpf_link__destroy(u->held[--u->nheld].entry);
+	kp_uw_loader_free(u->loader);
+	pthread_mutex_destroy(&u->lock);
+	free(u);
+}
