@@ -43,6 +43,13 @@ Test(sym_py, python_frames_named_from_their_code_objects)
 	cr_assert_str_eq(st->next->symbol->symbolName, "s.<module>");
 	cr_assert_eq(st->next->symbol->lineNum, 1);
 	cr_assert_str_eq(st->next->next->symbol->symbolName, "kp_sym_add_pycode");
+	/* a package's __init__.py defines the package */
+	ips[0] = KP_PY_TAG | 0x7f0000003000ULL;
+	cr_assert_eq(kp_sym_add_pycode(pid, 0x7f0000003000ULL, "dumps",
+				       "/usr/lib/python3.11/json/__init__.py", 183),
+		     0);
+	cr_assert_eq(kp_sym_resolve_stack(pid, ips, 1, 0, &st), 0);
+	cr_assert_str_eq(st->symbol->symbolName, "json.dumps");
 	/* the same code address in another process is another code object */
 	cr_assert_eq(kp_sym_resolve_stack(1, ips, 1, 0, &st), 0);
 	cr_assert_str_eq(st->symbol->symbolName, "[unknown]");
