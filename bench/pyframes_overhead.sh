@@ -14,19 +14,24 @@ command -v bpftool >/dev/null || { echo "pyframes_overhead: no bpftool" >&2; exi
 old=$(cat /proc/sys/kernel/bpf_stats_enabled)
 echo 1 > /proc/sys/kernel/bpf_stats_enabled
 trap 'echo "$old" > /proc/sys/kernel/bpf_stats_enabled' EXIT
+trap 'exit 1' INT TERM
 out=$(mktemp -d)
 
-# the sampling program of kperf-bpf <pid>: "run_time_ns run_cnt", polled until it is gone
+# the sampling programs (kp_sample*; run under the tests' BPF lock, they are this record's):
+# "run_time_ns run_cnt", polled until kperf-bpf <pid> has exited (a zombie: not waited yet)
 poll_stats() {
 	last="0 0"
-	while kill -0 "$1" 2>/dev/null; do
+	while st=$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/$1/status" 2>/dev/null) &&
+		[ -n "$st" ] && [ "$st" != Z ]; do
 		s=$(bpftool -j prog show 2>/dev/null | "$PY" -c '
 import json, sys
-pid = int(sys.argv[1])
+t = c = 0
 for p in json.load(sys.stdin):
-    if p.get("name") == "kp_sample" and any(x.get("pid") == pid for x in p.get("pids", [])):
-        print(p.get("run_time_ns", 0), p.get("run_cnt", 0))
-        break' "$1")
+    if p.get("name", "").startswith("kp_sample"):
+        t += p.get("run_time_ns", 0)
+        c += p.get("run_cnt", 0)
+if c:
+    print(t, c)')
 		[ -n "$s" ] && last=$s
 		sleep 0.2
 	done

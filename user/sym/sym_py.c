@@ -3,9 +3,10 @@
  * named from what BPF copied out of each code object while the process ran (its qualname,
  * file and first line), handed over by the sampler with kp_sym_add_pycode: a process that has
  * exited by the time its stacks are resolved keeps its Python names. The Symbol of a frame is
- * "module.qualname" (the module: the file's name without ".py"), its module and fileName the
- * .py file, its lineNum the function's first line. A frame whose code object was not handed
- * over (yet) is "[unknown]" in module "[python]", filled in place when it comes.
+ * "module.qualname" (the module: the file's name without ".py", a package's for its
+ * __init__.py), its module and fileName the .py file, its lineNum the function's first line.
+ * A frame whose code object was not handed over (yet) is "[unknown]" in module "[python]",
+ * filled in place when it comes.
  */
 #include <errno.h>
 #include <linux/types.h>
@@ -17,11 +18,20 @@
 
 #define PY_MODULE "[python]"
 
-/* "dir/mod.py" -> "mod": the module a file defines (the script's own: its file's name) */
+/* "dir/mod.py" -> "mod", "dir/pkg/__init__.py" -> "pkg": the module a file defines (the
+ * script's own: its file's name) */
 static size_t module_of(const char *file, const char **start)
 {
-	const char *base = strrchr(file, '/'), *dot;
+	const char *base = strrchr(file, '/'), *dot, *dir;
 
+	if (base && !strcmp(base + 1, "__init__.py")) {
+		for (dir = base; dir > file && dir[-1] != '/'; dir--)
+			;
+		if (dir < base) {
+			*start = dir;
+			return (size_t)(base - dir);
+		}
+	}
 	base = base ? base + 1 : file;
 	dot = strrchr(base, '.');
 	*start = base;
