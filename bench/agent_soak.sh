@@ -3,7 +3,8 @@
 # `kperf-bpf agent --all --profile-hz 19 --interval 2`, scraped every SCRAPE_S (1) while
 # short-lived processes (CHURN_HZ a second, /bin/true and the syscalls workload) are born in
 # CGROUPS cgroups that are replaced one by one (a container's life: CG_LIFE_S), and one
-# pprof profile of 10 s is pulled every PROFILE_EVERY_S (60). Prints, at the end: the agent's
+# pprof profile of 10 s is pulled every PROFILE_EVERY_S (60; 0: none). PERF_S: `perf record -g`
+# of the agent for that many seconds from the start, its report in perf-agent.txt. Prints, at the end: the agent's
 # CPU share of one core, RSS min/max/at end (sampled at each scrape after the first 10 s) and
 # the kernel's peak (VmHWM), the peak ÷ steady ratio, scrape latencies (min, p50, p99, max)
 # and the series count (min, max, end). Printed, not judged (bench/, not make test).
@@ -64,13 +65,18 @@ CHURN=$!
 
 sleep 1
 rss_start=$(kb $A VmRSS)
+if [ "${PERF_S:-0}" -gt 0 ]; then
+	(perf record -q -g -o "$TMP/perf.data" -p $A -- sleep "$PERF_S" 2>/dev/null &&
+	 perf report -i "$TMP/perf.data" --no-children --percent-limit 1.5 --stdio 2>/dev/null \
+		| grep -v '^$' | head -150 > perf-agent.txt) &
+fi
 c0=$(cpu_ticks $A); t0=$(date +%s); next_prof=$((t0 + PROFILE_EVERY_S))
 : >"$TMP/lat"; : >"$TMP/rss"; : >"$TMP/series"
 while [ $(( $(date +%s) - t0 )) -lt "$DURATION_S" ]; do
 	curl -s -o "$TMP/m" -w '%{time_total}\n' "127.0.0.1:$PORT/metrics" >>"$TMP/lat"
 	awk '$1 == "kperf_agent_series" {print $2}' "$TMP/m" >>"$TMP/series"
 	[ $(( $(date +%s) - t0 )) -ge 10 ] && kb $A VmRSS >>"$TMP/rss"
-	if [ "$(date +%s)" -ge "$next_prof" ]; then
+	if [ "$PROFILE_EVERY_S" -gt 0 ] && [ "$(date +%s)" -ge "$next_prof" ]; then
 		curl -s -o /dev/null "127.0.0.1:$PORT/debug/pprof/profile?seconds=10"
 		next_prof=$(( $(date +%s) + PROFILE_EVERY_S ))
 	fi
@@ -78,9 +84,11 @@ while [ $(( $(date +%s) - t0 )) -lt "$DURATION_S" ]; do
 done
 c1=$(cpu_ticks $A); dt=$(( $(date +%s) - t0 ))
 stats() { sort -n "$1" | awk '{v[NR] = $1} END {
-	printf "min %s  p50 %s  p99 %s  max %s  (%d samples)", v[1], v[int((NR + 1) / 2)],
-	       v[int(NR * 0.99) > 0 ? int(NR * 0.99) : 1], v[NR], NR }'; }
+	p = int(NR * 0.99); if (p < 1) p = 1
+	printf "min %s  p50 %s  p99 %s  max %s  (%d samples)", v[1], v[int((NR + 1) / 2)], v[p],
+	       v[NR], NR }'; }
 echo "agent --all --profile-hz 19 --interval 2, $dt s, churn $CHURN_HZ processes/s in $CGROUPS cgroups (each replaced every $CG_LIFE_S s), a scrape every $SCRAPE_S s, a 10 s profile every $PROFILE_EVERY_S s"
+[ "$PROFILE_EVERY_S" -gt 0 ] || echo "(no profiles pulled)"
 echo "CPU:            $(echo "scale=3; 100 * ($c1 - $c0) / $ticks / $dt" | bc)% of one core"
 rmin=$(sort -n "$TMP/rss" | head -1); rmax=$(sort -n "$TMP/rss" | tail -1); hwm=$(kb $A VmHWM)
 echo "RSS (kB):       start $rss_start  min $rmin  max $rmax  end $(kb $A VmRSS)  peak (VmHWM) $hwm  peak/min $(echo "scale=2; $hwm / $rmin" | bc)"

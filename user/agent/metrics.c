@@ -47,8 +47,10 @@ static void family(FILE *f, bool om, const char *name, const char *type, const c
 		fprintf(f, "# UNIT %s %s\n", fam, unit);
 }
 
-/* {cgroup="...",container_id=...,comm="...",syscall="..." without the closing brace */
-static void series_labels(FILE *f, const struct agent_metrics_view *v, const struct agent_series *s)
+/* {cgroup="...",container_id=...,comm="...",syscall="..." without the closing brace, into
+ * buf: made once per series and scrape, written on each of its 30 lines */
+static void series_labels(char *buf, size_t size, const struct agent_metrics_view *v,
+			  const struct agent_series *s)
 {
 	const struct agent_identity *id = &v->workloads[s->workload];
 	const struct {
@@ -60,24 +62,52 @@ static void series_labels(FILE *f, const struct agent_metrics_view *v, const str
 		{ "comm", s->comm },	    { "syscall", s->name },
 	};
 	char esc[600];
-	size_t i;
+	size_t i, o = 1;
 	bool first = true;
 
-	fputc('{', f);
-	for (i = 0; i < sizeof(labels) / sizeof(labels[0]); i++) {
+	buf[0] = '{';
+	buf[1] = 0;
+	for (i = 0; i < sizeof(labels) / sizeof(labels[0]) && o < size; i++) {
+		int w;
+
 		if (!labels[i].val[0] && i > 0 && i < 6)
 			continue;
 		agent_label_escape(labels[i].val, esc, sizeof(esc));
-		fprintf(f, "%s%s=\"%s\"", first ? "" : ",", labels[i].name, esc);
+		w = snprintf(buf + o, size - o, "%s%s=\"%s\"", first ? "" : ",", labels[i].name,
+			     esc);
+		o += w > 0 ? (size_t)w : 0;
 		first = false;
 	}
 }
 
+/* <name><labels><rest><value>\n, without printf */
+static void line(FILE *f, const char *name, const char *labels, const char *rest, uint64_t value)
+{
+	char num[24], *p = num + sizeof(num);
+
+	*--p = 0;
+	*--p = '\n';
+	do {
+		*--p = (char)('0' + value % 10);
+		value /= 10;
+	} while (value);
+	fputs(name, f);
+	fputs(labels, f);
+	fputs(rest, f);
+	fputs(p, f);
+}
+
 static void write_syscalls(FILE *f, const struct agent_metrics_view *v, bool om)
 {
+	static char le[AGENT_HIST_BUCKETS][32];
+	char lbl[2400];
 	size_t i;
 	int b;
 
+	if (!le[0][0])
+		for (b = 0; b < AGENT_HIST_BUCKETS; b++)
+			snprintf(le[b], sizeof(le[b]), ",le=\"%.9g\"} ",
+				 (double)(1ULL << (AGENT_HIST_FIRST_BIT + b)) / 1e9);
 	family(f, om, "kperf_syscall_duration_seconds", "histogram", "seconds",
 	       "Time spent in system calls, by workload, command and syscall (in-kernel log2 "
 	       "histogram).");
@@ -85,32 +115,25 @@ static void write_syscalls(FILE *f, const struct agent_metrics_view *v, bool om)
 		const struct agent_series *s = &v->series[i];
 		uint64_t cum = 0;
 
+		series_labels(lbl, sizeof(lbl), v, s);
 		for (b = 0; b < AGENT_HIST_BUCKETS; b++) {
 			cum += s->now.buckets[b];
-			fputs("kperf_syscall_duration_seconds_bucket", f);
-			series_labels(f, v, s);
-			fprintf(f, ",le=\"%.9g\"} %llu\n",
-				(double)(1ULL << (AGENT_HIST_FIRST_BIT + b)) / 1e9,
-				(unsigned long long)cum);
+			line(f, "kperf_syscall_duration_seconds_bucket", lbl, le[b], cum);
 		}
-		fputs("kperf_syscall_duration_seconds_bucket", f);
-		series_labels(f, v, s);
-		fprintf(f, ",le=\"+Inf\"} %llu\n", (unsigned long long)s->now.calls);
+		line(f, "kperf_syscall_duration_seconds_bucket", lbl, ",le=\"+Inf\"} ",
+		     s->now.calls);
 		fputs("kperf_syscall_duration_seconds_sum", f);
-		series_labels(f, v, s);
+		fputs(lbl, f);
 		fprintf(f, "} %.9f\n", (double)s->now.total_ns / 1e9);
-		fputs("kperf_syscall_duration_seconds_count", f);
-		series_labels(f, v, s);
-		fprintf(f, "} %llu\n", (unsigned long long)s->now.calls);
+		line(f, "kperf_syscall_duration_seconds_count", lbl, "} ", s->now.calls);
 	}
 	family(f, om, "kperf_syscall_errors_total", "counter", NULL,
 	       "System calls that returned an error, by workload, command and syscall.");
 	for (i = 0; i < v->nseries; i++) {
 		const struct agent_series *s = &v->series[i];
 
-		fputs("kperf_syscall_errors_total", f);
-		series_labels(f, v, s);
-		fprintf(f, "} %llu\n", (unsigned long long)s->now.errors);
+		series_labels(lbl, sizeof(lbl), v, s);
+		line(f, "kperf_syscall_errors_total", lbl, "} ", s->now.errors);
 	}
 }
 

@@ -712,40 +712,129 @@ int kp_sys_bpf_summary(struct kp_sys_bpf *b, struct kp_sys_row **rows)
 	return (int)all.n;
 }
 
+/* row <key> with its per-CPU values <vals> summed, appended to *out (kp_grow); -1 no memory */
+static int cg_append(struct kp_sys_bpf *b, struct kp_sys_cg_row **out, size_t *n, size_t *cap,
+		     const struct kp_sys_cg_key *key, const char *vals, __u32 kind)
+{
+	size_t vsize = (sizeof(struct kp_sys_stat) + 7) / 8 * 8;
+	struct kp_sys_cg_row *r;
+	int c;
+
+	if (kp_grow((void **)out, cap, *n + 1, sizeof(**out)))
+		return -1;
+	r = &(*out)[(*n)++];
+	memset(r, 0, sizeof(*r));
+	r->key = *key;
+	r->kind = kind;
+	for (c = 0; c < b->ncpus; c++)
+		kp_sys_stat_add(&r->stat, (const void *)(vals + vsize * (size_t)c));
+	return 0;
+}
+
+/* the whole map in a few bpf() calls (hash batch operations, Linux 5.6): 1 when the kernel
+ * cannot, so the caller walks key by key */
+static int cg_read_batch(struct kp_sys_bpf *b, struct kp_sys_cg_row **out, size_t *n, size_t *cap)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	size_t vsize = (sizeof(struct kp_sys_stat) + 7) / 8 * 8, i;
+	/* about 256 KiB of values at a time */
+	__u32 chunk = (__u32)(256 * 1024 / (vsize * (size_t)b->ncpus)), count;
+	struct kp_sys_cg_key tok_in, tok_out, *keys = NULL;
+	char *vals = NULL;
+	bool first = true;
+	int err;
+
+	if (chunk < 16)
+		chunk = 16;
+	for (;;) {
+		if (!keys) {
+			/* not zeroed: the kernel writes what is read */
+			keys = malloc(chunk * sizeof(*keys));
+			vals = malloc(chunk * vsize * (size_t)b->ncpus);
+			if (!keys || !vals) {
+				err = -ENOMEM;
+				break;
+			}
+		}
+		count = chunk;
+		err = bpf_map_lookup_batch(b->cg_summary_fd, first ? NULL : &tok_in, &tok_out, keys,
+					   vals, &count, &opts);
+		err = err ? -errno : 0;
+		if (err == -ENOSPC && count == 0) {
+			/* a bucket holds more rows than a chunk: again with room for it */
+			free(keys);
+			free(vals);
+			keys = NULL;
+			vals = NULL;
+			chunk *= 2;
+			continue;
+		}
+		if (err && err != -ENOENT) {
+			if (first)
+				err = 1; /* no batch operations here */
+			break;
+		}
+		for (i = 0; i < count; i++)
+			if (cg_append(b, out, n, cap, &keys[i], vals + i * vsize * (size_t)b->ncpus,
+				      0)) {
+				err = -ENOMEM;
+				goto done;
+			}
+		if (err == -ENOENT) {
+			err = 0;
+			break; /* the end of the map */
+		}
+		tok_in = tok_out;
+		first = false;
+	}
+done:
+	free(keys);
+	free(vals);
+	return err;
+}
+
 int kp_sys_bpf_cg_summary(struct kp_sys_bpf *b, struct kp_sys_cg_row **rows)
 {
 	struct kp_sys_cg_key key, next, *prev = NULL;
 	struct kp_sys_cg_row *out = NULL;
+	uint64_t cnt[KP_CNT_MAX];
 	size_t cap = 0, n = 0;
-	struct kp_sys_stat sum;
 	char *vals = cpu_values(b);
 	__u32 nr;
+	int err;
 
 	*rows = NULL;
 	if (!vals)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-	while (bpf_map_get_next_key(b->cg_summary_fd, prev, &next) == 0) {
+	err = cg_read_batch(b, &out, &n, &cap);
+	if (err < 0)
+		goto nomem;
+	while (err > 0 && bpf_map_get_next_key(b->cg_summary_fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
-		if (sum_cpus(b, b->cg_summary_fd, &key, vals, &sum))
+		if (bpf_map_lookup_elem(b->cg_summary_fd, &key, vals))
 			continue; /* deleted meanwhile */
-		if (kp_grow((void **)&out, &cap, n + 1, sizeof(*out)))
+		if (cg_append(b, &out, &n, &cap, &key, vals, 0))
 			goto nomem;
-		out[n].key = key;
-		out[n].stat = sum;
-		out[n++].kind = 0;
 	}
-	/* the calls the map had no room for, then those it could not allocate a row for */
+	/* the calls the map had no room for, then those it could not allocate a row for: read
+	 * only when the counters say there are some (a fold would otherwise read every syscall
+	 * number's per-CPU values twice) */
+	kp_sys_bpf_counters(b, cnt);
 	for (nr = 0; nr < 2 * b->by_nr_entries; nr++) {
-		if (sum_cpus(b, b->by_nr_fd, &nr, vals, &sum) || !sum.calls)
+		bool nomem = nr >= b->by_nr_entries;
+
+		if (!cnt[nomem ? KP_CNT_NOMEM_FOLDED : KP_CNT_SUMMARY_FULL] ||
+		    bpf_map_lookup_elem(b->by_nr_fd, &nr, vals))
 			continue;
-		if (kp_grow((void **)&out, &cap, n + 1, sizeof(*out)))
+		memset(&key, 0, sizeof(key));
+		key.cgid = ~0ULL;
+		key.nr = nr % b->by_nr_entries;
+		if (cg_append(b, &out, &n, &cap, &key, vals,
+			      nomem ? KP_SYS_NOMEM_TGID : KP_SYS_OVERFLOW_TGID))
 			goto nomem;
-		memset(&out[n].key, 0, sizeof(out[n].key));
-		out[n].key.cgid = ~0ULL;
-		out[n].key.nr = nr % b->by_nr_entries;
-		out[n].stat = sum;
-		out[n++].kind = nr < b->by_nr_entries ? KP_SYS_OVERFLOW_TGID : KP_SYS_NOMEM_TGID;
+		if (!out[n - 1].stat.calls)
+			n--;
 	}
 	free(vals);
 	*rows = out;
