@@ -157,6 +157,8 @@ static __always_inline void take_stacks(void *ctx, struct kp_task_state *st)
 				      KP_CAP_NONE;
 }
 
+#include "syscall_task.bpf.h"
+
 static __always_inline void count(__u32 idx)
 {
 	__u64 *c = bpf_map_lookup_elem(&counters, &idx);
@@ -290,7 +292,11 @@ static __always_inline void on_enter(void *ctx, long nr, long arg0)
 #else
 	if (cfg.task_filter) {
 		/* a target's threads have their storage already; any other has none */
-		st = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0, 0);
+		kp_task_t *t = cur_task();
+
+		if (no_storage(t))
+			return;
+		st = bpf_task_storage_get(&task_state, t, 0, 0);
 		if (!st || st->state != KP_TARGET_ACTIVE)
 			return;
 		if (cfg.filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
@@ -332,7 +338,7 @@ static __always_inline void add_call(struct kp_sys_stat *s, __u64 dur, long ret)
 /* the call's row could not be allocated at this moment (-ENOMEM, not a full map): the call
  * goes to userspace in the exits ring, where it is added to its process's row; with the ring
  * full too, to its syscall's no-memory row (by_nr's second half) */
-static __always_inline void late_call(__u32 tgid, __u32 nr, __u64 dur, long ret)
+static __always_inline void late_call(kp_task_t *t, __u32 tgid, __u32 nr, __u64 dur, long ret)
 {
 	struct kp_sys_late_call *n;
 	struct kp_sys_stat *s;
@@ -347,7 +353,7 @@ static __always_inline void late_call(__u32 tgid, __u32 nr, __u64 dur, long ret)
 		n->pad = 0;
 		n->dur_ns = dur;
 		n->ret = ret;
-		bpf_get_current_comm(n->comm, sizeof(n->comm));
+		cur_comm(t, n->comm);
 		bpf_ringbuf_submit(n, BPF_RB_NO_WAKEUP);
 		return;
 	}
@@ -363,7 +369,7 @@ static __always_inline void late_call(__u32 tgid, __u32 nr, __u64 dur, long ret)
 
 #include "syscall_cgroup.bpf.h"
 
-static __always_inline void update_summary(__u32 tgid, __u32 nr, __u64 dur, long ret)
+static __always_inline void update_summary(kp_task_t *t, __u32 tgid, __u32 nr, __u64 dur, long ret)
 {
 	struct kp_sys_key key = { .tgid = tgid, .nr = nr };
 	struct kp_sys_stat *s;
@@ -382,7 +388,7 @@ static __always_inline void update_summary(__u32 tgid, __u32 nr, __u64 dur, long
 			return;
 		}
 		if (!s->calls)
-			bpf_get_current_comm(s->comm, sizeof(s->comm));
+			cur_comm(t, s->comm);
 		add_call(s, dur, ret);
 		return;
 	}
@@ -400,7 +406,7 @@ static __always_inline void update_summary(__u32 tgid, __u32 nr, __u64 dur, long
 		if (!s) {
 			if (err != -KP_E2BIG) {
 				/* not full: the allocator had nothing ready (-ENOMEM) */
-				late_call(tgid, nr, dur, ret);
+				late_call(t, tgid, nr, dur, ret);
 				return;
 			}
 			/* no room: counted all the same, in the syscall's overflow row */
@@ -413,14 +419,14 @@ static __always_inline void update_summary(__u32 tgid, __u32 nr, __u64 dur, long
 			add_call(s, dur, ret);
 			return;
 		}
-		bpf_get_current_comm(s->comm, sizeof(s->comm));
+		cur_comm(t, s->comm);
 	}
 	add_call(s, dur, ret);
 }
 
 /* the call by its stacks at entry */
-static __always_inline void update_stack_summary(__u32 tgid, const struct kp_task_state *st,
-						 __u64 dur, long ret)
+static __always_inline void
+update_stack_summary(kp_task_t *t, __u32 tgid, const struct kp_task_state *st, __u64 dur, long ret)
 {
 	struct kp_sys_stack_key key = {
 		.tgid = tgid, .nr = st->nr, .kstack = st->kstack, .ustack = st->ustack
@@ -437,7 +443,7 @@ static __always_inline void update_stack_summary(__u32 tgid, const struct kp_tas
 						 KP_CNT_STACK_SUMMARY_NOMEM);
 			return;
 		}
-		bpf_get_current_comm(s->comm, sizeof(s->comm));
+		cur_comm(t, s->comm);
 	}
 	s->calls++;
 	if (ret < 0)
@@ -449,8 +455,8 @@ static __always_inline void update_stack_summary(__u32 tgid, const struct kp_tas
 		s->max_ns = dur;
 }
 
-static __always_inline void emit_record(__u64 id, const struct kp_task_state *st, __u64 start,
-					__u64 dur, long ret)
+static __always_inline void emit_record(kp_task_t *t, __u64 id, const struct kp_task_state *st,
+					__u64 start, __u64 dur, long ret)
 {
 	struct kp_sys_event *e;
 	__u64 flags = BPF_RB_NO_WAKEUP, *unwoken;
@@ -484,7 +490,7 @@ static __always_inline void emit_record(__u64 id, const struct kp_task_state *st
 	e->fd = st->fd;
 	e->fd_kind = st->fd_kind;
 	e->fd_ino = st->fd_ino;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	cur_comm(t, e->comm);
 	/* wake the reader only when enough is waiting: one wake-up per call would cost
 	 * more than the tracing itself; the reader also polls on a timer. Counted per CPU
 	 * (no ring buffer query): every wakeup_records records of a CPU */
@@ -500,13 +506,16 @@ static __always_inline void on_exit(long ret)
 {
 	__u64 id, now, start, dur;
 	struct kp_task_state *st, copy;
+	kp_task_t *t = cur_task();
 
 #ifdef KPERF_COMPAT
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 
 	st = bpf_map_lookup_elem(&task_state, &tid);
 #else
-	st = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), 0, 0);
+	if (no_storage(t))
+		return;
+	st = bpf_task_storage_get(&task_state, t, 0, 0);
 #endif
 	if (!st || !st->start_ns)
 		return;
@@ -515,12 +524,12 @@ static __always_inline void on_exit(long ret)
 	st->start_ns = 0;
 	start = copy.start_ns;
 	dur = now - start;
-	id = kp_pidns_current();
-	update_summary(id >> 32, copy.nr, dur, ret);
+	id = cur_ids(t);
+	update_summary(t, id >> 32, copy.nr, dur, ret);
 	if (want_stacks())
-		update_stack_summary(id >> 32, &copy, dur, ret);
+		update_stack_summary(t, id >> 32, &copy, dur, ret);
 	if (cfg.record_events)
-		emit_record(id, &copy, start, dur, ret);
+		emit_record(t, id, &copy, start, dur, ret);
 }
 
 /* ---- process tree: follow forks, arm on exec, forget on exit ---- */

@@ -203,8 +203,11 @@ struct kp_trace {
 	pthread_mutex_t sb_lock; /* the side band's drains */
 };
 
-/* What was lost so far, as warnings (trace.c; lock held). */
+/* What was lost so far, as warnings (trace_read.c; lock held). */
 void kp_trace_warn_drops(struct kp_trace *t);
+/* Move what the ring buffer holds into the store, as far as the store has room; with rb_lock
+ * held. Whether the store is full now (trace.c). */
+bool kp_trace_consume(struct kp_trace *t);
 
 /* ---- trace_stack.c ---- */
 
