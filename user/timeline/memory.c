@@ -256,7 +256,10 @@ int kp_tl_mem_enable(struct kp_tl_mem *m, bool on)
 	size_t i, k = 0;
 	int err = 0;
 
-	kp_ms_bpf_set_enabled(m->bpf, on);
+	/* on: the probes go in while the programs are still off, or a thread calling malloc
+	 * between an entry probe and its return probe would stay "inside" it for ever */
+	if (!on)
+		kp_ms_bpf_set_enabled(m->bpf, false);
 	if (!on && m->placed) {
 		kp_ms_bpf_remove_probes(m->bpf);
 		m->placed = false;
@@ -279,10 +282,11 @@ int kp_tl_mem_enable(struct kp_tl_mem *m, bool on)
 		m->placed = true;
 		if (err) { /* not all of them: none */
 			kp_ms_bpf_remove_probes(m->bpf);
-			kp_ms_bpf_set_enabled(m->bpf, false);
 			m->placed = false;
 		}
 	}
+	if (on && !err)
+		kp_ms_bpf_set_enabled(m->bpf, true);
 	return err;
 }
 

@@ -12,7 +12,7 @@ import sys
 from kperf import profiler
 
 out = sys.argv[1]
-libc = ctypes.CDLL(None)
+libc = ctypes.CDLL("libc.so.6")  # its own malloc: CDLL(None) may give the PLT entry of a non-PIE python3
 sites = {f: ctypes.cast(getattr(libc, f), ctypes.c_void_p).value for f in ("malloc", "free")}
 
 
