@@ -4,9 +4,10 @@
    µs, with no session (the objects check one flag) and with a session running (a clock read
    and a list append each end), beside the bare loop.
 2. A syscall-heavy Python workload (getppid, stat and a 64-byte read per iteration): its
-   time under a profile_all session (syscalls, CPU samples with stacks, markers; the file
-   rewritten every dump_period seconds) as a ratio to no session; the same without
-   continuous_dump, and with the syscalls only, to tell the parts apart.
+   time under a profile_all session (every source this machine supports: syscalls, CPU
+   samples with stacks, markers, off-CPU slices, the heap; what is new appended to the file
+   every dump_period seconds) as a ratio to no session; the same without continuous_dump,
+   and with the syscalls only and the memory source only, to tell the parts apart.
 
 Each measurement runs in a fresh interpreter (a session's BPF programs loaded before the
 clock starts); rounds are interleaved and medians printed. Usage (root, built tree):
@@ -33,10 +34,11 @@ def child(mode, n, out):
 
     dom = profiler.Domain("bench")
     task = profiler.Task(dom, "t")
-    if mode in ("task-on", "sys-all", "sys-all-nodump", "sys-syscalls"):
+    if mode in ("task-on", "sys-all", "sys-all-nodump", "sys-syscalls", "sys-memory"):
         kw = {"task-on": {"continuous_dump": False}, "sys-all": {"profile_all": True},
               "sys-all-nodump": {"profile_all": True, "continuous_dump": False},
-              "sys-syscalls": {"profile_syscalls": True, "continuous_dump": False}}[mode]
+              "sys-syscalls": {"profile_syscalls": True, "continuous_dump": False},
+              "sys-memory": {"profile_memory": True, "continuous_dump": False}}[mode]
         profiler.set_config(filename=os.path.join(out, mode + ".json"), **kw)
         profiler.set_state("run")
     fd = os.open("/proc/self/stat", os.O_RDONLY)
@@ -79,7 +81,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     a = ap.parse_args()
     modes = {"bare": a.tasks, "task-off": a.tasks, "task-on": a.tasks, "sys-none": a.iters,
-             "sys-all": a.iters, "sys-all-nodump": a.iters, "sys-syscalls": a.iters}
+             "sys-all": a.iters, "sys-all-nodump": a.iters, "sys-syscalls": a.iters,
+             "sys-memory": a.iters}
     times = {m: [] for m in modes}
     with tempfile.TemporaryDirectory() as out:
         for _ in range(a.rounds):
@@ -99,6 +102,8 @@ def main():
           f"{med['sys-all-nodump'] / med['sys-none']:.2f}")
     print(f"  ratio profile_syscalls only (no dump) / none: "
           f"{med['sys-syscalls'] / med['sys-none']:.2f}")
+    print(f"  ratio profile_memory only (no dump) / none: "
+          f"{med['sys-memory'] / med['sys-none']:.2f}")
 
 
 if __name__ == "__main__":

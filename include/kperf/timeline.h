@@ -86,6 +86,11 @@ struct KperfTimelineStats {
 };
 
 int KperfTimelineOpen(const struct KperfTimelineOpts *opts);
+/* Whether this machine's kernel has what the sources <opts> asks for need, checked without
+ * loading anything: SUCCESS, or -1 with Perrorno() LIBPERF_ERR_KERNEL_NOT_SUPPORT and a
+ * Perror() that names the source and what the kernel lacks (the first one). Whether the
+ * caller may load BPF is not checked here: the open says. */
+int KperfTimelineCheck(const struct KperfTimelineOpts *opts);
 int KperfTimelineEnable(int td);
 int KperfTimelineDisable(int td);
 /* Write everything collected so far to <path> (NULL: standard output), atomically (a

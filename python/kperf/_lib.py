@@ -150,6 +150,7 @@ PROTOTYPES = {
     "KperfActivityGetStats": (c_int, [c_int, _P(cs.KperfActivityStats)]),
     "KperfActivityClose": (None, [c_int]),
     "KperfTimelineOpen": (c_int, [_P(cs.KperfTimelineOpts)]),
+    "KperfTimelineCheck": (c_int, [_P(cs.KperfTimelineOpts)]),
     "KperfTimelineEnable": (c_int, [c_int]),
     "KperfTimelineDisable": (c_int, [c_int]),
     "KperfTimelineWrite": (c_int, [c_int, c_char_p]),

@@ -22,6 +22,23 @@ from .pmu import _call
 __all__ = ["Timeline"]
 
 
+def _opts(pids, freq, syscalls, samples, markers, off_cpu, buffer_kb, max_events, probe_files,
+          off_cpu_min_us, memory, mem_big_bytes):
+    """struct KperfTimelineOpts, and the arrays it points to (kept alive by the caller)."""
+    pids = list(pids) if pids else [os.getpid()]
+    parr = (ctypes.c_int * len(pids))(*pids)
+    files = [f.encode() if isinstance(f, str) else bytes(f) for f in probe_files]
+    farr = (ctypes.c_char_p * max(len(files), 1))(*files)
+    opts = cs.KperfTimelineOpts(
+        ctypes.sizeof(cs.KperfTimelineOpts), parr, len(pids), 0, None, int(freq),
+        0 if syscalls else 1, 0 if samples else 1, 0 if markers else 1,
+        1 if off_cpu else 0, int(buffer_kb), int(max_events),
+        farr if files else None, len(files), int(off_cpu_min_us), 1 if memory else 0,
+        int(mem_big_bytes),
+    )
+    return opts, (parr, farr)
+
+
 class Timeline:
     """KperfTimelineOpen: pids (default: this process), with their children; freq: CPU
     samples per second and thread (0: 999); syscalls / samples / markers: which sources;
@@ -36,22 +53,26 @@ class Timeline:
     def __init__(self, pids=None, freq=0, syscalls=True, samples=True, markers=True,
                  off_cpu=False, buffer_kb=0, max_events=0, probe_files=(), off_cpu_min_us=0,
                  memory=False, mem_big_bytes=0):
-        pids = list(pids) if pids else [os.getpid()]
-        parr = (ctypes.c_int * len(pids))(*pids)
-        files = [f.encode() if isinstance(f, str) else bytes(f) for f in probe_files]
-        farr = (ctypes.c_char_p * max(len(files), 1))(*files)
-        opts = cs.KperfTimelineOpts(
-            ctypes.sizeof(cs.KperfTimelineOpts), parr, len(pids), 0, None, int(freq),
-            0 if syscalls else 1, 0 if samples else 1, 0 if markers else 1,
-            1 if off_cpu else 0, int(buffer_kb), int(max_events),
-            farr if files else None, len(files), int(off_cpu_min_us), 1 if memory else 0,
-            int(mem_big_bytes),
-        )
+        opts, keep = _opts(pids, freq, syscalls, samples, markers, off_cpu, buffer_kb,
+                           max_events, probe_files, off_cpu_min_us, memory, mem_big_bytes)
         self._td = _call("KperfTimelineOpen", ctypes.byref(opts))
+        del keep
         if self._td < 0:
             self._td = None
             _raise_last()
         self.warning = _lib.state()[3] if _lib.state()[2] else ""
+
+    @staticmethod
+    def check(syscalls=True, samples=True, markers=True, off_cpu=False, memory=False):
+        """KperfTimelineCheck: None when this machine's kernel has what the sources asked for
+        need; else KperfError (LIBPERF_ERR_KERNEL_NOT_SUPPORT) naming the source and what
+        the kernel lacks. Loads nothing; whether BPF may be loaded is the open's to say."""
+        opts, keep = _opts(None, 0, syscalls, samples, markers, off_cpu, 0, 0, (), 0, memory,
+                           0)
+        r = _call("KperfTimelineCheck", ctypes.byref(opts))
+        del keep
+        if r != 0:
+            _raise_last()
 
     @property
     def td(self):

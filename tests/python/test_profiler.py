@@ -220,3 +220,69 @@ def test_memory_heap_counter_steps_by_the_known_sizes(tmp_path):
         assert k > 0 and heap[k]["args"]["bytes"] - heap[k - 1]["args"]["bytes"] == \
             b["args"]["size"]
     assert doc["otherData"]["memLost"] == 0
+
+
+def test_memory_pause_takes_the_probes_out(tmp_path):
+    """pause() with profile_memory: the breakpoints at libc's malloc and free are there while
+    the session runs (their first byte is not the function's), gone while it is paused and
+    after it stopped (the function's own bytes again), back after resume(); the 6 MiB block
+    of the pause is not on the timeline, the 4 MiB one after it is."""
+    run("memory_pause.py", tmp_path)
+    with open(tmp_path / "bytes.json") as f:
+        seen = json.load(f)
+    orig = seen["before"]
+    for f in ("malloc", "free"):
+        assert seen["running"][f] != orig[f], seen
+        assert seen["resumed"][f] == seen["running"][f], seen
+    assert seen["paused"] == orig, seen
+    assert seen["stopped"] == orig, seen
+    doc = check(tmp_path / "trace.json")
+    (after,) = events(doc, "X", cat="wl", name="after")
+    bigs = events(doc, "i", cat="memory")
+    assert sorted(e["args"]["size"] >> 20 for e in bigs) == [4]
+    assert inside(bigs[0], after)
+
+
+def test_memory_follows_forked_children(tmp_path):
+    """profile_memory follows a forked child as the other sources do: its 7 MiB allocation is
+    a large allocation event of its own pid, inside the Task that forked it, with a heap
+    counter of its own; the child ran to its end (exit status 0)."""
+    run("memory_fork.py", tmp_path)
+    child, status = map(int, (tmp_path / "child").read_text().split())
+    assert status == 0
+    doc = check(tmp_path / "trace.json")
+    (task,) = events(doc, "X", cat="wl", name="fork")
+    bigs = [e for e in events(doc, "i", cat="memory") if e["pid"] == child]
+    assert [e["args"]["size"] >> 20 for e in bigs] == [7]
+    assert inside(bigs[0], task)
+    heap = [e for e in events(doc, "C", cat="memory", name="heap in use") if e["pid"] == child]
+    assert any(e["args"]["bytes"] >= 7 << 20 for e in heap)
+
+
+def test_profile_all_session_without_kernel_btf(tmp_path):
+    """A profile_all session on a kernel without BTF (KPERF_BPF_BTF naming no file) runs with
+    the sources that do without it (syscalls and off-CPU slices through their raw tracepoint
+    fallbacks, markers); the file and skipped() say that the CPU samples and the memory
+    source were left out, and why (LIBPERF_ERR_KERNEL_NOT_SUPPORT)."""
+    script = (
+        "import json, os, sys\n"
+        "from kperf import profiler\n"
+        "profiler.set_config(profile_all=True, continuous_dump=False, filename=sys.argv[1])\n"
+        "profiler.set_state('run')\n"
+        "skipped = {k: e.errno for k, e in profiler.skipped().items()}\n"
+        "for _ in range(5):\n"
+        "    os.getppid()\n"
+        "profiler.set_state('stop')\n"
+        "print(json.dumps(skipped))\n")
+    e = env()
+    e["KPERF_BPF_BTF"] = "/nonexistent/vmlinux"
+    p = subprocess.run([sys.executable, "-c", script, str(tmp_path / "t.json")],
+                       capture_output=True, text=True, env=e, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout) == {"profile_cpu": 1016, "profile_memory": 1016}
+    doc = check(tmp_path / "t.json")
+    assert doc["otherData"]["sources"] == ["markers", "offcpu", "syscalls"]
+    assert sorted(doc["otherData"]["skipped"]) == ["cpu", "memory"]
+    assert doc["otherData"]["skipped"]["memory"]["code"] == 1016
+    assert len(events(doc, "X", cat="syscall", name="getppid")) == 5
+    assert events(doc, "P") == []

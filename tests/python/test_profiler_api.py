@@ -57,9 +57,71 @@ def test_mxnet_keywords_accepted(fresh):
 
 def test_profile_all_turns_on_what_is_supported():
     cfg = profiler._config.check(profiler._config.DEFAULTS, {"profile_all": True})
-    assert profiler._config.sources(cfg) == {
+    assert profiler._config.sources(cfg) == ({
         "profile_syscalls": True, "profile_cpu": True, "profile_markers": True,
-        "profile_offcpu": True, "profile_memory": True}
+        "profile_offcpu": True, "profile_memory": True}, {})
+
+
+# what a kernel lacks, made so for one interpreter: KPERF_BPF_NO_RINGBUF=1 is a kernel before
+# 5.8 (no ring buffer), KPERF_BPF_BTF naming no file a kernel without BTF
+LACKING = r"""
+import json, sys
+from kperf import profiler
+from kperf.profiler import ProfilerError, _config
+on, skipped = _config.sources(_config.check(_config.DEFAULTS, {"profile_all": True}))
+refused = {}
+for k in sorted(skipped):
+    try:
+        profiler.set_config(**{k: True})
+    except ProfilerError as e:
+        refused[k] = [e.errno, str(e)]
+print(json.dumps({"on": on, "skipped": {k: [e.errno, e.message] for k, e in skipped.items()},
+                  "refused": refused, "cfg": profiler._cfg == _config.DEFAULTS}))
+"""
+
+
+def lacking(**extra):
+    e = env()
+    e.update(extra)
+    p = subprocess.run([sys.executable, "-c", LACKING], capture_output=True, text=True,
+                       env=e, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def test_profile_all_leaves_out_what_the_kernel_lacks():
+    """No ring buffer (a kernel before 5.8): profile_all has no source left and says why it
+    left out each (LIBPERF_ERR_KERNEL_NOT_SUPPORT, 1016); each asked for by name is refused
+    with the same code and sentence, and nothing of the refused keyword is kept."""
+    rel = os.uname().release
+    r = lacking(KPERF_BPF_NO_RINGBUF="1")
+    assert r["on"] == {"profile_syscalls": False, "profile_cpu": False,
+                       "profile_markers": False, "profile_offcpu": False,
+                       "profile_memory": False}
+    names = {"profile_syscalls": "syscalls", "profile_cpu": "CPU samples",
+             "profile_markers": "markers", "profile_offcpu": "off-CPU slices",
+             "profile_memory": "memory"}
+    assert r["skipped"] == {
+        k: [1016, f"{n}: kernel {rel} has no BPF ring buffer (5.8): this source needs Linux "
+                  "5.8 or later"] for k, n in names.items()}
+    assert r["refused"] == {
+        k: [1016, f"set_config: {k}: this machine cannot give it: [1016] {n}: kernel {rel} "
+                  "has no BPF ring buffer (5.8): this source needs Linux 5.8 or later"]
+        for k, n in names.items()}
+    assert r["cfg"]
+
+
+def test_profile_all_without_kernel_btf():
+    """No kernel BTF: the CPU samples and the memory source (CO-RE programs) are left out."""
+    r = lacking(KPERF_BPF_BTF="/nonexistent/vmlinux")
+    assert [k for k, v in r["on"].items() if not v] == ["profile_cpu", "profile_memory"]
+    assert sorted(r["skipped"]) == ["profile_cpu", "profile_memory"]
+    assert r["skipped"]["profile_memory"][0] == 1016
+    assert r["skipped"]["profile_memory"][1].startswith(
+        f"memory: kernel {os.uname().release} has no kernel BTF (CO-RE, tp_btf) (5.5, "
+        "CONFIG_DEBUG_INFO_BTF; /sys/kernel/btf/vmlinux, or a file named by KPERF_BPF_BTF)")
+    assert r["refused"]["profile_cpu"][1].startswith(
+        "set_config: profile_cpu: this machine cannot give it: [1016] CPU samples: kernel ")
 
 
 def test_states_and_calls_without_a_session(fresh, tmp_path):

@@ -3,7 +3,8 @@
  * (escapes, UTF-8 kept, invalid UTF-8 replaced), ranges paired from their two ends, as
  * complete events when they nest on their thread and as async pairs when they cross threads
  * or overlap without nesting, a range still open, an end without its start, stack frames as a
- * tree, the event limit.
+ * tree, the event limit; syscalls through the collector's path (kp_tl_add_syscall) written
+ * exactly as through activity records, with threads renamed and unknown numbers.
  */
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "timeline/timeline.h"
+#include "trace/trace.h"
 
 static char *json_of(const char *in)
 {
@@ -197,4 +199,76 @@ Test(timeline_unit, samples_share_frames_and_the_limit_holds)
 	cJSON_Delete(doc);
 	free(out);
 	kp_tl_store_free(&s);
+}
+
+/* the collector's path for syscalls and the activity records' path give the same file: names
+ * of numbers (one the table does not have), threads interleaved, a thread renamed (its name
+ * and its process's are the last comm seen) */
+Test(timeline_unit, syscalls_fast_path_matches_activity_records)
+{
+	static const struct {
+		int pid, tid, nr; /* nr -1: read, -2: write */
+		const char *comm;
+	} calls[] = {
+		{ 100, 100, -1, "main" },     { 100, 101, -2, "worker" },
+		{ 100, 100, -1, "main" },     { 100, 100, -1, "renamed" },
+		{ 100, 101, 5000, "worker" }, { 200, 200, -2, "other" },
+	};
+	struct kp_tl_store fast, slow;
+	cJSON *d1, *d2;
+	char *o1, *o2, name[32];
+	size_t i;
+
+	kp_tl_store_init(&fast, 100);
+	kp_tl_store_init(&slow, 100);
+	for (i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		int nr = calls[i].nr == -1 ? kp_syscall_lookup("read") :
+			 calls[i].nr == -2 ? kp_syscall_lookup("write") :
+					     calls[i].nr;
+		struct kp_tl_syscall c = { .start = 1000 * (i + 1),
+					   .dur = 300,
+					   .ret = (int64_t)i - 2,
+					   .pid = calls[i].pid,
+					   .tid = calls[i].tid,
+					   .nr = nr,
+					   .cpu = (int)i % 2,
+					   .comm = calls[i].comm };
+		struct KperfActivityRecord r = { 0 };
+
+		cr_assert_geq(nr, 0);
+		snprintf(name, sizeof(name), "%s",
+			 nr == 5000 ? "syscall_5000" : kp_syscall_name(nr));
+		r.kind = KPERF_ACTIVITY_KIND_KERNEL;
+		r.start = c.start;
+		r.end = c.start + c.dur;
+		r.ret = c.ret;
+		r.pid = c.pid;
+		r.tid = c.tid;
+		r.cpu = c.cpu;
+		r.nr = nr;
+		r.name = name;
+		r.domain = r.channel = "";
+		r.comm = c.comm;
+		cr_assert_eq(kp_tl_add_syscall(&fast, &c), 0);
+		cr_assert_eq(kp_tl_add_activity(&slow, &r), 0);
+	}
+	cr_expect_eq(fast.n_sys, 6);
+	o1 = write_store(&fast, &d1);
+	o2 = write_store(&slow, &d2);
+	cr_expect_str_eq(o1, o2);
+	cr_expect(strstr(o1, "{\"name\":\"syscall_5000\",\"cat\":\"syscall\",\"ph\":\"X\",\"ts\":"
+			     "5.000,\"pid\":100,\"tid\":101,\"dur\":0.300,\"args\":{\"ret\":2}}"),
+		  "%s", o1);
+	cr_expect(strstr(o1, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":100,\"tid\":100,"
+			     "\"args\":{\"name\":\"renamed\"}}"),
+		  "%s", o1);
+	cr_expect(strstr(o1, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":100,\"tid\":101,"
+			     "\"args\":{\"name\":\"worker\"}}"),
+		  "%s", o1);
+	cJSON_Delete(d1);
+	cJSON_Delete(d2);
+	free(o1);
+	free(o2);
+	kp_tl_store_free(&fast);
+	kp_tl_store_free(&slow);
 }

@@ -94,6 +94,7 @@ void kp_mstx_bpf_close(struct kp_mstx_bpf *b);
 
 struct kp_act_sys;
 struct kp_act_sink;
+struct kp_sys_event; /* bpf/syscall.h */
 
 /* Syscall records of <tgids> (and children when <follow_fork>; from their next exec on when
  * <from_exec>) for KERNEL (every syscall) and/or HCCL (socket and pipe I/O). */
@@ -124,6 +125,10 @@ int kp_act_sink_add(struct kp_act_sink *s, const struct kp_act_rec *rec);
 /* the next correlation id of the sink's handle */
 uint64_t kp_act_sink_next_id(struct kp_act_sink *s);
 
+/* With a direct consumer (kp_act_set_direct), the KERNEL record of <e> goes to it instead of
+ * becoming an activity record: true then, with its result in *err. */
+bool kp_act_sink_direct_sys(struct kp_act_sink *s, const struct kp_sys_event *e, int *err);
+
 /* ---- api.c: a collection, for the modules that build on it (timeline) ---- */
 
 struct kp_activity;
@@ -137,6 +142,22 @@ int kp_act_enable(struct kp_activity *a, bool on);
  * <timeout_ms> as KperfActivityRead does. Returns the count or a negative errno. */
 int kp_act_read(struct kp_activity *a, int timeout_ms, struct kp_act_rec **recs);
 void kp_act_stats(struct kp_activity *a, struct KperfActivityStats *st);
+
+/* A module that makes something of its own of the records (the timeline) takes them as the
+ * programs wrote them: no activity record is built (about 400 bytes, zeroed and formatted,
+ * then copied twice), which is most of what reading a syscall costs. Each function returns
+ * 0 to go on, or a negative errno that stops the drain. */
+struct kp_act_direct {
+	int (*on_sys)(void *ctx, const struct kp_sys_event *e); /* a KERNEL syscall */
+	int (*on_mstx)(void *ctx, const struct kp_mstx_event *e); /* a marker call */
+	void *ctx;
+};
+
+/* From now on, records go to <d> (kept by the caller; NULL: activity records again). */
+void kp_act_set_direct(struct kp_activity *a, const struct kp_act_direct *d);
+/* Everything recorded so far into the direct consumer, without waiting: the number of
+ * records drained, or the consumer's error. */
+int kp_act_consume(struct kp_activity *a);
 void kp_act_close(struct kp_activity *a);
 
 /* The pids an activity collection holds in its filters: <pids> as processes (threads

@@ -30,6 +30,7 @@ struct kp_act_sink {
 	size_t n, cap;
 	int exclude_tid;
 	atomic_uint_fast64_t next_corr;
+	const struct kp_act_direct *direct; /* NULL: records are built into recs */
 };
 
 struct kp_activity {
@@ -56,6 +57,14 @@ int kp_act_sink_add(struct kp_act_sink *s, const struct kp_act_rec *rec)
 	return 0;
 }
 
+bool kp_act_sink_direct_sys(struct kp_act_sink *s, const struct kp_sys_event *e, int *err)
+{
+	if (!s->direct || !s->direct->on_sys)
+		return false;
+	*err = s->direct->on_sys(s->direct->ctx, e);
+	return true;
+}
+
 uint64_t kp_act_sink_next_id(struct kp_act_sink *s)
 {
 	return (uint64_t)atomic_fetch_add(&s->next_corr, 1) + 1;
@@ -66,6 +75,8 @@ static int on_mstx(void *ctx, const struct kp_mstx_event *e)
 	struct kp_act_sink *s = ctx;
 	struct kp_act_rec rec;
 
+	if (s->direct && s->direct->on_mstx)
+		return s->direct->on_mstx(s->direct->ctx, e);
 	memset(&rec, 0, sizeof(rec));
 	rec.r.kind = KPERF_ACTIVITY_KIND_MARKER;
 	rec.r.flag = e->kind == KP_MSTX_RANGE_START ? KPERF_ACTIVITY_FLAG_MARKER_START :
@@ -333,12 +344,35 @@ int kp_act_enable(struct kp_activity *a, bool on)
 	return err;
 }
 
-static void drain(struct kp_activity *a)
+/* the number of records consumed, or the first error of a consumer */
+static int drain(struct kp_activity *a)
 {
+	int n = 0, k = 0;
+
 	if (a->mstx)
-		kp_mstx_bpf_consume(a->mstx);
-	if (a->sys)
-		kp_act_sys_consume(a->sys);
+		n = kp_mstx_bpf_consume(a->mstx);
+	if (a->sys && n >= 0)
+		k = kp_act_sys_consume(a->sys);
+	return n < 0 ? n : k < 0 ? k : n + k;
+}
+
+void kp_act_set_direct(struct kp_activity *a, const struct kp_act_direct *d)
+{
+	pthread_mutex_lock(&a->lock);
+	a->sink.direct = d;
+	pthread_mutex_unlock(&a->lock);
+}
+
+int kp_act_consume(struct kp_activity *a)
+{
+	int n;
+
+	pthread_mutex_lock(&a->lock);
+	n = drain(a);
+	if (n > 0)
+		a->delivered += (uint64_t)n;
+	pthread_mutex_unlock(&a->lock);
+	return n;
 }
 
 int kp_act_read(struct kp_activity *a, int timeout_ms, struct kp_act_rec **recs)

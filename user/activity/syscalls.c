@@ -110,6 +110,8 @@ static int on_event(void *ctx, const struct kp_sys_event *e)
 	 * collector's cost, not work the program asked for */
 	if ((int)e->nr == s->nr_uprobe || (int)e->nr == s->nr_uretprobe)
 		return 0;
+	if (s->kernel && !s->hccl && kp_act_sink_direct_sys(s->sink, e, &err))
+		return err;
 	memset(&rec, 0, sizeof(rec));
 	rec.r.start = e->start_ns;
 	rec.r.end = e->start_ns + e->dur_ns;

@@ -217,7 +217,7 @@ int kp_bpf_load_error(const char *what, int err);
 
 enum kp_feature {
 	KP_FEAT_BTF, /* kernel BTF: CO-RE relocations, tp_btf programs */
-	KP_FEAT_RINGBUF, /* BPF_MAP_TYPE_RINGBUF */
+	KP_FEAT_RINGBUF, /* BPF_MAP_TYPE_RINGBUF (KPERF_BPF_NO_RINGBUF=1: off) */
 	KP_FEAT_BATCH_OPS, /* bpf_map_lookup_and_delete_batch (KPERF_BPF_NO_BATCH=1: off) */
 	KP_FEAT_TASK_STORAGE, /* task storage from tracing programs, bpf_get_current_task_btf */
 	KP_FEAT_ATTACH_COOKIE, /* bpf_get_attach_cookie (KPERF_BPF_NO_COOKIE=1: off) */

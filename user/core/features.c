@@ -59,7 +59,8 @@ static bool probe_batch(void)
 static void probe(void)
 {
 	kp_bpf_log_init(); /* libbpf's probe messages go to the quiet log */
-	have[KP_FEAT_RINGBUF] = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
+	have[KP_FEAT_RINGBUF] = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1 &&
+				!env_set("KPERF_BPF_NO_RINGBUF");
 	have[KP_FEAT_BATCH_OPS] = probe_batch() && !env_set("KPERF_BPF_NO_BATCH");
 	/* the map type and its use from tracing programs came in the same release (5.11) */
 	have[KP_FEAT_TASK_STORAGE] = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) ==

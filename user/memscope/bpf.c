@@ -28,8 +28,11 @@
 
 struct kp_ms_bpf {
 	struct memscope_bpf *skel;
-	struct bpf_link **links;
+	struct bpf_link **links; /* the tracepoints */
 	size_t nlinks, cap;
+	struct bpf_link *
+		*probes; /* the uprobes and uretprobes, removable (kp_ms_bpf_remove_probes) */
+	size_t nprobe_links, probe_cap;
 	unsigned nprobes;
 	struct ring_buffer *rb;
 	kp_ms_event_fn on_event;
@@ -184,7 +187,7 @@ static int attach_one(struct kp_ms_bpf *b, struct bpf_program *prog, int tgid,
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret);
 	struct bpf_link *l;
 
-	if (kp_grow((void **)&b->links, &b->cap, b->nlinks + 1, sizeof(*b->links)))
+	if (kp_grow((void **)&b->probes, &b->probe_cap, b->nprobe_links + 1, sizeof(*b->probes)))
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 	l = bpf_program__attach_uprobe_opts(prog, tgid, s->path, (size_t)s->off, &uo);
 	if (!l)
@@ -192,9 +195,24 @@ static int attach_one(struct kp_ms_bpf *b, struct bpf_program *prog, int tgid,
 			       "cannot place a %s on %s (%s, offset 0x%llx) for process %d: %s",
 			       ret ? "uretprobe" : "uprobe", kp_ms_func_name(s->func), s->path,
 			       (unsigned long long)s->off, tgid, strerror(errno));
-	b->links[b->nlinks++] = l;
+	b->probes[b->nprobe_links++] = l;
 	b->nprobes++;
 	return 0;
+}
+
+void kp_ms_bpf_remove_probes(struct kp_ms_bpf *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->nprobe_links; i++)
+		bpf_link__destroy(b->probes[i]);
+	b->nprobe_links = 0;
+	b->nprobes = 0;
+}
+
+int kp_ms_bpf_epoll_fd(struct kp_ms_bpf *b)
+{
+	return ring_buffer__epoll_fd(b->rb);
 }
 
 int kp_ms_bpf_set_target(struct kp_ms_bpf *b, int tgid, int state)
@@ -375,6 +393,8 @@ void kp_ms_bpf_close(struct kp_ms_bpf *b)
 	if (!b)
 		return;
 	kp_uw_owner_stop(b->uw);
+	kp_ms_bpf_remove_probes(b);
+	free(b->probes);
 	for (i = 0; i < b->nlinks; i++)
 		bpf_link__destroy(b->links[i]);
 	free(b->links);

@@ -83,6 +83,12 @@ int kp_ms_bpf_update_target(struct kp_ms_bpf *b, int tgid, int state);
  * warning (<no_faults> set), not a failure. */
 int kp_ms_bpf_attach_tracepoints(struct kp_ms_bpf *b, bool *no_faults);
 void kp_ms_bpf_set_enabled(struct kp_ms_bpf *b, bool on);
+/* Take every uprobe and uretprobe placed so far out of the processes (the breakpoints gone:
+ * their allocator calls cost nothing again); kp_ms_bpf_place_probes places them anew. */
+void kp_ms_bpf_remove_probes(struct kp_ms_bpf *b);
+/* An epoll fd readable when the programs woke the reader (a child to follow, a process's
+ * first call, a quarter of the ring buffer used): to wait on, without consuming. */
+int kp_ms_bpf_epoll_fd(struct kp_ms_bpf *b);
 /* wait up to <timeout_ms> for records, deliver them; the count or a negative errno */
 int kp_ms_bpf_poll(struct kp_ms_bpf *b, int timeout_ms);
 /* The frames of stack <id> (leaf first) into <ips>; their count, 0 when unknown. */

@@ -20,8 +20,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/pidns.h"
 #include "export/export.h"
+#include "pidns_cfg.h" /* bpf/: KP_PID_OUTSIDE */
 #include "sym/sym.h"
+#include "syscall.h" /* bpf/: struct kp_sys_event */
 #include "timeline.h"
 
 #define TICK_MS 50
@@ -35,6 +38,7 @@ struct kp_timeline {
 	pthread_mutex_t lock; /* the store and the sources */
 	struct kp_tl_store store;
 	struct kp_activity *act; /* markers and syscalls, NULL when neither */
+	struct kp_act_direct direct; /* its records' way into the store */
 	int pmu_pd; /* CPU samples, -1 when none */
 	struct kp_offcpu *off; /* slices off the cpu, NULL when not asked for */
 	struct kp_tl_mem *mem; /* heap in use and large allocations, NULL when not asked for */
@@ -49,28 +53,83 @@ struct kp_timeline {
 	int err; /* the first failure of the thread (-ENOMEM), reported by the next call */
 };
 
-/* with t->lock held: move what the sources have into the store; the number of activity
- * records taken */
+/* the activity module's direct consumers (called by kp_act_consume with t->lock held):
+ * records straight into the store, the drain thread's own left out */
+static int on_sys(void *ctx, const struct kp_sys_event *e)
+{
+	struct kp_timeline *t = ctx;
+	int err, self = atomic_load(&t->drain_tid);
+	char comm[sizeof(e->comm) + 1];
+	struct kp_tl_syscall c = {
+		.start = e->start_ns,
+		.dur = e->dur_ns,
+		.ret = e->ret,
+		.pid = (int)e->tgid,
+		.tid = (int)e->tid,
+		.nr = (int)e->nr,
+		.cpu = (int)e->cpu,
+		.comm = comm,
+	};
+
+	if (t->err || (self && (int)e->tid == self))
+		return 0;
+	/* a process the caller's PID namespace does not contain: pid -1 "[outside namespace]" */
+	if (e->tgid == KP_PID_OUTSIDE) {
+		c.comm = KP_PIDNS_OUTSIDE_COMM;
+	} else { /* the kernel's copy is NUL-terminated within its size: said again */
+		memcpy(comm, e->comm, sizeof(e->comm));
+		comm[sizeof(e->comm)] = '\0';
+	}
+	err = kp_tl_add_syscall(&t->store, &c);
+	if (err && !t->err)
+		t->err = err;
+	return 0;
+}
+
+static int on_mstx(void *ctx, const struct kp_mstx_event *e)
+{
+	struct kp_timeline *t = ctx;
+	struct KperfActivityRecord r = { 0 };
+	char comm[sizeof(e->comm) + 1], domain[sizeof(e->domain) + 1], msg[sizeof(e->msg) + 1];
+	int err, self = atomic_load(&t->drain_tid);
+
+	if (t->err || (self && (int)e->tid == self))
+		return 0;
+	r.kind = KPERF_ACTIVITY_KIND_MARKER;
+	r.flag = e->kind == KP_MSTX_RANGE_START ? KPERF_ACTIVITY_FLAG_MARKER_START :
+		 e->kind == KP_MSTX_RANGE_END	? KPERF_ACTIVITY_FLAG_MARKER_END :
+						  KPERF_ACTIVITY_FLAG_MARKER_INSTANTANEOUS;
+	r.start = r.end = e->ts;
+	r.id = e->id;
+	r.pid = (int)e->tgid;
+	r.tid = (int)e->tid;
+	r.cpu = (int)e->cpu;
+	r.nr = -1;
+	/* the kernel's copies are NUL-terminated within their size; said again here */
+	snprintf(comm, sizeof(comm), "%.*s", (int)sizeof(e->comm), e->comm);
+	snprintf(domain, sizeof(domain), "%.*s", (int)sizeof(e->domain), e->domain);
+	snprintf(msg, sizeof(msg), "%.*s", (int)sizeof(e->msg), e->msg);
+	r.comm = e->tgid == KP_PID_OUTSIDE ? KP_PIDNS_OUTSIDE_COMM : comm;
+	r.domain = domain;
+	r.name = msg;
+	err = kp_tl_add_activity(&t->store, &r);
+	if (err && !t->err)
+		t->err = err;
+	return 0;
+}
+
+/* with t->lock held: move what the sources have into the store; the number of records
+ * taken */
 static int drain_locked(struct kp_timeline *t)
 {
-	struct kp_act_rec *recs = NULL;
 	struct PmuData *d = NULL;
 	int n = 0, i, k, err = 0, self = atomic_load(&t->drain_tid);
 
 	if (t->act) {
-		n = kp_act_read(t->act, 0, &recs);
-		for (i = 0; i < n && !err; i++) {
-			struct KperfActivityRecord r = recs[i].r;
-
-			r.name = recs[i].name;
-			r.domain = recs[i].domain;
-			r.comm = recs[i].comm;
-			r.channel = recs[i].channel;
-			if (self && r.tid == self)
-				continue;
-			err = kp_tl_add_activity(&t->store, &r);
-		}
-		free(recs);
+		n = kp_act_consume(t->act); /* to on_sys and on_mstx */
+		if (n < 0)
+			n = 0;
+		err = t->err;
 	}
 	if (t->off && !err) {
 		k = kp_offcpu_read_slices(t->off); /* to add_slice */
@@ -137,7 +196,11 @@ static void *drain_main(void *arg)
 		 * would wake this thread for every few records and have it compete for the CPU
 		 * with what it traces. It sleeps a tick instead, unless the last read was large
 		 * (a quarter of a ring buffer or more): then it keeps up. */
-		if ((size_t)n < t->busy_records)
+		if ((size_t)n >= t->busy_records)
+			continue;
+		if (t->mem) /* woken at once for a child that waits for its probes */
+			kp_tl_mem_wait(t->mem, TICK_MS);
+		else
 			usleep(TICK_MS * 1000);
 	}
 	return NULL;
@@ -257,6 +320,9 @@ static int timeline_open(const struct KperfTimelineOpts *o, struct kp_timeline *
 		err = kp_act_open(kinds, nkinds, &ao, &t->act);
 		if (err)
 			goto fail;
+		t->direct =
+			(struct kp_act_direct){ .on_sys = on_sys, .on_mstx = on_mstx, .ctx = t };
+		kp_act_set_direct(t->act, &t->direct);
 	}
 	if (o->offCpu) {
 		struct kp_offcpu_opts oo = {
@@ -347,8 +413,11 @@ static int set_enabled(struct kp_timeline *t, bool on)
 		err = kp_act_enable(t->act, on);
 	if (!err && t->off)
 		err = on ? kp_offcpu_enable(t->off) : kp_offcpu_disable(t->off, NULL, NULL);
-	if (!err && t->mem)
-		kp_tl_mem_enable(t->mem, on);
+	if (!err && t->mem) {
+		err = kp_tl_mem_enable(t->mem, on);
+		if (err && on && t->off) /* the memory source's probes could not be placed */
+			kp_offcpu_disable(t->off, NULL, NULL);
+	}
 	if (err) {
 		if (on && t->pmu_pd >= 0)
 			PmuDisable(t->pmu_pd);

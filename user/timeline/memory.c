@@ -12,10 +12,20 @@
  * (category "memory", args {"bytes": N}) of the process. An allocation of at least the
  * threshold is an "i" event named after the function (args size and ptr). The allocator's
  * own mmap and brk calls are not blocks of the heap in this sense and are left out.
+ *
+ * Children are followed as memscope follows them: a forked child stops at its start until
+ * its probes are placed (by the drain that reads its FORK record, woken for it). Disabling
+ * takes the probes out of the processes (the breakpoints gone, not merely the records
+ * dropped); enabling places them again in every process followed that is still there.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "core/core.h"
 
 #include "memscope/memscope.h"
 #include "timeline.h"
@@ -32,6 +42,10 @@ struct kp_tl_mem {
 	uint64_t big; /* allocations this large are instant events */
 	struct kp_map procs; /* tgid -> struct proc_heap */
 	int err; /* the first -ENOMEM of the callback */
+	int *targets; /* the processes followed: those given, and their children */
+	size_t ntargets, cap;
+	char *command; /* from_exec: the program the given processes are about to run */
+	bool placed; /* the probes are in the processes (enabled, or not enabled yet) */
 };
 
 #define KEY(v) ((void *)(uintptr_t)((uint64_t)(v) + 1))
@@ -89,6 +103,73 @@ static bool live_del(struct proc_heap *h, uint64_t ptr)
 	return true;
 }
 
+static int add_target(struct kp_tl_mem *m, int tgid)
+{
+	if (kp_grow((void **)&m->targets, &m->cap, m->ntargets + 1, sizeof(*m->targets)))
+		return -ENOMEM;
+	m->targets[m->ntargets++] = tgid;
+	return 0;
+}
+
+/* the allocator probes of process <tgid>, planned from what it maps now (or, before its exec,
+ * from the command); 0 or why not (kp_fail said) */
+static int place(struct kp_tl_mem *m, int tgid)
+{
+	struct kp_ms_plan plan = { 0 };
+	int err;
+
+	if (m->command && kp_ms_bpf_target_state(m->bpf, tgid) == KP_MS_TARGET_EXEC)
+		err = kp_ms_plan_command(m->command, NULL, &plan);
+	else
+		err = kp_ms_plan_pid(tgid, NULL, &plan);
+	if (!err)
+		err = kp_ms_bpf_place_probes(m->bpf, tgid, &plan);
+	kp_ms_plan_free(&plan);
+	return err;
+}
+
+/* /proc/PID/stat's state is T (stopped): 1; gone: -1; else 0 */
+static int stopped(int pid)
+{
+	char path[64], *text, *p;
+	int r = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (kp_read_file(path, &text, NULL))
+		return -1;
+	p = strrchr(text, ')'); /* after the command name, which may hold anything */
+	if (p && p[1] == ' ')
+		r = p[2] == 'T' || p[2] == 't';
+	free(text);
+	return r;
+}
+
+/* A child <pid> of a followed process: followed too. One with a memory of its own stops at
+ * its start (<stops>) until its probes are placed (not while disabled: at the next enable),
+ * then is recorded and continued; it stops before running code of its own, at once (the wait
+ * bounds a child killed meanwhile). */
+static void follow_child(struct kp_tl_mem *m, int pid, bool stops)
+{
+	int i, st = 0;
+
+	if (add_target(m, pid)) {
+		m->err = -ENOMEM;
+		return;
+	}
+	if (!stops)
+		return; /* it shares its parent's memory, and so its probes */
+	if (m->placed && place(m, pid))
+		kp_clear(); /* gone already, or no allocator: nothing to record of it */
+	for (i = 0; i < 20000; i++) {
+		st = stopped(pid);
+		if (st != 0 || kp_ms_bpf_target_state(m->bpf, pid) == KP_MS_TARGET_ON)
+			break;
+		usleep(100);
+	}
+	kp_ms_bpf_set_target(m->bpf, pid, KP_MS_TARGET_ON);
+	kill(pid, SIGCONT);
+}
+
 static void on_event(void *ctx, const struct kp_ms_event *e)
 {
 	struct kp_tl_mem *m = ctx;
@@ -96,6 +177,10 @@ static void on_event(void *ctx, const struct kp_ms_event *e)
 	bool changed = false;
 	int err = 0;
 
+	if (e->kind == KP_MS_EV_FORK) {
+		follow_child(m, (int)e->tgid, e->nr == 1);
+		return;
+	}
 	if (m->err || !heap_func(e->func) ||
 	    (e->kind != KP_MS_EV_ALLOC && e->kind != KP_MS_EV_FREE && e->kind != KP_MS_EV_REALLOC))
 		return;
@@ -124,11 +209,10 @@ static void on_event(void *ctx, const struct kp_ms_event *e)
 int kp_tl_mem_open(const struct kp_tl_mem_opts *o, struct kp_tl_mem **out)
 {
 	struct kp_ms_bpf_opts bo = { 0 };
-	struct kp_ms_plan plan = { 0 };
 	struct kp_tl_mem *m;
 	size_t ring = 1U << 20;
 	bool no_faults;
-	int i, err;
+	int i, err = 0;
 
 	*out = NULL;
 	m = calloc(1, sizeof(*m));
@@ -140,16 +224,22 @@ int kp_tl_mem_open(const struct kp_tl_mem_opts *o, struct kp_tl_mem **out)
 	while (ring < ((size_t)(o->ring_kb ? o->ring_kb : 8192) << 10))
 		ring <<= 1;
 	bo.ringbuf_bytes = ring;
+	bo.follow = true;
 	bo.on_event = on_event;
 	bo.ctx = m;
-	err = kp_ms_bpf_open(&bo, &m->bpf);
+	if (o->from_exec && !(m->command = strdup(o->command ? o->command : "")))
+		err = kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	if (!err)
+		err = kp_ms_bpf_open(&bo, &m->bpf);
 	for (i = 0; !err && i < o->npids; i++) {
-		err = o->from_exec ? kp_ms_plan_command(o->command, NULL, &plan) :
-				     kp_ms_plan_pid(o->pids[i], NULL, &plan);
+		err = kp_ms_bpf_set_target(m->bpf, o->pids[i],
+					   o->from_exec ? KP_MS_TARGET_EXEC : KP_MS_TARGET_ON);
 		if (!err)
-			err = kp_ms_bpf_add_target(m->bpf, o->pids[i], o->from_exec, &plan);
-		kp_ms_plan_free(&plan);
+			err = add_target(m, o->pids[i]) ?
+				      kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory") :
+				      place(m, o->pids[i]);
 	}
+	m->placed = true;
 	if (!err)
 		err = kp_ms_bpf_attach_tracepoints(m->bpf, &no_faults);
 	if (err) {
@@ -161,9 +251,52 @@ int kp_tl_mem_open(const struct kp_tl_mem_opts *o, struct kp_tl_mem **out)
 	return 0;
 }
 
-void kp_tl_mem_enable(struct kp_tl_mem *m, bool on)
+int kp_tl_mem_enable(struct kp_tl_mem *m, bool on)
 {
-	kp_ms_bpf_set_enabled(m->bpf, on);
+	size_t i, k = 0;
+	int err = 0;
+
+	/* on: the probes go in while the programs are still off, or a thread calling malloc
+	 * between an entry probe and its return probe would stay "inside" it for ever */
+	if (!on)
+		kp_ms_bpf_set_enabled(m->bpf, false);
+	if (!on && m->placed) {
+		kp_ms_bpf_remove_probes(m->bpf);
+		m->placed = false;
+	}
+	if (on && !m->placed) {
+		/* the processes still there get their probes again; the others (gone, or a
+		 * zombie without mappings) are forgotten */
+		for (i = 0; i < m->ntargets && !err; i++) {
+			err = place(m, m->targets[i]);
+			if (err && err != -ENOMEM) {
+				kp_clear();
+				err = 0;
+				continue;
+			}
+			m->targets[k++] = m->targets[i];
+		}
+		for (; i < m->ntargets; i++)
+			m->targets[k++] = m->targets[i];
+		m->ntargets = k;
+		m->placed = true;
+		if (err) { /* not all of them: none */
+			kp_ms_bpf_remove_probes(m->bpf);
+			m->placed = false;
+		}
+	}
+	if (on && !err)
+		kp_ms_bpf_set_enabled(m->bpf, true);
+	return err;
+}
+
+void kp_tl_mem_wait(struct kp_tl_mem *m, int timeout_ms)
+{
+	struct epoll_event ev;
+	int fd = kp_ms_bpf_epoll_fd(m->bpf);
+
+	if (fd < 0 || epoll_wait(fd, &ev, 1, timeout_ms) < 0)
+		usleep((useconds_t)timeout_ms * 1000);
 }
 
 int kp_tl_mem_drain(struct kp_tl_mem *m)
@@ -199,5 +332,7 @@ void kp_tl_mem_close(struct kp_tl_mem *m)
 		free(h);
 	}
 	kp_map_free(&m->procs);
+	free(m->targets);
+	free(m->command);
 	free(m);
 }

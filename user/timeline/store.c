@@ -15,15 +15,18 @@
 
 #include "export/export.h"
 #include "timeline.h"
-
-struct thread_info {
-	int pid;
-	uint32_t name; /* interned comm + 1, 0: none yet */
-};
+#include "trace/trace.h"
 
 struct proc_info {
 	uint64_t last; /* time of its last event */
 	uint32_t name; /* interned + 1: its main thread's comm, 0: not seen */
+};
+
+struct thread_info {
+	int pid;
+	uint32_t name; /* interned comm + 1, 0: none yet */
+	struct proc_info *proc; /* its process's (allocated once: the pointer stays) */
+	char comm[16]; /* the comm <name> was interned from, to skip the lookup while it stays */
 };
 
 void kp_tl_store_init(struct kp_tl_store *s, size_t max_events)
@@ -122,21 +125,35 @@ static const void *find_info(const struct kp_map *m, int id)
 	return kp_map_get(m, ID_KEY(id));
 }
 
-/* remember who <tid> is, and that <pid> did something at <ts> */
+/* remember who <tid> is, and that <pid> did something at <ts>. The thread of the previous
+ * record is remembered (records come in runs of one thread), and its comm is interned again
+ * only when it changed. */
 static int seen(struct kp_tl_store *s, int pid, int tid, const char *comm, uint64_t ts)
 {
-	struct thread_info *t = info(&s->threads, tid, sizeof(*t));
-	struct proc_info *p = info(&s->procs, pid, sizeof(*p));
+	struct thread_info *t = s->last_thread;
+	struct proc_info *p;
 	int64_t name;
 
-	if (!t || !p)
-		return -ENOMEM;
-	t->pid = pid;
-	if (comm && *comm) {
+	if (!t || s->last_tid != tid) {
+		t = info(&s->threads, tid, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		s->last_thread = t;
+		s->last_tid = tid;
+	}
+	if (!t->proc || t->pid != pid) {
+		t->proc = info(&s->procs, pid, sizeof(*p));
+		if (!t->proc)
+			return -ENOMEM;
+		t->pid = pid;
+	}
+	p = t->proc;
+	if (comm && *comm && (!t->name || strncmp(t->comm, comm, sizeof(t->comm)))) {
 		name = intern(s, comm);
 		if (name < 0)
 			return (int)name;
 		t->name = (uint32_t)name + 1;
+		snprintf(t->comm, sizeof(t->comm), "%s", comm);
 		if (tid == pid)
 			p->name = (uint32_t)name + 1;
 	}
@@ -261,6 +278,57 @@ int kp_tl_add_activity(struct kp_tl_store *s, const struct KperfActivityRecord *
 	return 0;
 }
 
+/* the interned name of syscall <nr>, looked up once per number */
+static int64_t syscall_name(struct kp_tl_store *s, int nr)
+{
+	const char *name;
+	char buf[24];
+	int64_t i;
+
+	if (nr >= 0 && nr < KP_TL_SYS_NAMES && s->sys_name[nr])
+		return (int64_t)s->sys_name[nr] - 1;
+	name = kp_syscall_name(nr);
+	if (!name) {
+		snprintf(buf, sizeof(buf), "syscall_%u", (unsigned)nr);
+		name = buf;
+	}
+	i = intern(s, name);
+	if (i >= 0 && nr >= 0 && nr < KP_TL_SYS_NAMES)
+		s->sys_name[nr] = (uint32_t)i + 1;
+	return i;
+}
+
+int kp_tl_add_syscall(struct kp_tl_store *s, const struct kp_tl_syscall *c)
+{
+	struct kp_tl_event *e;
+	int64_t name, cat;
+	int err;
+
+	err = seen(s, c->pid, c->tid, c->comm, c->start + c->dur);
+	if (err)
+		return err;
+	name = syscall_name(s, c->nr);
+	cat = s->sys_cat ? (int64_t)s->sys_cat - 1 : intern(s, "syscall");
+	if (name < 0 || cat < 0)
+		return -ENOMEM;
+	s->sys_cat = (uint32_t)cat + 1;
+	e = new_event(s);
+	if (!e)
+		return s->nev >= s->max ? 0 : -ENOMEM;
+	e->kind = KP_TL_SYSCALL;
+	e->ts = c->start;
+	e->dur = c->dur;
+	e->ret = c->ret;
+	e->pid = c->pid;
+	e->tid = e->end_tid = c->tid;
+	e->name = (uint32_t)name;
+	e->cat = (uint32_t)cat;
+	e->cpu = (uint16_t)c->cpu;
+	e->cpu_valid = c->cpu >= 0 && c->cpu < 65536;
+	s->n_sys++;
+	return 0;
+}
+
 /* the node of frame <sym> under <parent>, made when new; 0 on ENOMEM */
 static uint32_t frame_node(struct kp_tl_store *s, uint32_t parent, const struct Symbol *sym)
 {
@@ -346,59 +414,61 @@ int kp_tl_add_offcpu(struct kp_tl_store *s, const struct kp_offcpu_slice *sl,
 	return 0;
 }
 
-int kp_tl_add_counter(struct kp_tl_store *s, int pid, uint64_t ts, const char *name, uint64_t value)
+/* an event of the memory source (category "memory") named <name> */
+static struct kp_tl_event *memory_event(struct kp_tl_store *s, int pid, int tid, uint64_t ts,
+					const char *name, int *err)
 {
 	struct kp_tl_event *e;
 	int64_t n, cat;
-	int err;
 
-	err = seen(s, pid, pid, NULL, ts);
-	if (err)
-		return err;
+	*err = seen(s, pid, tid, NULL, ts);
+	if (*err)
+		return NULL;
 	n = intern(s, name);
 	cat = intern(s, "memory");
-	if (n < 0 || cat < 0)
-		return -ENOMEM;
+	if (n < 0 || cat < 0) {
+		*err = -ENOMEM;
+		return NULL;
+	}
 	e = new_event(s);
-	if (!e)
-		return s->nev >= s->max ? 0 : -ENOMEM;
-	e->kind = KP_TL_COUNTER;
+	if (!e) {
+		*err = s->nev >= s->max ? 0 : -ENOMEM;
+		return NULL;
+	}
 	e->ts = ts;
-	e->pid = e->tid = e->end_tid = pid;
-	e->id = value;
+	e->pid = pid;
+	e->tid = e->end_tid = tid;
 	e->name = (uint32_t)n;
 	e->cat = (uint32_t)cat;
-	s->n_counters++;
-	return 0;
+	return e;
+}
+
+int kp_tl_add_counter(struct kp_tl_store *s, int pid, uint64_t ts, const char *name, uint64_t value)
+{
+	int err;
+	struct kp_tl_event *e = memory_event(s, pid, pid, ts, name, &err);
+
+	if (e) {
+		e->kind = KP_TL_COUNTER;
+		e->id = value;
+		s->n_counters++;
+	}
+	return err;
 }
 
 int kp_tl_add_alloc(struct kp_tl_store *s, int pid, int tid, uint64_t ts, const char *func,
 		    uint64_t ptr, uint64_t size)
 {
-	struct kp_tl_event *e;
-	int64_t n, cat;
 	int err;
+	struct kp_tl_event *e = memory_event(s, pid, tid, ts, func, &err);
 
-	err = seen(s, pid, tid, NULL, ts);
-	if (err)
-		return err;
-	n = intern(s, func);
-	cat = intern(s, "memory");
-	if (n < 0 || cat < 0)
-		return -ENOMEM;
-	e = new_event(s);
-	if (!e)
-		return s->nev >= s->max ? 0 : -ENOMEM;
-	e->kind = KP_TL_ALLOC;
-	e->ts = ts;
-	e->pid = pid;
-	e->tid = e->end_tid = tid;
-	e->id = size;
-	e->ret = (int64_t)ptr;
-	e->name = (uint32_t)n;
-	e->cat = (uint32_t)cat;
-	s->n_allocs++;
-	return 0;
+	if (e) {
+		e->kind = KP_TL_ALLOC;
+		e->id = size;
+		e->ret = (int64_t)ptr;
+		s->n_allocs++;
+	}
+	return err;
 }
 
 int kp_tl_add_sample(struct kp_tl_store *s, const struct PmuData *d)

@@ -8,6 +8,7 @@
  *             ranges as complete events where they nest on their thread, async otherwise)
  *  memory.c   the memory source: memscope's allocator records as a heap-in-use counter and
  *             large allocations
+ *  check.c    KperfTimelineCheck: what the kernel must have for each source, asked first
  *  collect.c  KperfTimeline*: the sources (the activity module for markers and syscalls, the
  *             sampling task of pmu.h for CPU samples and their stacks, the off-CPU module
  *             in slices mode), a thread draining them
@@ -60,6 +61,8 @@ struct kp_tl_frame {
 	uint32_t cat;
 };
 
+#define KP_TL_SYS_NAMES 1024 /* syscall numbers whose names the store keeps at hand */
+
 struct kp_tl_store {
 	struct kp_tl_event *ev;
 	size_t nev, cap, max;
@@ -79,6 +82,20 @@ struct kp_tl_store {
 	struct kp_map procs;
 	uint64_t n_sys, n_samples, n_marks, n_ranges, unmatched_ends, n_offcpu;
 	uint64_t n_counters, n_allocs;
+	/* the fast path of syscall records: the thread of the last record, and the interned
+	 * name (+ 1, 0: not yet) of each syscall number and of the category "syscall" */
+	void *last_thread;
+	int last_tid;
+	uint32_t sys_name[KP_TL_SYS_NAMES];
+	uint32_t sys_cat;
+};
+
+/* one syscall, as the syscall programs recorded it */
+struct kp_tl_syscall {
+	uint64_t start, dur; /* ns */
+	int64_t ret;
+	int pid, tid, nr, cpu;
+	const char *comm; /* NUL-terminated */
 };
 
 /* ---- store.c ---- */
@@ -87,6 +104,9 @@ void kp_tl_store_init(struct kp_tl_store *s, size_t max_events);
 void kp_tl_store_free(struct kp_tl_store *s);
 /* Add what an activity record says; -ENOMEM. */
 int kp_tl_add_activity(struct kp_tl_store *s, const struct KperfActivityRecord *r);
+/* Add a syscall (what kp_tl_add_activity does with a KERNEL record, without the strings to
+ * look up: the collector's path); -ENOMEM. */
+int kp_tl_add_syscall(struct kp_tl_store *s, const struct kp_tl_syscall *c);
 /* Add a CPU sample with its stack (leaf first, as PmuData has it); -ENOMEM. */
 int kp_tl_add_sample(struct kp_tl_store *s, const struct PmuData *d);
 /* Add a slice off the cpu, with the user stack it left the cpu with (leaf first; NULL: none);
@@ -125,10 +145,13 @@ struct kp_tl_mem_opts {
 	struct kp_tl_store *store; /* where the events go (the caller's lock held at drains) */
 };
 
-/* Load and place the probes, disabled. */
+/* Load and place the probes, disabled; children are followed. */
 int kp_tl_mem_open(const struct kp_tl_mem_opts *o, struct kp_tl_mem **out);
-/* Records made (in the kernel) or not. */
-void kp_tl_mem_enable(struct kp_tl_mem *m, bool on);
+/* Records made (in the kernel) or not: off takes the probes out of the processes, on places
+ * them again (in the processes still there). 0, or why a process's could not be placed. */
+int kp_tl_mem_enable(struct kp_tl_mem *m, bool on);
+/* Sleep up to <timeout_ms>, less when the programs woke the reader (a child to follow). */
+void kp_tl_mem_wait(struct kp_tl_mem *m, int timeout_ms);
 /* What the kernel recorded, into the store: the number of records, or -ENOMEM. */
 int kp_tl_mem_drain(struct kp_tl_mem *m);
 /* Records the kernel lost. */

@@ -15,8 +15,10 @@ the process on the same timeline: its syscalls, CPU samples with their stacks, m
 
 The file opens in ui.perfetto.dev, chrome://tracing and speedscope. set_config's sources:
 profile_syscalls, profile_cpu (samples, sample_freq a second), profile_markers (kperf.mstx),
-profile_all (every source this machine supports); the kernel's sources need root (BPF). A
-session with none of them records the objects only. Errors are ProfilerError, saying why.
+profile_all (every source this machine supports: those its kernel lacks are left out, see
+skipped()); the kernel's sources need root (BPF). A source asked for by name that the
+kernel lacks is refused (ProfilerError, errno LIBPERF_ERR_KERNEL_NOT_SUPPORT). A session
+with none of them records the objects only. Errors are ProfilerError, saying why.
 
 Sessions: set_state('run') starts one (a new trace; the aggregate statistics go on until
 dumps(reset=True)), set_state('stop') ends it and writes the file; stopping what does not run
@@ -40,8 +42,8 @@ from ._session import STATE, Session, now
 from .errors import ProfilerError
 from .objects import Counter, Domain, Event, Frame, Marker, Task
 
-__all__ = ["set_config", "set_state", "pause", "resume", "dump", "dumps", "state", "Domain",
-           "Task", "Frame", "Event", "Counter", "Marker", "ProfilerError", "recover"]
+__all__ = ["set_config", "set_state", "pause", "resume", "dump", "dumps", "state", "skipped",
+           "Domain", "Task", "Frame", "Event", "Counter", "Marker", "ProfilerError", "recover"]
 
 _lock = threading.RLock()
 _cfg = dict(_config.DEFAULTS)
@@ -72,6 +74,15 @@ def state():
     return "pause" if _paused else "run" if _running else "stop"
 
 
+def skipped():
+    """The sources profile_all left out of the session running (or the last one) because
+    this machine's kernel cannot give them: {"profile_memory": KperfError, ...} (the
+    library's code in .errno, LIBPERF_ERR_KERNEL_NOT_SUPPORT, and its sentence in .message);
+    the file's otherData.skipped says the same."""
+    with _lock:
+        return dict(_session.skipped) if _session is not None else {}
+
+
 def _writable(path, what):
     d = os.path.dirname(os.path.abspath(path))
     try:
@@ -99,8 +110,9 @@ def _run():
         return
     cfg = dict(_cfg)
     _writable(cfg["filename"], "set_state('run')")
+    on, skipped = _config.sources(cfg)
     try:
-        s = Session(cfg, _config.sources(cfg), Timeline)
+        s = Session(cfg, on, Timeline, skipped)
     except KperfError as e:
         raise ProfilerError(f"set_state('run'): the kernel's sources cannot start: "
                             f"{e.message}") from e

@@ -2,11 +2,15 @@
 kperf-bpf's for the kernel's sources), their checks, and what profile_all turns on.
 
 A keyword nobody knows is an error that names it; a value of the wrong kind is an error that
-names the keyword and the value.
+names the keyword and the value. A source this machine's kernel cannot give (asked of the
+library: KperfTimelineCheck) is refused when asked for by name, with the library's code and
+sentence, and left out by profile_all, which says which and why.
 """
 
 import os
 
+from ..perror import KperfError
+from ..timeline import Timeline
 from .errors import ProfilerError
 
 # MXNet's keywords about its own engine (operators, NDArray API, server processes): accepted
@@ -34,6 +38,31 @@ DEFAULTS.update({k: False for k in MXNET_ONLY})
 
 SOURCES = ("profile_syscalls", "profile_cpu", "profile_markers", "profile_offcpu",
            "profile_memory")
+
+# each source as KperfTimelineCheck's (Timeline.check's) keyword
+_CHECK_KW = {"profile_syscalls": "syscalls", "profile_cpu": "samples",
+             "profile_markers": "markers", "profile_offcpu": "off_cpu",
+             "profile_memory": "memory"}
+
+
+def machine_lacks(source):
+    """None when this machine's kernel can give <source>, else the KperfError that says
+    what it lacks (LIBPERF_ERR_KERNEL_NOT_SUPPORT)."""
+    kw = {k: False for k in _CHECK_KW.values()}
+    kw[_CHECK_KW[source]] = True
+    try:
+        Timeline.check(**kw)
+    except KperfError as e:
+        return e
+    return None
+
+
+def refuse_lacking(source, what):
+    """ProfilerError for a source asked for by name that this machine cannot give."""
+    e = machine_lacks(source)
+    if e is not None:
+        raise ProfilerError(f"{what}: {source}: this machine cannot give it: [{e.errno}] "
+                            f"{e.message}", errno=e.errno)
 
 # what this version of kperf-bpf cannot put on a timeline, and why (profile_all leaves
 # them out; asking for one explicitly is an error that says so)
@@ -84,11 +113,27 @@ def check(current, kwargs):
             v = _bool(key, v)
             if v and key in UNSUPPORTED:
                 raise ProfilerError(f"set_config: {key}: {UNSUPPORTED[key]}")
+            if v and key in SOURCES:
+                refuse_lacking(key, "set_config")
         cfg[key] = v
     return cfg
 
 
 def sources(cfg):
-    """{source: on} for the kernel's sources of a session of <cfg>: profile_all turns on
-    every one this machine and version support."""
-    return {k: (cfg["profile_all"] and k not in UNSUPPORTED) or cfg[k] for k in SOURCES}
+    """({source: on}, {source: KperfError}) for the kernel's sources of a session of <cfg>:
+    a source asked for by name must be there (ProfilerError otherwise); profile_all turns on
+    every other one this machine and version support, and the second dict says which it
+    left out and why."""
+    on, skipped = {}, {}
+    for k in SOURCES:
+        if cfg[k]:
+            refuse_lacking(k, "set_state('run')")
+            on[k] = True
+        elif cfg["profile_all"] and k not in UNSUPPORTED:
+            e = machine_lacks(k)
+            on[k] = e is None
+            if e is not None:
+                skipped[k] = e
+        else:
+            on[k] = False
+    return on, skipped

@@ -75,9 +75,10 @@ class Session:
     """One run of the profiler: started by start(), ended by stop(); its data stays until
     the next session so that dump() and dumps() still see it."""
 
-    def __init__(self, cfg, sources, timeline_cls):
+    def __init__(self, cfg, sources, timeline_cls, skipped=None):
         self.cfg = cfg
         self.sources = sources
+        self.skipped = dict(skipped or {})  # profile_all's sources the machine lacks
         self.pid = os.getpid()
         self.timeline = None
         self.kdoc = None  # the kernel's part, once the session stopped
@@ -219,6 +220,8 @@ class Session:
         meta = {
             "profiler": "kperf.profiler",
             "sources": sorted(k[len("profile_"):] for k, v in self.sources.items() if v),
+            "skipped": {k[len("profile_"):]: {"code": e.errno, "message": e.message}
+                        for k, e in sorted(self.skipped.items())},
             "objects": len(objs),
             "paused": [[_chrome.us(a), _chrome.us(b) if b else None] for a, b in self.pauses],
             "running": self.stop_ns is None,
