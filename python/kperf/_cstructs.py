@@ -115,6 +115,29 @@ class KperfPmuOpts(ctypes.Structure):
         ("offCpuOnly", c_uint),
         ("blockedKernelStack", c_uint),
         ("callGraph", c_uint),
+        ("pythonFrames", c_uint),
+    ]
+
+
+class KperfUnwindStats(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_ulonglong)
+        for name in (
+            "stacks",
+            "framesEhFrame",
+            "framesDebugFrame",
+            "framesPlt",
+            "framesFp",
+            "framesSignal",
+            "stacksNotLoaded",
+            "stacksUnknownMap",
+            "stacksNoRegs",
+            "stacksTruncated",
+            "tables",
+            "rows",
+            "rowBytes",
+            "processes",
+        )
     ]
 
 
@@ -530,6 +553,7 @@ ALL = {
     "UTraceData": UTraceData,
     "KperfUTraceOpts": KperfUTraceOpts,
     "KperfUTraceStats": KperfUTraceStats,
+    "KperfUnwindStats": KperfUnwindStats,
     "KperfActivityOpts": KperfActivityOpts,
     "KperfActivityRecord": KperfActivityRecord,
     "KperfActivityStats": KperfActivityStats,

@@ -134,6 +134,7 @@ PROTOTYPES = {
     "UTraceOpen": (c_int, [_P(cs.UTraceAttr)]),
     "KperfUTraceOpen": (c_int, [_P(cs.UTraceAttr), _P(cs.KperfUTraceOpts)]),
     "KperfUTraceGetStats": (c_int, [c_int, _P(cs.KperfUTraceStats)]),
+    "KperfPmuGetUnwindStats": (c_int, [c_int, _P(cs.KperfUnwindStats)]),
     "UTraceEnable": (c_int, [c_int]),
     "UTraceDisable": (c_int, [c_int]),
     "UTraceRead": (c_int, [c_int, _P(_P(cs.UTraceData))]),

@@ -142,7 +142,9 @@ class PmuAttr(_CAttr):
     frame of its own in the stacks, its Symbol.inlined True), offCpuOnly (with
     blockedSample: the time blocked only, no on-CPU samples), blockedKernelStack (with
     blockedSample: blocked records keep their kernel frames), callGraph (with callStack: 0,
-    the default, user stacks unwound from each file's .eh_frame; 1, frame pointers only).
+    the default, user stacks unwound from each file's .eh_frame; 1, frame pointers only),
+    pythonFrames (with callStack and callGraph 0: 0, the default, CPython 3.11 frames in place
+    of the interpreter's; 1, both; 2, native frames only).
     """
 
     _c_type = cs.PmuAttr
@@ -178,6 +180,7 @@ class PmuAttr(_CAttr):
         "offCpuOnly",
         "blockedKernelStack",
         "callGraph",
+        "pythonFrames",
     )
 
     def __init__(
@@ -212,6 +215,7 @@ class PmuAttr(_CAttr):
         offCpuOnly=False,
         blockedKernelStack=False,
         callGraph=0,
+        pythonFrames=0,
     ):
         self._init(_values(locals()))
 
@@ -250,6 +254,7 @@ class PmuAttr(_CAttr):
     offCpuOnly = _Scalar(flag, bool, opts=True)
     blockedKernelStack = _Scalar(flag, bool, opts=True)
     callGraph = _Scalar(unsigned(32), opts=True)
+    pythonFrames = _Scalar(unsigned(32), opts=True)
 
     @property
     def evtAttr(self):

@@ -507,6 +507,21 @@ def trace_stats(pd: int) -> TraceStats:
     )
 
 
+def unwind_stats(pd: int) -> dict:
+    """How sampling task <pd>'s user stacks were unwound since its open (kperf-bpf's
+    KperfPmuGetUnwindStats): stacks, frames by method (framesEhFrame, framesDebugFrame,
+    framesPlt, framesFp, framesSignal), stacks taken before their tables (stacksNotLoaded,
+    stacksUnknownMap, stacksNoRegs), stacksTruncated, and the tables in the kernel (tables,
+    rows, rowBytes, processes). Raises KperfError."""
+    pd = _pd(pd)
+    if pd is None:
+        _raise_last()
+    st = cs.KperfUnwindStats()
+    if _call("KperfPmuGetUnwindStats", pd, ctypes.byref(st)) != 0:
+        _raise_last()
+    return {name: getattr(st, name) for name, _ in cs.KperfUnwindStats._fields_}
+
+
 __all__ = [
     "open",
     "enable",
@@ -530,6 +545,7 @@ __all__ = [
     "trace_read_summary",
     "trace_read_stack_summary",
     "trace_stats",
+    "unwind_stats",
     "sys_call_func_list",
     "syscall_number",
     "device_open",

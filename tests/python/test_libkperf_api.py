@@ -493,3 +493,27 @@ def test_libkperf_ctypes_structs_have_the_c_layouts():
     e = P.CtypesPmuDataExt()
     e.pa, e.source = 7, 3
     assert (e.ext.speDataExt.pa, e.ext.speDataExt.source, e.ext.branchRecords.nr) == (7, 3, 7)
+
+
+def test_unwind_stats_count_the_stacks_and_their_frames(workload):
+    """kperf.unwind_stats (KperfPmuGetUnwindStats): every stack of cpuburn's samples was
+    unwound from tables, its frames found by a method; with frame pointers (callGraph=1)
+    nothing was; pythonFrames outside 0..2 is refused with libkperf's code for a bad attribute."""
+    pid, pd = sample_cpuburn(workload)
+    data = kperf.read(pd)
+    st = kperf.unwind_stats(pd)
+    kperf.close(pd)
+    assert len(data) > 0 and st["stacks"] >= 1
+    frames = st["framesEhFrame"] + st["framesDebugFrame"] + st["framesPlt"] + st["framesFp"]
+    assert frames >= st["stacks"], st
+    assert st["tables"] >= 1 and st["rows"] > 0 and st["processes"] >= 1, st
+    pid, pd = sample_cpuburn(workload, callGraph=1)
+    st = kperf.unwind_stats(pd)
+    kperf.close(pd)
+    assert all(v == 0 for v in st.values()), st
+    w = workload("cpuburn", "--ms", 10, "--wait")
+    attr = kperf.PmuAttr(evtList=["cpu-clock"], pidList=[w.pid], callStack=True, pythonFrames=3)
+    assert kperf.open(SAMPLING, attr) == -1
+    assert kperf.errorno() == E.KPERF_ERR_INVALID_ATTR and "pythonFrames" in kperf.error()
+    w.go()
+    w.wait()

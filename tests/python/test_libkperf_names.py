@@ -21,15 +21,17 @@ _TRACE_OPTS = (
     "excludeSelf maxStoredRecords stackEntries"
 )
 ADDITIONS = {
-    "PmuAttr": "aggregate ringBufferKb inlineFrames offCpuOnly blockedKernelStack callGraph",
+    "PmuAttr": "aggregate ringBufferKb inlineFrames offCpuOnly blockedKernelStack callGraph "
+    "pythonFrames",
     "PmuTraceAttr": _TRACE_OPTS,
     "PmuData": "branch",
     "PmuDataExt": "pa va event lat source branchRecords",
     "UTraceAttr": "ringBufferKb",
     "get_field": "size",
 }
-# the ctypes layer has no call-graph choice yet (kperf.PmuAttr's callGraph goes to KperfPmuOpts)
-_NO_CALLGRAPH = ADDITIONS["PmuAttr"].replace(" callGraph", "")
+# the ctypes layer has no call-graph nor Python-frames choice yet (kperf.PmuAttr's go to
+# KperfPmuOpts)
+_NO_CALLGRAPH = ADDITIONS["PmuAttr"].replace(" callGraph pythonFrames", "")
 ADDITIONS["_libkperf:PmuAttr"] = ADDITIONS["_libkperf.Pmu:PmuAttr"] = _NO_CALLGRAPH
 
 

@@ -42,7 +42,7 @@ assert last() == ("type=1 evt=cpu-clock,task-clock, pid=5,6, cpu=0,1, group=1:0:
     "callStack=1 blockedSample=0 dataFilter=0x100000001 evFilter=8 minLatency=7 includeNewFork=1 "
     "branch=0x9 excludeGuest=0 excludeHost=1 enableUserAccess=0 enableBpf=1 enableHwMetric=0 "
     "enableOnExec=0 perThread=1 aggregate=1 ringBufferKb=64 inlineFrames=1 offCpuOnly=1 "
-    "blockedKernelStack=0 sz=32"), last()
+    "blockedKernelStack=0 sz=40"), last()
 # positionally, as libkperf's signature orders them; enableHwMetric is an attribute only
 attr = kperf.PmuAttr(["cpu-clock"], None, None, None, 0, False, False, False, True, False, 0,
                      False, True, 0, 0, 0, False, 0, None, True, False, True, False)
