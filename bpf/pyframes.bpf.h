@@ -20,11 +20,14 @@
 
 #include "pyframes.h"
 
-#define KP_PY_MAX_THREADS 256 /* thread states looked at to find the sampled thread's */
-#define KP_PY_MAX_WALK 128 /* interpreter frames of one activation (more: the rest skipped) */
-
 /* set by the owner before load: keep _PyEval_EvalFrameDefault's own frames too */
 const volatile bool kp_py_keep_interp = false;
+/* set by the owner before load: the walks' bounds (KP_PY_MAX_THREADS, KP_PY_MAX_WALK), 0 when
+ * Python frames are off. Read-only data is a constant to the verifier: at 0 the loops are
+ * never entered, so an object that does not read Python frames is not refused for the
+ * reader's size (the 5.10 verifier gives up on it: "BPF program is too large"). */
+const volatile __u32 kp_py_max_threads = 0;
+const volatile __u32 kp_py_max_walk = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -110,7 +113,7 @@ static __always_inline __u64 kp_py_tstate(const struct kp_py_proc *pp)
 	if (!kp_py_rd(&in, pp->runtime + pp->l.rt_interp_head) ||
 	    !kp_py_rd(&ts, in + pp->l.is_threads_head))
 		return 0;
-	for (i = 0; i < KP_PY_MAX_THREADS; i++) {
+	for (i = 0; i < KP_PY_MAX_THREADS && i < kp_py_max_threads; i++) {
 		if (!ts)
 			break;
 		if (kp_py_rd(&v, ts + pp->l.ts_native_tid) && v == tid) {
@@ -212,7 +215,7 @@ __attribute__((noinline)) int kp_py_emit(__u32 unused)
 	if (w->py_state != 1)
 		return 0;
 	fr = w->py_frame;
-	for (i = 0; i < KP_PY_MAX_WALK; i++) {
+	for (i = 0; i < KP_PY_MAX_WALK && i < kp_py_max_walk; i++) {
 		bool entry = false;
 
 		if (!fr)

@@ -7,6 +7,8 @@
  * Fixed-width types only.
  */
 #ifndef KPERF_BPF_PYFRAMES_H
+#define KP_PY_MAX_THREADS 256 /* thread states looked at to find the sampled thread's */
+#define KP_PY_MAX_WALK 128 /* interpreter frames of one activation (more: the rest skipped) */
 #define KPERF_BPF_PYFRAMES_H
 
 /* A Python frame in a stack: KP_PY_TAG | the code object's address (48 bits). Bits 63 and 62

@@ -242,6 +242,8 @@ void kp_sample_unwind_close(struct kp_sampling *s);
 void kp_sample_unwind_warn(struct kp_pmu *p);
 /* the code objects of Python frames copied by BPF, to the resolver (before stacks resolve) */
 void kp_sample_unwind_py_codes(struct kp_pmu *p);
+/* Python frames read in this task's stacks (asked for, unwinding, a kernel that takes it) */
+bool kp_sample_py_frames(const struct kp_pmu *p);
 
 /* does the task resolve symbols? */
 static inline bool kp_sampling_resolving(const struct kp_pmu *p)

@@ -36,6 +36,21 @@ bool kp_sampling_unwinds(const struct kp_pmu *p)
 	       p->opts.callGraph == KPERF_CALL_GRAPH_DWARF;
 }
 
+/* Python frames are read (the reader's loops at their bounds) where asked for and where the
+ * verifier takes the reader: not 5.10's ("BPF program is too large" at 1M instructions) */
+static bool py_kernel(void)
+{
+	int major = 0, minor = 0;
+
+	sscanf(kp_kernel_release(), "%d.%d", &major, &minor);
+	return major > 5 || (major == 5 && minor >= 11);
+}
+
+bool kp_sample_py_frames(const struct kp_pmu *p)
+{
+	return kp_sampling_unwinds(p) && p->opts.pythonFrames != KPERF_PY_FRAMES_OFF && py_kernel();
+}
+
 static struct bpf_map *map_of(struct bpf_object *obj, const char *name)
 {
 	return bpf_object__find_map_by_name(obj, name);
@@ -68,7 +83,7 @@ int kp_sample_unwind_prepare(struct kp_pmu *p, struct bpf_object *obj)
 			"not %u",
 			p->opts.pythonFrames);
 	kp_uw_owner_size(obj, on, (unsigned)p->npids);
-	on = on && p->opts.pythonFrames != KPERF_PY_FRAMES_OFF;
+	on = kp_sample_py_frames(p);
 	bpf_map__set_max_entries(map_of(obj, "kp_py_procs"),
 				 on ? (p->npids > 0 ? PROCS_TARGETED : PROCS_ALL) : 1);
 	bpf_map__set_max_entries(map_of(obj, "kp_py_threads"), on ? PY_THREADS : 1);
@@ -98,7 +113,12 @@ int kp_sample_unwind_start(struct kp_pmu *p, struct bpf_object *obj)
 
 	if (!kp_sampling_unwinds(p))
 		return 0;
-	if (p->opts.pythonFrames != KPERF_PY_FRAMES_OFF) {
+	if (p->opts.pythonFrames != KPERF_PY_FRAMES_OFF && !kp_sample_py_frames(p))
+		kp_warn(KPERF_WARN_SYM_INCOMPLETE,
+			"Python frames need Linux 5.11 or later (the verifier of %s refuses the "
+			"frame reader): CPython processes get native frames only",
+			kp_kernel_release());
+	if (kp_sample_py_frames(p)) {
 		s->py = kp_py_new(bpf_map__fd(map_of(obj, "kp_py_procs")),
 				  bpf_map__fd(map_of(obj, "kp_py_codes")),
 				  bpf_map__fd(map_of(obj, "kp_py_counters")));

@@ -36,6 +36,7 @@
 #include "pmu.h"
 #include "sample.h"
 #include "skel/sample.skel.h"
+#include "pyframes.h"
 
 #define COUNTS_ENTRIES 32768
 #define STACK_ENTRIES 16384
@@ -318,6 +319,8 @@ static int load(struct kp_pmu *p)
 	bpf_map__set_max_entries(skel->maps.targets, p->npids > 0 ? 65536 : 1);
 	skel->rodata->kp_uw_on = kp_sampling_unwinds(p);
 	skel->rodata->kp_py_keep_interp = p->opts.pythonFrames == KPERF_PY_FRAMES_KEEP_INTERP;
+	skel->rodata->kp_py_max_threads = kp_sample_py_frames(p) ? KP_PY_MAX_THREADS : 0;
+	skel->rodata->kp_py_max_walk = kp_sample_py_frames(p) ? KP_PY_MAX_WALK : 0;
 	err = kp_sample_unwind_prepare(p, skel->obj);
 	if (err)
 		return err;
