@@ -188,8 +188,10 @@ __attribute__((noinline)) int kp_py_emit(__u32 unused)
 	struct kp_uw_walk *w = bpf_map_lookup_elem(&kp_uw_walks, &zero);
 	struct kp_cap_stack *s = bpf_map_lookup_elem(&kp_cap_scratch, &zero);
 	const struct kp_py_proc *pp;
+	/* cf holds the byte fields too (dead by then): the verifier of 5.10 to 6.5 sums the
+	 * stacks of the program, kp_uw_step and this function (each rounded up to 32 bytes) and
+	 * refuses more than 512; at 72 bytes here the sum was 544 */
 	__u64 fr = 0, code, prev, ts, cf;
-	__u8 b;
 
 	if (!w || !s)
 		return 0;
@@ -221,9 +223,10 @@ __attribute__((noinline)) int kp_py_emit(__u32 unused)
 		if (!fr)
 			break;
 		if (pp->l.owner_cstack != 0xff) {
-			if (!kp_py_rd8(&b, fr + pp->l.fr_owner))
+			cf = 0;
+			if (!kp_py_rd8((__u8 *)&cf, fr + pp->l.fr_owner))
 				goto fault;
-			if (b == pp->l.owner_cstack) { /* this activation's start: consumed */
+			if ((__u8)cf == pp->l.owner_cstack) { /* this activation's start: consumed */
 				if (!kp_py_rd(&fr, fr + pp->l.fr_previous))
 					goto fault;
 				break;
@@ -233,9 +236,10 @@ __attribute__((noinline)) int kp_py_emit(__u32 unused)
 		    !kp_py_rd(&prev, fr + pp->l.fr_previous))
 			goto fault;
 		if (pp->l.fr_is_entry != KP_PY_NONE) {
-			if (!kp_py_rd8(&b, fr + pp->l.fr_is_entry))
+			cf = 0;
+			if (!kp_py_rd8((__u8 *)&cf, fr + pp->l.fr_is_entry))
 				goto fault;
-			entry = b != 0;
+			entry = (__u8)cf != 0;
 		}
 		if (w->n < w->max && w->n < KP_CAP_MAX_FRAMES && code) {
 			s->ip[KP_BOUND(w->n, KP_CAP_MAX_FRAMES)] = KP_PY_TAG |
