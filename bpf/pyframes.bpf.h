@@ -226,7 +226,8 @@ __attribute__((noinline)) int kp_py_emit(__u32 unused)
 			cf = 0;
 			if (!kp_py_rd8((__u8 *)&cf, fr + pp->l.fr_owner))
 				goto fault;
-			if ((__u8)cf == pp->l.owner_cstack) { /* this activation's start: consumed */
+			if ((__u8)cf ==
+			    pp->l.owner_cstack) { /* this activation's start: consumed */
 				if (!kp_py_rd(&fr, fr + pp->l.fr_previous))
 					goto fault;
 				break;
