@@ -85,7 +85,7 @@ struct kp_uw_walk {
 	 * next interpreter frame to show, 0 not looked for yet / 1 found / 2 none */
 	__u64 py_lo, py_hi, py_frame;
 	__u32 py_state;
-	__u32 py_pad;
+	__u32 py_put; /* at this step: 0 not the interpreter, 1 + the Python frames put */
 };
 
 struct {
@@ -339,11 +339,16 @@ static __always_inline bool kp_uw_fp_frame(struct kp_uw_walk *w, struct kp_cap_s
  * registers computed. 0: go on; 1: the stack ends here. A global function: the verifier
  * checks it once, whatever the number of frames a program unwinds with it.
  */
-__attribute__((noinline)) int kp_uw_step(__u32 unused)
+__attribute__((noinline)) int kp_uw_step(__u32 depth)
 {
 	__u32 zero = 0, at;
 	struct kp_uw_walk *w = bpf_map_lookup_elem(&kp_uw_walks, &zero);
 	struct kp_cap_stack *s = bpf_map_lookup_elem(&kp_cap_scratch, &zero);
+
+	/* the argument used, so that the compiler passes it: a global function's arguments
+	 * are checked by the verifier, and an unused one was left as whatever r1 held */
+	if (depth > KP_UW_MAX_DEPTH)
+		return 1;
 	const struct kp_uw_proc *proc;
 	const struct kp_uw_map *m;
 	const struct kp_uw_row *r = NULL;
@@ -363,9 +368,11 @@ __attribute__((noinline)) int kp_uw_step(__u32 unused)
 		return 1;
 	}
 	look = w->exact ? w->pc : w->pc - 1;
-	if (look - w->py_lo < w->py_hi - w->py_lo) {
-		/* the interpreter: its Python frames here, in its place unless it is kept */
-		keep = kp_py_emit(0) == 0 || kp_py_keep_interp;
+	if (w->py_put) {
+		/* the interpreter, whose Python frames the caller put here (kp_uw_walk_user: not
+		 * called from here, so that this function and the reader are not one call chain,
+		 * whose stacks 5.10 to 6.5 add up against 512 bytes): in its place unless kept */
+		keep = w->py_put == 1 || kp_py_keep_interp;
 		if (w->n >= w->max || w->n >= KP_CAP_MAX_FRAMES) {
 			s->flags |= KP_CAP_F_TRUNCATED;
 			kp_uw_count(KP_UW_CNT_TRUNCATED);
@@ -504,9 +511,14 @@ static __always_inline int kp_uw_unwind(const struct kp_uw_hint *hint, struct kp
 	s->fp_mask[0] = 0;
 	s->fp_mask[1] = 0;
 	kp_uw_count(KP_UW_CNT_STACKS);
-	for (i = 0; i < KP_UW_MAX_DEPTH + 1; i++)
+	for (i = 0; i < KP_UW_MAX_DEPTH + 1; i++) {
+		__u64 at = w->exact ? w->pc : w->pc - 1;
+
+		/* 0: not the interpreter; 1: the interpreter, no Python frame; more: some put */
+		w->py_put = at - w->py_lo < w->py_hi - w->py_lo ? (__u32)kp_py_emit(0) + 1 : 0;
 		if (kp_uw_step(i))
 			break;
+	}
 	return (int)w->n;
 }
 
