@@ -4,7 +4,9 @@
  *  - one mstxMarkA of libkperf-bpf.so (dlopen'ed: called through a pointer, as a program
  *    linked with the library calls it through its PLT), not collected and collected
  *    (KperfActivityOpen on this process), beside an empty function called the same way;
- *    of a collected one, the part its BPF program takes (BPF_ENABLE_STATS);
+ *    of a collected one, the part its BPF program takes (BPF_ENABLE_STATS); and the floor
+ *    of any collector of that marker: an empty BPF program on the same USDT site
+ *    (bpf/bench_floor.bpf.c floor_mark), the uprobe's trap alone;
  *  - a child making N getppid() calls, untraced, under a timeline (KperfTimeline*:
  *    syscalls, CPU samples at 999 Hz and markers; syscalls only) and under PmuTrace* per-call
  *    records (what `kperf-bpf trace --events` reads): per call, the child's wall time and CPU
@@ -31,6 +33,7 @@
 #include <bpf/bpf.h>
 
 #include "kperf/kperf.h"
+#include "skel/bench_floor.skel.h"
 
 #define MAX_ROUNDS 31
 
@@ -250,11 +253,38 @@ static struct run_res syscall_run(long calls, enum run mode)
 	return rr;
 }
 
+/* ns per mstxMarkA with only an empty program on its USDT site (the semaphore set by the
+ * attachment, as a collection sets it); 0 when it cannot be attached (said) */
+static double floor_mark(mark_fn mark, const char *lib, long n)
+{
+	struct bench_floor_bpf *skel = bench_floor_bpf__open_and_load();
+	struct bpf_link *link;
+	double ns = 0;
+
+	if (!skel) {
+		fprintf(stderr, "mstx_overhead: the floor's BPF object does not load\n");
+		return 0;
+	}
+	link = bpf_program__attach_usdt(skel->progs.floor_mark, getpid(), lib, "kperf", "mark",
+					NULL);
+	if (!link)
+		fprintf(stderr,
+			"mstx_overhead: the floor's program does not attach to kperf:mark "
+			"of %s: %s\n",
+			lib, strerror(errno));
+	else
+		ns = per_call(mark, n);
+	bpf_link__destroy(link);
+	bench_floor_bpf__destroy(skel);
+	return ns;
+}
+
 int main(int argc, char **argv)
 {
 	const char *build = getenv("KPERF_BUILD");
 	long marks = 20000000, collected_marks = 200000, calls = 200000;
 	double off[MAX_ROUNDS], on[MAX_ROUNDS], base[MAX_ROUNDS], on_prog[MAX_ROUNDS];
+	double floor_ns[MAX_ROUNDS];
 	double wall[NRUNS][MAX_ROUNDS], cpu[NRUNS][MAX_ROUNDS], rd[NRUNS][MAX_ROUNDS];
 	double tot[NRUNS][MAX_ROUNDS], bpfns[NRUNS][MAX_ROUNDS];
 	uint64_t recs[NRUNS] = { 0 }, drops[NRUNS] = { 0 };
@@ -312,6 +342,7 @@ int main(int argc, char **argv)
 				(double)prog_ns(first, "kp_mstx_mark") / (double)collected_marks;
 			KperfActivityGetStats(ad, &st);
 			KperfActivityClose(ad);
+			floor_ns[i] = floor_mark(mark, lib, collected_marks);
 		}
 		for (m = 0; m < NRUNS; m++) {
 			struct run_res rr = syscall_run(calls, (enum run)m);
@@ -335,6 +366,9 @@ int main(int argc, char **argv)
 		       "dropped %llu; the program's share %.0f ns, the rest is the uprobe's trap)\n",
 		       median(on, rounds), collected_marks, (unsigned long long)st.dropped,
 		       median(on_prog, rounds));
+		printf("  an empty program on the same site     %8.0f ns   (the floor: the uprobe's "
+		       "trap; collected = x%.2f the floor)\n",
+		       median(floor_ns, rounds), median(on, rounds) / median(floor_ns, rounds));
 	}
 	printf("getppid x %ld, ns per call: the traced process's wall time and CPU time (the "
 	       "syscall programs' share of it in bpf%s), the CPU the reader took in this "

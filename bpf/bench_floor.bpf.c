@@ -8,6 +8,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -33,5 +34,11 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(floor_exit, struct pt_regs *regs, long ret)
 {
 	floor_work();
+	return 0;
+}
+
+SEC("usdt")
+int floor_mark(void *ctx)
+{
 	return 0;
 }
