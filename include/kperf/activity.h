@@ -66,6 +66,13 @@ struct KperfActivityOpts {
 	unsigned excludeReader;
 	/* with fromExec: the program about to be started, to look for probes in (optional) */
 	const char *command;
+	/* 1: every process (perf's -a), those started later included, instead of a pidList
+	 * (none may be given, nor fromExec/noChildren). MARKER: the probes of every file
+	 * with kperf probes that a process maps when the collection opens, and of the
+	 * libkperf-bpf.so.0 the dynamic loader finds; KERNEL/HCCL: every process's calls but
+	 * the collector's own. In a PID namespace, processes the caller cannot see are pid -1
+	 * "[outside namespace]". */
+	unsigned allPids;
 };
 
 struct KperfActivityRecord {

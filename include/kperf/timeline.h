@@ -30,7 +30,7 @@ extern "C" {
 struct KperfTimelineOpts {
 	size_t sz; /* sizeof(struct KperfTimelineOpts) */
 	/* the processes (a thread id means its process), with the children they fork later;
-	 * at least one */
+	 * at least one, unless allPids */
 	const int *pidList;
 	unsigned numPid;
 	/* 1: the pids are processes started stopped (a launcher): collected from their next
@@ -65,6 +65,10 @@ struct KperfTimelineOpts {
 	unsigned memory;
 	/* with memory: allocations of at least this many bytes are instant events, 0: 1 MiB */
 	uint64_t memBigBytes;
+	/* 1: every process (perf's -a), those started later included, instead of a pidList
+	 * (not with fromExec or memory); the collector's own syscalls are left out. In a PID
+	 * namespace, processes the caller cannot see are pid -1 "[outside namespace]". */
+	unsigned allPids;
 };
 
 struct KperfTimelineStats {

@@ -444,6 +444,7 @@ class KperfActivityOpts(ctypes.Structure):
         ("numProbeFiles", c_uint),
         ("excludeReader", c_uint),
         ("command", c_char_p),
+        ("allPids", c_uint),
     ]
 
 
@@ -498,6 +499,7 @@ class KperfTimelineOpts(ctypes.Structure):
         ("offCpuMinUs", c_uint),
         ("memory", c_uint),
         ("memBigBytes", c_uint64),
+        ("allPids", c_uint),
     ]
 
 

@@ -68,10 +68,11 @@ class Activity:
     pids: the processes (default: this one), with their children unless children=False;
     buffer_kb: the kernel ring buffer of each source; probe_files: files holding kperf's
     USDT probes beyond those found; exclude_reader: leave out the records of the thread that
-    calls read()."""
+    calls read(); all_pids: every process instead of pids (perf's -a), this one's own
+    syscalls left out."""
 
     def __init__(self, kinds, pids=None, children=True, from_exec=False, buffer_kb=0,
-                 probe_files=(), exclude_reader=False):
+                 probe_files=(), exclude_reader=False, all_pids=False):
         kinds = [int(k) for k in kinds]
         karr = (ctypes.c_int * max(len(kinds), 1))(*kinds)
         pids = list(pids or [])
@@ -82,6 +83,7 @@ class Activity:
             ctypes.sizeof(cs.KperfActivityOpts), parr if pids else None, len(pids),
             0 if children else 1, 1 if from_exec else 0, int(buffer_kb),
             farr if files else None, len(files), 1 if exclude_reader else 0, None,
+            1 if all_pids else 0,
         )
         self._ad = _call("KperfActivityOpen", karr, len(kinds), ctypes.byref(opts))
         if self._ad < 0:

@@ -23,18 +23,19 @@ __all__ = ["Timeline"]
 
 
 def _opts(pids, freq, syscalls, samples, markers, off_cpu, buffer_kb, max_events, probe_files,
-          off_cpu_min_us, memory, mem_big_bytes):
+          off_cpu_min_us, memory, mem_big_bytes, all_pids=False):
     """struct KperfTimelineOpts, and the arrays it points to (kept alive by the caller)."""
-    pids = list(pids) if pids else [os.getpid()]
+    pids = list(pids) if pids else ([] if all_pids else [os.getpid()])
     parr = (ctypes.c_int * len(pids))(*pids)
     files = [f.encode() if isinstance(f, str) else bytes(f) for f in probe_files]
     farr = (ctypes.c_char_p * max(len(files), 1))(*files)
     opts = cs.KperfTimelineOpts(
-        ctypes.sizeof(cs.KperfTimelineOpts), parr, len(pids), 0, None, int(freq),
+        ctypes.sizeof(cs.KperfTimelineOpts), parr if pids else None, len(pids), 0, None,
+        int(freq),
         0 if syscalls else 1, 0 if samples else 1, 0 if markers else 1,
         1 if off_cpu else 0, int(buffer_kb), int(max_events),
         farr if files else None, len(files), int(off_cpu_min_us), 1 if memory else 0,
-        int(mem_big_bytes),
+        int(mem_big_bytes), 1 if all_pids else 0,
     )
     return opts, (parr, farr)
 
@@ -48,13 +49,15 @@ class Timeline:
     track "heap in use" and its allocations of at least mem_big_bytes (0: 1 MiB) as instant
     events (category "memory"); buffer_kb: each source's ring buffer; max_events: events
     kept until written (0: 2 Mi); probe_files: files holding kperf's USDT probes beyond
-    those found."""
+    those found; all_pids: every process instead of pids (perf's -a; not with memory), this
+    one's own syscalls left out."""
 
     def __init__(self, pids=None, freq=0, syscalls=True, samples=True, markers=True,
                  off_cpu=False, buffer_kb=0, max_events=0, probe_files=(), off_cpu_min_us=0,
-                 memory=False, mem_big_bytes=0):
+                 memory=False, mem_big_bytes=0, all_pids=False):
         opts, keep = _opts(pids, freq, syscalls, samples, markers, off_cpu, buffer_kb,
-                           max_events, probe_files, off_cpu_min_us, memory, mem_big_bytes)
+                           max_events, probe_files, off_cpu_min_us, memory, mem_big_bytes,
+                           all_pids)
         self._td = _call("KperfTimelineOpen", ctypes.byref(opts))
         del keep
         if self._td < 0:

@@ -4,7 +4,7 @@
  * anywhere else; pidns_inner.c has the others): the markers of a process given by its
  * namespace pid, and of the child it forks, carry the namespace's pids; without a pid list,
  * the processes the caller starts are seen by their namespace pids and a marking process of
- * the host, which is none of them, is not collected. Off-CPU records (blockedSample, record
+ * the host, which is none of them, is not collected; with allPids it is, as pid -1. Off-CPU records (blockedSample, record
  * --off-cpu -p NSPID) are the namespace's pids and tids, with the blocking stack resolved.
  */
 #include <criterion/criterion.h>
@@ -161,6 +161,48 @@ Test(pidns_in, markers_of_every_process)
 	cr_assert_gt(pid, 1);
 	cr_assert_lt(qpid, 1000, "pids of this namespace");
 	cr_assert_eq(outside, 0, "the host's loop is not a process of the caller's");
+	cr_assert_eq(st.dropped, 0);
+	free_markers(r, n);
+	cr_assert_eq(tu_bpf_fds(), 0, "BPF objects left open");
+}
+
+/* allPids: every process, without a pid list. The two workloads started after the collection
+ * opened are both seen by their namespace pids; the host's marker loop (a new process every
+ * 10 ms, mapping the same libkperf-bpf.so.0) is collected too but, outside the caller's
+ * view, only as pid -1 "[outside namespace]", never as a pid of this namespace. */
+Test(pidns_in, markers_of_all_pids)
+{
+	struct KperfActivityOpts o = { .sz = sizeof(o), .allPids = 1 };
+	struct KperfActivityStats st = { 0 };
+	struct KperfActivityRecord *r;
+	struct tu_proc p, q;
+	int ad, n, mine, other, opid, outside, pid, qpid;
+
+	INNER_ONLY();
+	cr_assert(getenv("KPERF_PIDNS_HOSTPID"), "KPERF_PIDNS_HOSTPID is not set");
+	ad = KperfActivityOpen(MARKER, 1, &o);
+	cr_assert_geq(ad, 0, "%s", Perror());
+	cr_assert_eq(KperfActivityEnable(ad), 0, "%s", Perror());
+	p = tu_spawn("mstx_wl", "--wait", "--marks", "5", NULL);
+	q = tu_spawn("mstx_wl", "--wait", "--marks", "3", NULL);
+	pid = p.pid;
+	qpid = q.pid;
+	tu_go(&p);
+	tu_go(&q);
+	cr_assert_eq(tu_wait(&p), 0);
+	cr_assert_eq(tu_wait(&q), 0);
+	usleep(300000); /* the host's loop marks meanwhile */
+	cr_assert_eq(KperfActivityDisable(ad), 0);
+	n = read_markers(ad, &r);
+	cr_assert_eq(KperfActivityGetStats(ad, &st), 0);
+	KperfActivityClose(ad);
+	ticks(r, n, pid, &mine, &other, &opid, &outside);
+	cr_assert_eq(mine, 5, "%d ticks of pid %d in %d records (%d of pid %d, %d outside)", mine,
+		     pid, n, other, opid, outside);
+	cr_assert_eq(opid, qpid, "the other ticks are the second workload's (pid %d), not %d", qpid,
+		     opid);
+	cr_assert_eq(other, 3);
+	cr_assert_gt(outside, 0, "the host's loop marks through the same file: pid -1");
 	cr_assert_eq(st.dropped, 0);
 	free_markers(r, n);
 	cr_assert_eq(tu_bpf_fds(), 0, "BPF objects left open");

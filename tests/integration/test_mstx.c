@@ -4,7 +4,8 @@
  * (KperfActivity*), with the syscalls it makes inside its ranges; a disabled domain is
  * dropped in the kernel; the semaphores are 0 and no probe site is patched while nothing
  * collects (checked in the workload's memory, not timed); the kernel-without-cookies path
- * (per-process probes); the raw_syscalls fallback's descriptor lookup; every bad input with
+ * (per-process probes); every process (allPids), with and without cookies; the
+ * raw_syscalls fallback's descriptor lookup; every bad input with
  * its code and message; nothing left loaded afterwards.
  */
 #include <criterion/criterion.h>
@@ -351,6 +352,88 @@ Test(mstx, without_attach_cookies_per_process_probes)
 	free_all(r, n);
 }
 
+/* the "tick" marks and the getppid calls inside the "inner" range of process <pid> */
+static void of_pid(const struct KperfActivityRecord *r, int n, int pid, int *ticks, int *calls)
+{
+	uint64_t from = 0, to = 0;
+	int i;
+
+	*ticks = *calls = 0;
+	for (i = 0; i < n; i++)
+		if (r[i].pid == pid && r[i].kind == KPERF_ACTIVITY_KIND_MARKER &&
+		    !strcmp(r[i].name, "inner"))
+			from = r[i].start;
+	for (i = 0; i < n && from; i++)
+		if (r[i].pid == pid && r[i].kind == KPERF_ACTIVITY_KIND_MARKER &&
+		    r[i].flag == KPERF_ACTIVITY_FLAG_MARKER_END && r[i].start > from &&
+		    (!to || r[i].start < to))
+			to = r[i].start; /* the first end after it: inner's, the innermost */
+	for (i = 0; i < n; i++) {
+		if (r[i].pid != pid)
+			continue;
+		*ticks += r[i].kind == KPERF_ACTIVITY_KIND_MARKER && !strcmp(r[i].name, "tick");
+		*calls += r[i].kind == KPERF_ACTIVITY_KIND_KERNEL &&
+			  !strcmp(r[i].name, "getppid") && r[i].start >= from && r[i].end <= to;
+	}
+}
+
+/* allPids: every process. A workload that was running before the collection opened (a
+ * pid list of this process would not reach it: children are followed from their fork on)
+ * is collected, its marks and its calls exact; the collector's own calls are left out. */
+Test(mstx, all_pids_take_a_process_running_before)
+{
+	struct tu_proc p = tu_spawn("mstx_wl", "--wait", "--marks", "20", "--calls", "7", NULL);
+	struct KperfActivityOpts o = { .sz = sizeof(o), .allPids = 1, .bufferKb = 65536 };
+	struct KperfActivityRecord *r;
+	struct KperfActivityStats st;
+	int ad, n, i, ticks, calls, mine = 0, pid = p.pid;
+
+	cr_assert_gt(p.pid, 0);
+	ad = KperfActivityOpen(MARKER_KERNEL, 2, &o);
+	cr_assert_geq(ad, 0, "%d %s", Perrorno(), Perror());
+	cr_assert_eq(KperfActivityEnable(ad), 0, "%s", Perror());
+	tu_go(&p);
+	cr_assert_eq(tu_wait(&p), 0);
+	cr_assert_eq(KperfActivityDisable(ad), 0);
+	n = read_all(ad, &r);
+	cr_assert_eq(KperfActivityGetStats(ad, &st), 0);
+	KperfActivityClose(ad);
+	of_pid(r, n, pid, &ticks, &calls);
+	for (i = 0; i < n; i++)
+		mine += r[i].kind == KPERF_ACTIVITY_KIND_KERNEL && r[i].pid == getpid();
+	cr_expect_eq(ticks, 20, "ticks of pid %d in %d records", pid, n);
+	cr_expect_eq(calls, 7, "getppid calls inside its inner range");
+	cr_expect_eq(mine, 0, "the collector's own syscalls");
+	cr_expect_eq(st.dropped, 0);
+	free_all(r, n);
+}
+
+/* allPids without attach cookies: probes per process, on the ones running at the open */
+Test(mstx, all_pids_without_attach_cookies)
+{
+	struct tu_proc p = tu_spawn("mstx_wl", "--wait", "--marks", "4", NULL);
+	struct KperfActivityOpts o = { .sz = sizeof(o), .allPids = 1 };
+	struct KperfActivityRecord *r;
+	int ad, n, ticks, calls, pid = p.pid;
+
+	setenv("KPERF_BPF_NO_COOKIE", "1", 1);
+	cr_assert_gt(p.pid, 0);
+	ad = KperfActivityOpen(MARKER, 1, &o);
+	cr_assert_geq(ad, 0, "%s", Perror());
+	cr_expect_eq(GetWarn(), KPERF_WARN_FALLBACK);
+	cr_expect(strstr(GetWarnMsg(), "running when the collection opened, not from those started "
+				       "later"),
+		  "%s", GetWarnMsg());
+	cr_assert_eq(KperfActivityEnable(ad), 0);
+	tu_go(&p);
+	cr_assert_eq(tu_wait(&p), 0);
+	n = read_all(ad, &r);
+	KperfActivityClose(ad);
+	of_pid(r, n, pid, &ticks, &calls);
+	cr_expect_eq(ticks, 4);
+	free_all(r, n);
+}
+
 /* the raw_syscalls fallback cannot look at descriptors in the kernel: /proc tells */
 Test(mstx, hccl_channels_under_the_fallback)
 {
@@ -437,6 +520,22 @@ Test(mstx, bad_input)
 		    "numProbeFiles is 1 but probeFiles is NULL");
 	EXPECT_FAIL(KperfActivityOpen(MARKER, 1, &newer.o), KPERF_ERR_INVALID_ATTR,
 		    "KperfActivityOpts");
+	o.allPids = 1;
+	o.pidList = &missing;
+	o.numPid = 1;
+	EXPECT_FAIL(KperfActivityOpen(MARKER, 1, &o), LIBPERF_ERR_INVALID_PIDLIST,
+		    "allPids collects every process: it takes no pidList");
+	o.pidList = NULL;
+	o.numPid = 0;
+	o.fromExec = 1;
+	EXPECT_FAIL(KperfActivityOpen(MARKER, 1, &o), LIBPERF_ERR_INVALID_PIDLIST,
+		    "allPids collects every process: it takes no fromExec");
+	o.fromExec = 0;
+	o.noChildren = 1;
+	EXPECT_FAIL(KperfActivityOpen(MARKER, 1, &o), LIBPERF_ERR_INVALID_PIDLIST,
+		    "allPids collects every process: it takes no noChildren");
+	o.noChildren = 0;
+	o.allPids = 0;
 
 	EXPECT_FAIL(KperfActivityEnable(12345), LIBPERF_ERR_INVALID_PD, "12345");
 	EXPECT_FAIL(KperfActivityRead(12345, 0, &r), LIBPERF_ERR_INVALID_PD, "12345");

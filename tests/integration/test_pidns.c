@@ -144,6 +144,7 @@ Test(pidns, markers_and_offcpu_inside_a_namespace)
 	cr_assert_gt(host.pid, 0);
 	snprintf(env, sizeof(env), "KPERF_PIDNS_HOSTPID=%d", host.pid);
 	inner("markers_of_every_process", true, env);
+	inner("markers_of_all_pids", true, env);
 	tu_kill(&host);
 }
 

@@ -7,6 +7,7 @@ speedscope's importer (npm, run under Node) must find the ranges by name.
 import json
 import os
 import shutil
+import signal
 import subprocess
 
 import pytest
@@ -190,10 +191,83 @@ def test_timeline_off_cpu_slices_from_the_cli(tmp_path):
     assert f"{len(slices)} off-CPU slices" in p.stderr
 
 
+def every_process_doc(doc, pid):
+    """(ticks, getppid calls inside its "inner" range) of process <pid> in a timeline"""
+    ticks = events(doc, "i", name="tick", pid=pid)
+    (inner,) = events(doc, "X", name="inner", pid=pid)
+    calls = [e for e in events(doc, "X", name="getppid", pid=pid) if inside(e, inner)]
+    return len(ticks), len(calls)
+
+
+def test_timeline_every_process_python(tmp_path, no_bpf_leak):
+    """all_pids: a workload that was running before the timeline opened (a pid list of this
+    process reaches only the children it forks afterwards) and one a shell of that time
+    forks afterwards: both exact, marks and calls; this process's own calls left out"""
+    before = subprocess.Popen([wl("mstx_wl"), "--wait", "--marks", "20", "--calls", "7"],
+                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    shell = subprocess.Popen(["sh", "-c", f"read x; {wl('mstx_wl')} --marks 3 --calls 2; "
+                              "echo $!"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    out = tmp_path / "all.json"
+    try:
+        with Timeline(all_pids=True, samples=False, buffer_kb=65536) as t:
+            before.stdin.write(b"g")
+            before.stdin.close()
+            assert before.wait(60) == 0
+            shell.stdin.write(b"g\n")
+            shell.stdin.close()
+            assert shell.wait(60) == 0
+        t.write(str(out))
+        st = t.stats()
+        t.close()
+    finally:
+        for p in (before, shell):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    doc = check(out)
+    assert every_process_doc(doc, before.pid) == (20, 7)
+    later = {e["pid"] for e in events(doc, "i", name="tick")} - {before.pid}
+    assert len(later) == 1, later
+    assert every_process_doc(doc, later.pop()) == (3, 2)
+    assert not events(doc, "X", pid=os.getpid(), cat="syscall")
+    assert st["dropped"] == 0
+
+
+def test_timeline_every_process_cli(tmp_path):
+    """`timeline -a`: says it collects every process; a workload of that time, exact; the
+    CLI's own calls left out; stopped by SIGINT, the file written"""
+    w = subprocess.Popen([wl("mstx_wl"), "--wait", "--marks", "5", "--calls", "4"],
+                         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    out = tmp_path / "cli-all.json"
+    cli = subprocess.Popen([CLI, "timeline", "-a", "--no-samples", "-o", str(out)],
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        line = cli.stderr.readline()
+        assert line == "kperf-bpf timeline: collecting every process; Ctrl-C to stop\n", \
+            line + cli.stderr.read()
+        w.stdin.write(b"g")
+        w.stdin.close()
+        assert w.wait(60) == 0
+        cli.send_signal(signal.SIGINT)
+        _, err = cli.communicate(timeout=120)
+    finally:
+        for p in (w, cli):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert cli.returncode == 0, err
+    doc = check(out)
+    assert every_process_doc(doc, w.pid) == (5, 4)
+    assert not [e for e in doc["traceEvents"] if e.get("pid") == cli.pid and e["ph"] == "X"]
+
+
 @pytest.mark.parametrize("args, message", [
-    ([], "give the processes (-p PID) or a command to run (-- COMMAND)"),
+    ([], "give the processes (-p PID), a command to run (-- COMMAND) or -a (every process)"),
     (["-F", "0", "--", "true"], "-F wants samples per second from 1 to 100000, not '0'"),
-    (["-p", "1", "--", "true"], "give either -p or a command, not both"),
+    (["-p", "1", "--", "true"], "give one of -a, -p or a command, not -p and a command"),
+    (["-a", "-p", "1"], "give one of -a, -p or a command, not -a and -p"),
+    (["-a", "--", "true"], "give one of -a, -p or a command, not -a and a command"),
+    (["-a", "--memory"], "--memory follows given processes (-p or a command), not -a"),
     (["--no-syscalls", "--no-samples", "--no-markers", "--", "true"],
      "--no-syscalls, --no-samples and --no-markers leave nothing to record"),
     (["--"], "'--' must be followed by a command to run"),

@@ -46,6 +46,8 @@ struct kp_probe_files {
 	char **paths; /* files holding kperf probes, each once (by device and inode) */
 	size_t n, cap;
 	void *ids; /* (dev, ino) of each, for de-duplication */
+	void *without; /* (dev, ino) of files looked at that hold none (every-process scan) */
+	size_t nwithout, without_cap;
 };
 
 /* Where may the probes of <pids> be? The files their processes map whose name starts with
@@ -57,6 +59,12 @@ struct kp_probe_files {
  * (KPERF_ERR_INVALID_ARG otherwise). Only files that hold kperf probes are kept. */
 int kp_probe_files_find(const int *pids, unsigned npids, bool self, const char *command,
 			const char *const *extra, unsigned nextra, struct kp_probe_files *out);
+/* Every process's (allPids): the files with kperf probes that any process this one can see
+ * maps (its executable, its libkperf-bpf*), the libkperf-bpf.so.0 a program started later
+ * would load (as for <command> above), and <extra>. The pids looked at (its /proc) in
+ * *pids (malloc'd; for kernels that attach a probe per process), their count in *npids. */
+int kp_probe_files_every(const char *const *extra, unsigned nextra, struct kp_probe_files *out,
+			 int **pids, unsigned *npids);
 void kp_probe_files_free(struct kp_probe_files *f);
 
 /* ---- mstx_bpf.c ---- */
@@ -97,7 +105,8 @@ struct kp_act_sink;
 struct kp_sys_event; /* bpf/syscall.h */
 
 /* Syscall records of <tgids> (and children when <follow_fork>; from their next exec on when
- * <from_exec>) for KERNEL (every syscall) and/or HCCL (socket and pipe I/O). */
+ * <from_exec>) for KERNEL (every syscall) and/or HCCL (socket and pipe I/O); no tgids: of
+ * every process but this one. */
 int kp_act_sys_open(const int *tgids, unsigned ntgids, bool follow_fork, bool from_exec,
 		    bool kernel, bool hccl, size_t ringbuf_bytes, struct kp_act_sink *sink,
 		    struct kp_act_sys **out);

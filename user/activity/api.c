@@ -168,20 +168,32 @@ static size_t ring_bytes(unsigned kb)
 /* Place the marker programs on every probe file. To follow children, with attach cookies,
  * once per file for every process (the filter in the kernel picks the processes, children
  * included); otherwise once per (process, file): without cookies libbpf finds a probe's
- * arguments by its absolute address, which only a process that maps the file has. */
+ * arguments by its absolute address, which only a process that maps the file has. Every
+ * process (allPids): the files any process maps, for all of them (no filter in the kernel),
+ * or without cookies for each process running now. */
 static int attach_markers(struct kp_activity *a, const int *tgids, int n,
 			  const struct KperfActivityOpts *o)
 {
 	struct kp_probe_files f;
 	bool cookies = kp_have(KP_FEAT_ATTACH_COOKIE);
+	int *every = NULL, err, k, sites = 0;
+	unsigned nevery = 0;
 	size_t i;
-	int err, k, sites = 0;
 
-	err = kp_probe_files_find(o->numPid ? tgids : NULL, o->numPid ? (unsigned)n : 0, !o->numPid,
-				  o->fromExec ? (o->command ? o->command : "") : NULL,
-				  o->probeFiles, o->numProbeFiles, &f);
+	if (o->allPids)
+		err = kp_probe_files_every(o->probeFiles, o->numProbeFiles, &f, &every, &nevery);
+	else
+		err = kp_probe_files_find(o->numPid ? tgids : NULL, o->numPid ? (unsigned)n : 0,
+					  !o->numPid,
+					  o->fromExec ? (o->command ? o->command : "") : NULL,
+					  o->probeFiles, o->numProbeFiles, &f);
 	if (err)
 		return err;
+	if (o->allPids && !cookies) {
+		/* without cookies a probe is placed per process: the ones running now */
+		tgids = every;
+		n = (int)nevery;
+	}
 	for (i = 0; i < f.n; i++) {
 		int here = 0;
 
@@ -213,6 +225,12 @@ static int attach_markers(struct kp_activity *a, const int *tgids, int n,
 			"no kperf USDT probes found for the collected processes: they do not map "
 			"libkperf-bpf (yet)%s; name the file in probeFiles",
 			cookies ? "" : ", or it was not loaded when the collection opened");
+	else if (!cookies && o->allPids)
+		kp_warn(KPERF_WARN_FALLBACK,
+			"kernel %s has no %s (%s): markers are collected from the %u processes "
+			"running when the collection opened, not from those started later",
+			kp_kernel_release(), kp_feature_name(KP_FEAT_ATTACH_COOKIE),
+			kp_feature_since(KP_FEAT_ATTACH_COOKIE), nevery);
 	else if (!cookies && !o->noChildren)
 		kp_warn(KPERF_WARN_FALLBACK,
 			"kernel %s has no %s (%s): markers are collected from the given processes "
@@ -221,6 +239,7 @@ static int attach_markers(struct kp_activity *a, const int *tgids, int n,
 			kp_feature_since(KP_FEAT_ATTACH_COOKIE));
 out:
 	kp_probe_files_free(&f);
+	free(every);
 	return err;
 }
 
@@ -255,6 +274,14 @@ int kp_act_open(const enum KperfActivityKind *kinds, unsigned nkinds,
 			      o->bufferKb, MAX_BUFFER_KB);
 		goto fail;
 	}
+	if (o->allPids && (o->numPid || o->fromExec || o->noChildren)) {
+		err = kp_fail(LIBPERF_ERR_INVALID_PIDLIST, -EINVAL,
+			      "allPids collects every process: it takes no %s",
+			      o->numPid	  ? "pidList" :
+			      o->fromExec ? "fromExec" :
+					    "noChildren");
+		goto fail;
+	}
 	if (o->numPid && !o->pidList) {
 		err = kp_fail(LIBPERF_ERR_INVALID_PIDLIST, -EINVAL,
 			      "numPid is %u but pidList is NULL", o->numPid);
@@ -267,7 +294,7 @@ int kp_act_open(const enum KperfActivityKind *kinds, unsigned nkinds,
 	}
 	a->exclude_reader = o->excludeReader;
 	a->ringbuf_bytes = ring_bytes(o->bufferKb);
-	n = kp_act_targets(o->pidList, o->numPid, &tgids);
+	n = o->allPids ? 0 : kp_act_targets(o->pidList, o->numPid, &tgids);
 	if (n < 0) {
 		err = n;
 		goto fail;

@@ -9,6 +9,8 @@
  * candidate is opened through /proc/PID/root when it comes from a process, so a file in
  * another mount namespace is that namespace's file.
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -165,10 +167,22 @@ static int consider(struct kp_probe_files *f, const char *path)
 	for (i = 0; i < f->n; i++)
 		if (ids[i].dev == st.st_dev && ids[i].ino == st.st_ino)
 			return 0;
+	for (i = 0; i < f->nwithout; i++)
+		if (((struct file_id *)f->without)[i].dev == st.st_dev &&
+		    ((struct file_id *)f->without)[i].ino == st.st_ino)
+			return 0;
 	n = kp_usdt_notes(path, KP_MSTX_PROVIDER, &notes);
 	free(notes);
-	if (n <= 0)
-		return n == -ENOMEM ? -ENOMEM : 0;
+	if (n == -ENOMEM)
+		return -ENOMEM;
+	if (n <= 0) {
+		/* remembered, so that the executable of a hundred shells is read once */
+		if (kp_grow(&f->without, &f->without_cap, f->nwithout + 1, sizeof(struct file_id)))
+			return -ENOMEM;
+		((struct file_id *)f->without)[f->nwithout++] =
+			(struct file_id){ st.st_dev, st.st_ino };
+		return 0;
+	}
 	cap = f->cap;
 	if (kp_grow((void **)&f->paths, &f->cap, f->n + 1, sizeof(*f->paths)) ||
 	    kp_grow(&f->ids, &cap, f->n + 1, sizeof(struct file_id)))
@@ -326,6 +340,48 @@ nomem:
 	return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 }
 
+int kp_probe_files_every(const char *const *extra, unsigned nextra, struct kp_probe_files *out,
+			 int **pids, unsigned *npids)
+{
+	size_t cap = 0;
+	struct dirent *de;
+	unsigned n = 0;
+	int *p = NULL, err;
+	DIR *d;
+
+	*pids = NULL;
+	*npids = 0;
+	/* the extra files first: one that holds no probes is refused there */
+	err = kp_probe_files_find(NULL, 0, false, "", extra, nextra, out);
+	if (err)
+		return err;
+	d = opendir("/proc");
+	if (!d) {
+		err = -errno;
+		kp_probe_files_free(out);
+		return kp_fail(UNKNOWN_ERROR, err, "cannot list the processes in /proc: %s",
+			       strerror(-err));
+	}
+	while ((de = readdir(d))) {
+		int pid;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = atoi(de->d_name);
+		if (kp_grow((void **)&p, &cap, n + 1, sizeof(*p)) || from_process(out, pid) < 0) {
+			closedir(d);
+			free(p);
+			kp_probe_files_free(out);
+			return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+		}
+		p[n++] = pid;
+	}
+	closedir(d);
+	*pids = p;
+	*npids = n;
+	return 0;
+}
+
 void kp_probe_files_free(struct kp_probe_files *f)
 {
 	size_t i;
@@ -334,5 +390,6 @@ void kp_probe_files_free(struct kp_probe_files *f)
 		free(f->paths[i]);
 	free(f->paths);
 	free(f->ids);
+	free(f->without);
 	memset(f, 0, sizeof(*f));
 }

@@ -181,6 +181,8 @@ int kp_act_sys_open(const int *tgids, unsigned ntgids, bool follow_fork, bool fr
 
 	o.tgids = tgids;
 	o.ntgids = ntgids;
+	/* every process (allPids): but this one, whose reading would be read */
+	o.exclude_self = !ntgids;
 	o.cgroup_fd = -1;
 	o.record_events = true;
 	o.follow_fork = follow_fork;

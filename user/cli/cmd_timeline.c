@@ -3,7 +3,7 @@
  * some processes do: syscalls, CPU samples with stacks, mstx marks and ranges, per process
  * and thread, on one clock (KperfTimeline*, include/kperf/timeline.h).
  *
- *   kperf-bpf timeline [-p PID,...] [-F HZ] [-d SECONDS] [--no-syscalls] [--no-samples]
+ *   kperf-bpf timeline [-a | -p PID,...] [-F HZ] [-d SECONDS] [--no-syscalls] [--no-samples]
  *                      [--no-markers] [--off-cpu] [--off-cpu-min US] [--memory]
  *                      [--mem-big BYTES] [--probe-file FILE]...
  *                      [-o FILE] [-- COMMAND ARGS...]
@@ -29,7 +29,7 @@ struct timeline_opts {
 	int npids;
 	unsigned freq;
 	long duration_ms;
-	bool no_syscalls, no_samples, no_markers, off_cpu, memory;
+	bool all, no_syscalls, no_samples, no_markers, off_cpu, memory;
 	unsigned long long mem_big;
 	unsigned off_cpu_min_us;
 	const char **probe_files;
@@ -48,6 +48,8 @@ static void usage(FILE *f)
 	      "marks and ranges of libkperf-bpf, per process and thread, on one clock.\n"
 	      "\n"
 	      "  -p, --pid PID,...       these processes (and the children they fork)\n"
+	      "  -a, --all-cpus          every process (those started later too; not\n"
+	      "                          kperf-bpf's own syscalls), until -d or Ctrl-C\n"
 	      "  -F, --freq HZ           CPU samples per second and thread (default 999)\n"
 	      "  -d, --duration SECONDS  stop after this long\n"
 	      "      --no-syscalls       leave out the syscalls\n"
@@ -84,6 +86,7 @@ static int parse(int argc, char **argv, struct timeline_opts *o)
 	};
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
+		{ "all-cpus", no_argument, NULL, 'a' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "no-syscalls", no_argument, NULL, OPT_NO_SYSCALLS },
@@ -105,11 +108,14 @@ static int parse(int argc, char **argv, struct timeline_opts *o)
 
 	o->output = "timeline.json";
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+p:F:d:o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:aF:d:o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (kp_cli_opt_pids("timeline", optarg, &o->pids, &o->npids))
 				return -1;
+			break;
+		case 'a':
+			o->all = true;
 			break;
 		case 'F':
 			errno = 0;
@@ -188,13 +194,21 @@ static int parse(int argc, char **argv, struct timeline_opts *o)
 	}
 	if (kp_cli_command("timeline", argc, argv, &o->command))
 		return -1;
-	if (o->command && o->npids) {
-		fprintf(stderr, "kperf-bpf timeline: give either -p or a command, not both\n");
+	if ((o->command != NULL) + (o->npids > 0) + o->all > 1) {
+		fprintf(stderr, "kperf-bpf timeline: give one of -a, -p or a command, not %s\n",
+			!o->all	 ? "-p and a command" :
+			o->npids ? "-a and -p" :
+				   "-a and a command");
 		return -1;
 	}
-	if (!o->command && !o->npids) {
-		fprintf(stderr, "kperf-bpf timeline: give the processes (-p PID) or a command "
-				"to run (-- COMMAND)\n");
+	if (!o->command && !o->npids && !o->all) {
+		fprintf(stderr, "kperf-bpf timeline: give the processes (-p PID), a command "
+				"to run (-- COMMAND) or -a (every process)\n");
+		return -1;
+	}
+	if (o->all && o->memory) {
+		fprintf(stderr, "kperf-bpf timeline: --memory follows given processes (-p or a "
+				"command), not -a\n");
 		return -1;
 	}
 	if (o->no_syscalls && o->no_samples && o->no_markers && !o->off_cpu && !o->memory) {
@@ -264,6 +278,7 @@ int cmd_timeline(int argc, char **argv)
 		to.pidList = o.pids;
 		to.numPid = (unsigned)o.npids;
 	}
+	to.allPids = o.all;
 	to.freq = o.freq;
 	to.noSyscalls = o.no_syscalls;
 	to.noSamples = o.no_samples;
@@ -289,6 +304,9 @@ int cmd_timeline(int argc, char **argv)
 		goto done;
 	}
 	start_ms = kp_cli_elapsed_ms();
+	if (o.all)
+		fprintf(stderr, "kperf-bpf timeline: collecting every process; %s to stop\n",
+			o.duration_ms ? "-d or Ctrl-C" : "Ctrl-C");
 	if (o.command) {
 		err = kp_launch_go(&launch);
 		if (err) {

@@ -229,10 +229,17 @@ static const struct kp_handle_ops timeline_ops = { .destroy = destroy };
 
 static int check_opts(const struct KperfTimelineOpts *o)
 {
-	if (!o->numPid || !o->pidList)
+	if (o->allPids && (o->numPid || o->fromExec || o->memory))
+		return kp_fail(o->memory ? KPERF_ERR_INVALID_ARG : LIBPERF_ERR_INVALID_PIDLIST,
+			       -EINVAL, "allPids takes every process: %s",
+			       o->numPid   ? "it takes no pidList" :
+			       o->fromExec ? "it takes no fromExec" :
+					     "memory follows given processes only (the allocator "
+					     "probes of every process would stop them all)");
+	if (!o->allPids && (!o->numPid || !o->pidList))
 		return kp_fail(LIBPERF_ERR_INVALID_PIDLIST, -EINVAL,
-			       "a timeline needs the processes to follow: pidList is %s and numPid "
-			       "%u",
+			       "a timeline needs the processes to follow (or allPids): pidList is "
+			       "%s and numPid %u",
 			       o->pidList ? "set" : "NULL", o->numPid);
 	if (o->noSyscalls && o->noSamples && o->noMarkers && !o->offCpu && !o->memory)
 		return kp_fail(KPERF_ERR_INVALID_ARG, -EINVAL,
@@ -294,7 +301,7 @@ static int timeline_open(const struct KperfTimelineOpts *o, struct kp_timeline *
 		err = kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 		goto fail;
 	}
-	n = kp_act_targets(o->pidList, o->numPid, &tgids);
+	n = o->allPids ? 0 : kp_act_targets(o->pidList, o->numPid, &tgids);
 	if (n < 0) {
 		err = n;
 		goto fail;
@@ -315,6 +322,7 @@ static int timeline_open(const struct KperfTimelineOpts *o, struct kp_timeline *
 			.bufferKb = o->bufferKb,
 			.probeFiles = o->probeFiles,
 			.numProbeFiles = o->numProbeFiles,
+			.allPids = o->allPids,
 		};
 
 		err = kp_act_open(kinds, nkinds, &ao, &t->act);
