@@ -10,7 +10,9 @@ and give the namespace's pids, with the same exact facts as on the host:
 - the agent over every process: the namespace's workload exact, the host's busy process
   (KPERF_PIDNS_HOSTPID) counted under cgroup "[outside namespace]", never as a local one;
 - the agent's pprof profile of a spinner by -p NSPID: every sample labelled with its
-  namespace pid and tid, hot_loop the leaf of at least 80% of them.
+  namespace pid and tid, hot_loop the leaf of at least 80% of them;
+- `kperf-bpf timeline` of a command (exact marks and calls, its namespace pid) and of every
+  process (-a: the host's busy process sampled as pid -1, never as a local pid).
 Not collected by `pytest tests/python` (its name is not test_*.py); anywhere else, skipped.
 """
 
@@ -18,11 +20,13 @@ import gzip
 import io
 import os
 import re
+import signal
+import subprocess
 
 import pytest
 
 from agent_util import Agent, parse_exposition, wait_until
-from conftest import Workload
+from conftest import BUILD, Workload
 from test_memscope import check_leak_report, forkleak, record, record_pid
 
 import msmemscope
@@ -140,6 +144,64 @@ def test_agent_of_every_process():
             w.kill()
         rc = agent.stop()
     assert rc == 0, agent.stderr()
+
+
+# ---- the timeline ----
+
+def timeline(tmp_path, name, *args, go=None):
+    """`kperf-bpf timeline -o FILE ARGS`, strictly checked; with <go> (a Workload), -a: the
+    workload is released once the CLI says it collects, the CLI stopped by SIGINT after"""
+    from chrome_trace import check
+    out = tmp_path / name
+    cli = subprocess.Popen([os.path.join(BUILD, "bin", "kperf-bpf"), "timeline", "-o", str(out),
+                            *map(str, args)], stderr=subprocess.PIPE, text=True)
+    try:
+        if go:
+            line = cli.stderr.readline()
+            assert "collecting every process" in line, line + cli.stderr.read()
+            go.go()
+            assert go.wait() == 0
+            cli.send_signal(signal.SIGINT)
+        _, err = cli.communicate(timeout=300)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.wait()
+    assert cli.returncode == 0, err
+    return check(out)
+
+
+def test_timeline_of_a_command(tmp_path):
+    """`timeline -- mstx_wl`: its marks and the calls inside its ranges, exact, under its
+    namespace pid"""
+    from chrome_trace import events, ns
+    doc = timeline(tmp_path, "cmd.json", "--no-samples", "--", os.path.join(
+        BUILD, "workloads", "mstx_wl"), "--marks", 20, "--calls", 7)
+    ticks = events(doc, "i", name="tick")
+    assert len(ticks) == 20
+    (pid,) = {e["pid"] for e in ticks}
+    assert 1 < pid < 1000, pid
+    (inner,) = events(doc, "X", name="inner", pid=pid)
+    calls = [e for e in events(doc, "X", name="getppid", pid=pid)
+             if ns(inner["ts"]) <= ns(e["ts"]) and
+             ns(e["ts"]) + ns(e["dur"]) <= ns(inner["ts"]) + ns(inner["dur"])]
+    assert len(calls) == 7
+
+
+def test_timeline_of_every_process(tmp_path):
+    """`timeline -a`: a workload of this namespace marks exactly under its pid; the host's
+    busy process (KPERF_PIDNS_HOSTPID) is sampled, as pid -1, never under a local pid"""
+    from chrome_trace import events
+    assert os.environ.get("KPERF_PIDNS_HOSTPID"), "KPERF_PIDNS_HOSTPID is not set"
+    w = Workload("mstx_wl", "--wait", "--marks", 5, "--calls", 0)
+    try:
+        doc = timeline(tmp_path, "all.json", "-a", "--no-syscalls", "-F", 199, go=w)
+    finally:
+        w.kill()
+    assert [e["pid"] for e in events(doc, "i", name="tick")] == [w.pid] * 5
+    pids = {e["pid"] for e in events(doc, "P")}
+    assert -1 in pids, pids
+    assert all(p == -1 or 0 < p < 1000 for p in pids), pids
 
 
 # ---- a pprof profile.proto, read with the standard library ----

@@ -1,7 +1,7 @@
 """The kperf package inside a PID namespace: pidns_inner.py, run by pytest under
 `unshare --pid --fork --mount-proc`, must pass there (trace, record and stat by the
 namespace's pid, exact), and leave no BPF program behind; so must pidns_tools_inner.py
-(`kperf-bpf memscope` with msmemscope, and `kperf-bpf agent`)."""
+(`kperf-bpf memscope` with msmemscope, `kperf-bpf agent` and `kperf-bpf timeline`)."""
 
 import os
 import shutil
@@ -53,7 +53,7 @@ def test_memscope_and_agent_inside_a_pid_namespace():
                              "2000000000", "--writes", "0", "--fails", "0"],
                             stdout=subprocess.DEVNULL)
     try:
-        run_inside("pidns_tools_inner.py", 6, KPERF_PIDNS_HOSTPID=str(host.pid))
+        run_inside("pidns_tools_inner.py", 8, KPERF_PIDNS_HOSTPID=str(host.pid))
     finally:
         host.kill()
         host.wait()
