@@ -26,6 +26,7 @@
 #include "kperf/pmu.h"
 #include "stack/stack.h"
 #include "tracefs/tracefs.h"
+#include "unwind/unwind.h"
 #include "trace.h"
 #include "skel/syscall.skel.h"
 #include "skel/syscall_compat.skel.h"
@@ -191,7 +192,11 @@ static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
 	bpf_program__set_autoload(b->progs[PROG_MARK_FORK], cfg->task_filter);
 	bpf_program__set_autoload(b->progs[PROG_MARK_ITER], cfg->task_filter);
 	bpf_program__set_autoload(b->progs[PROG_UW_EXEC], unwinds(b, o));
-	return kp_sys_uw_prepare(b->obj, unwinds(b, o), o->ntgids);
+	/* the unwinder's maps: the one owner of every object that takes stacks (user/unwind) */
+	if (kp_uw_owner_size(b->obj, unwinds(b, o), o->ntgids))
+		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -ENOENT,
+			       "the syscall BPF object has no unwinder");
+	return 0;
 }
 
 static int populate(struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o)
@@ -231,7 +236,7 @@ static void destroy_objects(struct kp_sys_bpf *b)
 	b->rb = NULL;
 	ring_buffer__free(b->exits_rb);
 	b->exits_rb = NULL;
-	kp_sys_uw_stop(b->uw);
+	kp_uw_owner_stop(b->uw);
 	b->uw = NULL;
 	syscall_bpf__destroy(b->skel);
 	syscall_compat_bpf__destroy(b->cskel);
@@ -273,7 +278,9 @@ static int load_variant(struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o, b
 		return err;
 	err = populate(b, o);
 	if (!err && unwinds(b, o))
-		err = kp_sys_uw_start(b->obj, o->tgids, o->ntgids, &b->uw);
+		/* not held at exec (the owner's hold stops the command: its calls are what is
+		 * counted); its first stacks before its tables load are frame pointers' */
+		err = kp_uw_owner_start(b->obj, o->tgids, o->ntgids, false, &b->uw);
 	return err;
 }
 

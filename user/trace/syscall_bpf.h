@@ -49,7 +49,7 @@ struct kp_sys_bpf {
 	struct ring_buffer *exits_rb; /* NULL: rows stay in the kernel map */
 	pthread_mutex_t harvest_lock; /* exited, pending, the map's rows while moved */
 	struct kp_sys_table exited; /* rows of the processes that exited */
-	struct kp_sys_uw *uw; /* the unwind tables' loader, when unwinding */
+	struct kp_uw_owner *uw; /* the unwind tables' loader, when unwinding */
 	__u32 *pending; /* exited processes whose rows are still in the map */
 	size_t npending, pcap;
 	uint64_t late_calls; /* calls with no row in the kernel, added to their row here */

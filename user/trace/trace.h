@@ -68,7 +68,7 @@ struct kp_sys_bpf_opts {
 	bool kernel_stack;
 	bool user_stack;
 	unsigned stack_entries;
-	/* user stacks unwound from .eh_frame tables (syscall_unwind.c), frame pointers where a
+	/* user stacks unwound from .eh_frame tables (user/unwind/owner.c), frame pointers where a
 	 * mapping has none; else frame pointers only. The raw_syscalls fallback: frame pointers */
 	bool unwind;
 	kp_sys_event_fn on_event; /* called from kp_sys_bpf_consume() */
@@ -89,16 +89,6 @@ struct kp_sys_row {
 	struct kp_sys_key key;
 	struct kp_sys_stat stat; /* summed over CPUs */
 };
-
-/* ---- syscall_unwind.c ---- */
-
-struct kp_sys_uw;
-
-/* Size the unwinder's maps of <obj> before its load (1 entry each when not <on>). */
-int kp_sys_uw_prepare(struct bpf_object *obj, bool on, unsigned ntgids);
-/* After the load: the tables of <tgids> loaded, and a thread that loads those asked for. */
-int kp_sys_uw_start(struct bpf_object *obj, const int *tgids, unsigned n, struct kp_sys_uw **out);
-void kp_sys_uw_stop(struct kp_sys_uw *u);
 
 /* ---- summary_table.c ---- */
 
