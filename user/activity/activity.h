@@ -65,6 +65,8 @@ int kp_probe_files_find(const int *pids, unsigned npids, bool self, const char *
  * *pids (malloc'd; for kernels that attach a probe per process), their count in *npids. */
 int kp_probe_files_every(const char *const *extra, unsigned nextra, struct kp_probe_files *out,
 			 int **pids, unsigned *npids);
+/* whether process <pid> maps file <i> of <f> now */
+bool kp_probe_file_mapped(const struct kp_probe_files *f, size_t i, int pid);
 void kp_probe_files_free(struct kp_probe_files *f);
 
 /* ---- mstx_bpf.c ---- */

@@ -206,6 +206,10 @@ static int attach_markers(struct kp_activity *a, const int *tgids, int n,
 			here = err;
 		} else {
 			for (k = 0; k < n; k++) {
+				/* every process: only those that map it (a failed attachment
+				 * costs libbpf a USDT spec of the few it has without cookies) */
+				if (o->allPids && !kp_probe_file_mapped(&f, i, tgids[k]))
+					continue;
 				err = kp_mstx_bpf_attach(a->mstx, f.paths[i], tgids[k]);
 				if (err == -ESRCH || err == -ENOENT) {
 					kp_clear_error(); /* that process does not map it */

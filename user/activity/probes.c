@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "activity.h"
@@ -380,6 +381,29 @@ int kp_probe_files_every(const char *const *extra, unsigned nextra, struct kp_pr
 	*pids = p;
 	*npids = n;
 	return 0;
+}
+
+bool kp_probe_file_mapped(const struct kp_probe_files *f, size_t i, int pid)
+{
+	const struct file_id *id = &((const struct file_id *)f->ids)[i];
+	char path[64], *text, *line, *save = NULL;
+	bool found = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	if (kp_read_file(path, &text, NULL))
+		return false; /* gone */
+	/* "start-end perms offset major:minor inode path" */
+	for (line = strtok_r(text, "\n", &save); line && !found;
+	     line = strtok_r(NULL, "\n", &save)) {
+		unsigned maj, min;
+		unsigned long long ino;
+
+		if (sscanf(line, "%*s %*s %*s %x:%x %llu", &maj, &min, &ino) == 3)
+			found = ino == (unsigned long long)id->ino && maj == major(id->dev) &&
+				min == minor(id->dev);
+	}
+	free(text);
+	return found;
 }
 
 void kp_probe_files_free(struct kp_probe_files *f)
