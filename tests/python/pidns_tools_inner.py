@@ -12,7 +12,8 @@ and give the namespace's pids, with the same exact facts as on the host:
 - the agent's pprof profile of a spinner by -p NSPID: every sample labelled with its
   namespace pid and tid, hot_loop the leaf of at least 80% of them;
 - `kperf-bpf timeline` of a command (exact marks and calls, its namespace pid) and of every
-  process (-a: the host's busy process sampled as pid -1, never as a local pid).
+  process (-a: the host's busy process sampled as the pid of processes out of sight,
+  never as a local pid).
 Not collected by `pytest tests/python` (its name is not test_*.py); anywhere else, skipped.
 """
 
@@ -199,9 +200,13 @@ def test_timeline_of_every_process(tmp_path):
     finally:
         w.kill()
     assert [e["pid"] for e in events(doc, "i", name="tick")] == [w.pid] * 5
+    # out of sight: pid -1 elsewhere, PID_MAX_LIMIT in the format (no negative pids there)
+    outside = 4194304
     pids = {e["pid"] for e in events(doc, "P")}
-    assert -1 in pids, pids
-    assert all(p == -1 or 0 < p < 1000 for p in pids), pids
+    assert outside in pids, pids
+    assert all(p == outside or 0 < p < 1000 for p in pids), pids
+    (name,) = [e["args"]["name"] for e in events(doc, "M", name="process_name", pid=outside)]
+    assert name == "[outside namespace]"
 
 
 # ---- a pprof profile.proto, read with the standard library ----

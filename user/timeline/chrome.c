@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/pidns.h"
 #include "timeline.h"
 
 enum ph { PH_X, PH_I, PH_P, PH_B, PH_E, PH_C };
@@ -190,10 +191,17 @@ struct names_ctx {
 	int err;
 };
 
+/* The pid or tid written: the format's are not negative, so a process outside the caller's
+ * PID namespace (-1 everywhere else) is KP_TL_OUTSIDE_PID here, a pid no process has */
+static int jpid(int pid)
+{
+	return pid < 0 ? KP_TL_OUTSIDE_PID : pid;
+}
+
 static void put_meta(struct names_ctx *c, const char *what, int pid, int tid, const char *name)
 {
 	fprintf(c->f, "%s\n{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":",
-		c->first ? "" : ",", what, pid, tid);
+		c->first ? "" : ",", what, jpid(pid), jpid(tid));
 	kp_json_string(c->f, name);
 	fputs("}}", c->f);
 	c->first = false;
@@ -225,6 +233,8 @@ static void process_meta(struct names_ctx *c, int pid)
 	uint64_t last;
 
 	kp_tl_process(c->s, pid, &name, &last);
+	if (!name && pid < 0)
+		name = KP_PIDNS_OUTSIDE_COMM;
 	if (!name) {
 		/* its main thread never showed up: ask the system while it lives */
 		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
@@ -255,7 +265,8 @@ static void put_event(FILE *f, const struct kp_tl_store *s, const struct item *i
 	kp_json_string(f, kp_tl_str(s, e->cat));
 	fprintf(f, ",\"ph\":\"%s\"", phs[it->ph]);
 	put_ts(f, "ts", it->ts);
-	fprintf(f, ",\"pid\":%d,\"tid\":%d", e->pid, it->ph == PH_E ? e->end_tid : e->tid);
+	fprintf(f, ",\"pid\":%d,\"tid\":%d", jpid(e->pid),
+		jpid(it->ph == PH_E ? e->end_tid : e->tid));
 	switch (it->ph) {
 	case PH_X:
 		put_ts(f, "dur", e->dur);

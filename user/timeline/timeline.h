@@ -61,6 +61,9 @@ struct kp_tl_frame {
 	uint32_t cat;
 };
 
+/* the Chrome trace's pid of processes outside the caller's PID namespace (pid -1 elsewhere):
+ * PID_MAX_LIMIT, which no process has (the format's pids are not negative) */
+#define KP_TL_OUTSIDE_PID 4194304
 #define KP_TL_SYS_NAMES 1024 /* syscall numbers whose names the store keeps at hand */
 
 struct kp_tl_store {
