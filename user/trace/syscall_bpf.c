@@ -422,23 +422,36 @@ static int mark_targets(struct kp_sys_bpf *b)
 	return err;
 }
 
+static int attach_one(struct kp_sys_bpf *b, int i)
+{
+	int err;
+
+	if (b->links[i] || !bpf_program__autoload(b->progs[i]))
+		return 0;
+	b->links[i] = bpf_program__attach(b->progs[i]);
+	if (b->links[i])
+		return 0;
+	err = -errno;
+	kp_sys_bpf_detach(b);
+	return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, err, "cannot attach %s: %s %s", prog_names[i],
+		       strerror(-err), kp_bpf_log_tail());
+}
+
+/* The process followers first, then the targets' threads marked, then sys_exit and sys_enter
+ * last: once kp_sys_enter is attached, every call of a target is traced (an observer that
+ * waits for that link, like the tests, starts its calls then; with sys_enter attached before
+ * the mark, the calls of a target until the task iterator reached it were missed: 6.12 guest
+ * under TCG, sysstack_cli "No syscalls were traced") */
 int kp_sys_bpf_attach(struct kp_sys_bpf *b)
 {
 	int i, err;
 
 	for (i = 0; i < NPROGS; i++) {
-		if (i == PROG_MARK_ITER)
+		if (i == PROG_MARK_ITER || i == PROG_ENTER || i == PROG_EXIT)
 			continue;
-		if (b->links[i] || !bpf_program__autoload(b->progs[i]))
-			continue;
-		b->links[i] = bpf_program__attach(b->progs[i]);
-		if (!b->links[i]) {
-			int err = -errno;
-
-			kp_sys_bpf_detach(b);
-			return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, err, "cannot attach %s: %s %s",
-				       prog_names[i], strerror(-err), kp_bpf_log_tail());
-		}
+		err = attach_one(b, i);
+		if (err)
+			return err;
 	}
 	if (bpf_program__autoload(b->progs[PROG_MARK_ITER])) {
 		err = mark_targets(b);
@@ -449,7 +462,8 @@ int kp_sys_bpf_attach(struct kp_sys_bpf *b)
 				       strerror(-err));
 		}
 	}
-	return 0;
+	err = attach_one(b, PROG_EXIT);
+	return err ? err : attach_one(b, PROG_ENTER);
 }
 
 void kp_sys_bpf_detach(struct kp_sys_bpf *b)
