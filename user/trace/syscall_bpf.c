@@ -50,10 +50,12 @@ static void set_bit(volatile __u64 *mask, unsigned bit)
 	mask[bit / 64] |= 1ULL << (bit % 64);
 }
 
-/* user stacks from .eh_frame tables: asked for, with user stacks, where CO-RE is */
+/* user stacks from .eh_frame tables: asked for, with user stacks, where the kernel's BTF
+ * says where the user registers are (the raw_syscalls fallback's tracepoints do not give them:
+ * on 5.10 they are found at the top of the task's kernel stack, unwind/task_regs.c) */
 static bool unwinds(const struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o)
 {
-	return o->unwind && o->user_stack && !b->compat;
+	return o->unwind && o->user_stack && (!b->compat || kp_have(KP_FEAT_BTF));
 }
 
 static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
@@ -256,6 +258,7 @@ static int load_variant(struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o, b
 		b->obj = b->cskel->obj;
 		cfg = &b->cskel->rodata->cfg;
 		pidns = (struct kp_pidns_cfg *)&b->cskel->rodata->kp_pidns;
+		b->cskel->rodata->kp_uw_on = unwinds(b, o);
 	} else {
 		b->skel = syscall_bpf__open_opts(&oo);
 		if (!b->skel)

@@ -49,6 +49,9 @@ int kp_sys_uw_prepare(struct bpf_object *obj, bool on, unsigned ntgids)
 	if (on)
 		bpf_map__set_map_flags(rows, bpf_map__map_flags(rows) | BPF_F_MMAPABLE);
 	bpf_map__set_max_entries(procs, on ? (ntgids > 0 ? PROCS_TARGETED : PROCS_ALL) : 1);
+	if (on && kp_uw_set_task_layout(obj))
+		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -ENOENT,
+			       "the syscall BPF object has no kp_uw_task");
 	return 0;
 }
 
