@@ -212,8 +212,41 @@ struct kp_uw_hint {
 	} while (0)
 #endif
 
+/* Where a task's user registers are on kernels without bpf_task_pt_regs (before 5.15): at the
+ * top of its kernel stack, task->stack + kp_uw_regs_off (THREAD_SIZE less struct pt_regs,
+ * x86_64 and arm64 alike), kp_uw_stack_off the offset of task_struct.stack. Set by the owner
+ * before load from the kernel's BTF (user/unwind/task_regs.c); 0: not known, no registers. */
+const volatile __u32 kp_uw_stack_off = 0;
+const volatile __u32 kp_uw_regs_off = 0;
+
+/* the current task's saved user registers: bpf_task_pt_regs (5.15+), else where the owner
+ * found them, at the top of its kernel stack (5.10: samples taken in the kernel, as in a
+ * syscall, and the syscall programs, whose context has no user registers) */
+static __always_inline bool kp_uw_task_regs(struct kp_user_regs *r)
+{
+	void *task, *stack = NULL;
+
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs)) {
+		void *regs = (void *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+		return regs && !bpf_probe_read_kernel(r, sizeof(*r), regs);
+	}
+	if (!kp_uw_regs_off)
+		return false;
+	task = (void *)bpf_get_current_task();
+	if (bpf_probe_read_kernel(&stack, sizeof(stack), task + kp_uw_stack_off) || !stack ||
+	    bpf_probe_read_kernel(r, sizeof(*r), stack + kp_uw_regs_off))
+		return false;
+		/* user code's registers (a kernel thread has none there) */
+#if defined(__TARGET_ARCH_x86)
+	return (r->cs & 3) == 3;
+#else
+	return (r->pstate & 0xf) == 0;
+#endif
+}
+
 /* the user registers of the current task: <hint> when they are the user's, else the task's
- * saved ones (5.15+: bpf_task_pt_regs) */
+ * saved ones */
 static __always_inline bool kp_uw_regs(const struct kp_uw_hint *hint, struct kp_uw_walk *w)
 {
 	struct kp_user_regs r;
@@ -225,15 +258,8 @@ static __always_inline bool kp_uw_regs(const struct kp_uw_hint *hint, struct kp_
 		w->lr = hint->lr;
 		return true;
 	}
-	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+	if (!kp_uw_task_regs(&r))
 		return false;
-	{
-		struct task_struct *task = bpf_get_current_task_btf();
-		void *regs = (void *)bpf_task_pt_regs(task);
-
-		if (!regs || bpf_probe_read_kernel(&r, sizeof(r), regs))
-			return false;
-	}
 #if defined(__TARGET_ARCH_x86)
 	w->pc = r.ip;
 	w->sp = r.sp;

@@ -44,7 +44,9 @@ static const char *script(const char *name)
 {
 	static char buf[4096];
 
-	snprintf(buf, sizeof(buf), "%s/../tests/workloads/python/%s", tu_build(), name);
+	/* the source tree, as the other suites find their sources: the build the kernel matrix
+	 * runs is a copy elsewhere (build/kernels/build-ARCH), with no tests/ beside it */
+	snprintf(buf, sizeof(buf), "%s/tests/workloads/python/%s", KPERF_SRCDIR, name);
 	return buf;
 }
 

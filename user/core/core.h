@@ -223,6 +223,7 @@ enum kp_feature {
 	KP_FEAT_ATTACH_COOKIE, /* bpf_get_attach_cookie (KPERF_BPF_NO_COOKIE=1: off) */
 	KP_FEAT_FUNC_IP, /* bpf_get_func_ip in kprobes */
 	KP_FEAT_BPF_LOOP, /* bpf_loop */
+	KP_FEAT_TASK_PT_REGS, /* bpf_task_pt_regs */
 	KP_FEAT_MAX
 };
 

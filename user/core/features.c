@@ -29,6 +29,7 @@ static const struct {
 	[KP_FEAT_ATTACH_COOKIE] = { "bpf_get_attach_cookie, perf event links", "5.15" },
 	[KP_FEAT_FUNC_IP] = { "bpf_get_func_ip in kprobes", "5.15" },
 	[KP_FEAT_BPF_LOOP] = { "bpf_loop", "5.17" },
+	[KP_FEAT_TASK_PT_REGS] = { "bpf_task_pt_regs", "5.15" },
 };
 
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
@@ -73,6 +74,8 @@ static void probe(void)
 		libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_func_ip, NULL) == 1;
 	have[KP_FEAT_BPF_LOOP] =
 		libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_loop, NULL) == 1;
+	have[KP_FEAT_TASK_PT_REGS] =
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_task_pt_regs, NULL) == 1;
 	kp_bpf_log_clear();
 }
 

@@ -51,10 +51,12 @@ static void set_bit(volatile __u64 *mask, unsigned bit)
 	mask[bit / 64] |= 1ULL << (bit % 64);
 }
 
-/* user stacks from .eh_frame tables: asked for, with user stacks, where CO-RE is */
+/* user stacks from .eh_frame tables: asked for, with user stacks, where the kernel's BTF
+ * says where the user registers are (the raw_syscalls fallback's tracepoints do not give them:
+ * on 5.10 they are found at the top of the task's kernel stack, unwind/task_regs.c) */
 static bool unwinds(const struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o)
 {
-	return o->unwind && o->user_stack && !b->compat;
+	return o->unwind && o->user_stack && (!b->compat || kp_have(KP_FEAT_BTF));
 }
 
 static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
@@ -261,6 +263,7 @@ static int load_variant(struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o, b
 		b->obj = b->cskel->obj;
 		cfg = &b->cskel->rodata->cfg;
 		pidns = (struct kp_pidns_cfg *)&b->cskel->rodata->kp_pidns;
+		b->cskel->rodata->kp_uw_on = unwinds(b, o);
 	} else {
 		b->skel = syscall_bpf__open_opts(&oo);
 		if (!b->skel)
@@ -429,23 +432,36 @@ static int mark_targets(struct kp_sys_bpf *b)
 	return err;
 }
 
+static int attach_one(struct kp_sys_bpf *b, int i)
+{
+	int err;
+
+	if (b->links[i] || !bpf_program__autoload(b->progs[i]))
+		return 0;
+	b->links[i] = bpf_program__attach(b->progs[i]);
+	if (b->links[i])
+		return 0;
+	err = -errno;
+	kp_sys_bpf_detach(b);
+	return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, err, "cannot attach %s: %s %s", prog_names[i],
+		       strerror(-err), kp_bpf_log_tail());
+}
+
+/* The process followers first, then the targets' threads marked, then sys_exit and sys_enter
+ * last: once kp_sys_enter is attached, every call of a target is traced (an observer that
+ * waits for that link, like the tests, starts its calls then; with sys_enter attached before
+ * the mark, the calls of a target until the task iterator reached it were missed: 6.12 guest
+ * under TCG, sysstack_cli "No syscalls were traced") */
 int kp_sys_bpf_attach(struct kp_sys_bpf *b)
 {
 	int i, err;
 
 	for (i = 0; i < NPROGS; i++) {
-		if (i == PROG_MARK_ITER)
+		if (i == PROG_MARK_ITER || i == PROG_ENTER || i == PROG_EXIT)
 			continue;
-		if (b->links[i] || !bpf_program__autoload(b->progs[i]))
-			continue;
-		b->links[i] = bpf_program__attach(b->progs[i]);
-		if (!b->links[i]) {
-			int err = -errno;
-
-			kp_sys_bpf_detach(b);
-			return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, err, "cannot attach %s: %s %s",
-				       prog_names[i], strerror(-err), kp_bpf_log_tail());
-		}
+		err = attach_one(b, i);
+		if (err)
+			return err;
 	}
 	if (bpf_program__autoload(b->progs[PROG_MARK_ITER])) {
 		err = mark_targets(b);
@@ -456,7 +472,8 @@ int kp_sys_bpf_attach(struct kp_sys_bpf *b)
 				       strerror(-err));
 		}
 	}
-	return 0;
+	err = attach_one(b, PROG_EXIT);
+	return err ? err : attach_one(b, PROG_ENTER);
 }
 
 void kp_sys_bpf_detach(struct kp_sys_bpf *b)

@@ -75,7 +75,7 @@ int kp_uw_owner_size(struct bpf_object *obj, bool on, unsigned ntargets)
 	if (on)
 		bpf_map__set_map_flags(rows, bpf_map__map_flags(rows) | BPF_F_MMAPABLE);
 	bpf_map__set_max_entries(procs, on ? (ntargets > 0 ? PROCS_TARGETED : PROCS_ALL) : 1);
-	return 0;
+	return on ? kp_uw_set_task_layout(obj) : 0;
 }
 
 /* wait (up to STOP_WAIT_MS) for <pid> to be stopped: a SIGCONT sent before the SIGSTOP was

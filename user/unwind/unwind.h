@@ -125,9 +125,17 @@ void kp_uw_loader_stats(const struct kp_uw_loader *l, struct kp_uw_load_stats *s
 /* <b> added into <a> */
 void kp_uw_load_stats_add(struct kp_uw_load_stats *a, const struct kp_uw_load_stats *b);
 
+struct bpf_object;
+
+/* ---- task_regs.c ---- */
+
+/* Before <obj>'s load, on a kernel without bpf_task_pt_regs: where its unwinder finds a task's
+ * user registers (kp_uw_task, from the kernel's BTF). 0 also when they cannot be known (frame
+ * pointers there), -errno when the object has no kp_uw_task. */
+int kp_uw_set_task_layout(struct bpf_object *obj);
+
 /* ---- owner.c ---- */
 
-struct bpf_object;
 struct kp_uw_owner;
 
 /* Before <obj>'s load: its unwinder's maps sized (1 entry each when not <on>), for <ntargets>
