@@ -97,7 +97,7 @@ BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 .PHONY: all lib cli deps deps-node deps-cross deps-kernels test test-unit test-integration test-python \
 	test-fuzz test-kernels demo install clean vmlinux asan format format-check bench help \
-	workloads fuzz
+	workloads fuzz trixie-root
 
 all: lib cli workloads
 
@@ -124,16 +124,18 @@ help:
 	@echo "make test-kernels boot Debian's 5.10, 6.1, 6.12 kernels (x86_64, arm64) under qemu"
 	@echo "                  with the tests inside; table kernel x capability (README)"
 	@echo "make format-check / format   clang-format (kernel style) check / apply"
+	@echo "make trixie-root  the Debian 13 root with python3.13 of the pyframes/py313_* tests"
 
 # ---- dependencies ----
 
-# nodejs and openjdk-17-jdk-headless: the JIT tests (Node's --perf-basic-prof, a JVM's perf map)
+# nodejs and openjdk-17-jdk-headless: the JIT tests (Node's --perf-basic-prof, a JVM's perf map);
+# debootstrap: the Debian 13 root of the CPython 3.13 tests (make trixie-root)
 DEB_PKGS := make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libdeflate-dev \
 	    libcjson-dev libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev prometheus libcriterion-dev python3 python3-pytest python3-yaml pkg-config \
 	    linux-libc-dev systemtap-sdt-dev elfutils binutils golang-go clang-format \
 	    libcapstone-dev binutils-aarch64-linux-gnu linux-perf chromium libbpf-tools libc6-dbg \
 	    libsqlite3-dev \
-	    nodejs openjdk-17-jdk-headless
+	    nodejs openjdk-17-jdk-headless debootstrap
 
 # the cross toolchain and the arm64 libraries to link against (criterion: see CROSS_ROOT)
 DEB_PKGS_CROSS := gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross \
@@ -345,6 +347,12 @@ test-python: lib workloads $(CLI) $(NODE_MODULES)
 		KPERF_BUILD=$(abspath $(BUILD)) KPERF_BPF_LIB=$(abspath $(BUILD))/lib/libkperf-bpf.so \
 		PYTHONPATH=python $(PYTHON) -m pytest -q tests/python; \
 	else echo "test-python: no Python tests yet"; fi
+
+# the Debian 13 root with python3.13 that the pyframes/py313_* tests run their workload in:
+# 1-5 minutes (debootstrap), so made here, not by make test (those tests skip without it)
+TRIXIE_ROOT ?= /var/cache/kperf-trixie
+trixie-root:
+	sh scripts/trixie_root.sh $(TRIXIE_ROOT)
 
 # the kernel matrix (tests/kernels/run.sh): both architectures built, the arm64 guests' root
 # first (the arm64 tests link its criterion); KERNELS="6.1 arm64" picks lines of kernels.list

@@ -4,7 +4,9 @@
  * links it in) or libpython3.X.so. That file's .dynsym (else .symtab) gives _PyRuntime (the
  * runtime state: its interpreters, their threads), _PyEval_EvalFrameDefault (the native frames
  * that stand for Python ones) and Py_Version (3.11+: the version, read from the file). The
- * version picks a layout (python_layout.c). What a file gave is kept by (device, inode): a
+ * version picks a layout: 3.11's from a table (python_layout.c), 3.13's from the process
+ * itself, the _Py_DebugOffsets its _PyRuntime starts with (python_debug.c; read from the
+ * file when the process's memory cannot be). What a file gave is kept by (device, inode): a
  * process that maps new code is looked at again without parsing the interpreter again.
  */
 #include <errno.h>
@@ -33,6 +35,7 @@ struct py_file {
 	int err; /* 0, or why it cannot be read: -ENOENT no _PyRuntime, -ENOTSUP version */
 	unsigned major, minor;
 	uint64_t runtime, eval, eval_size; /* ELF addresses */
+	uint64_t runtime_off; /* where _PyRuntime's initial bytes are in the file; 0: nowhere */
 	uint64_t first_vaddr; /* the first PT_LOAD's page: where the file's first page maps */
 	struct py_file *next;
 };
@@ -130,6 +133,18 @@ static bool read_version(Elf *elf, const GElf_Sym *sym, uint32_t *v)
 	return true;
 }
 
+/* the file offset of <sym>'s initial bytes, 0 when the file has none (.bss) */
+static uint64_t file_offset(Elf *elf, const GElf_Sym *sym)
+{
+	Elf_Scn *scn = elf_getscn(elf, sym->st_shndx);
+	GElf_Shdr sh;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+	    sym->st_value < sh.sh_addr || sym->st_value - sh.sh_addr >= sh.sh_size)
+		return 0;
+	return sh.sh_offset + (sym->st_value - sh.sh_addr);
+}
+
 /* _PyRuntime, _PyEval_EvalFrameDefault, Py_Version of one symbol table */
 static void scan_symbols(Elf *elf, Elf_Scn *scn, struct py_file *f, bool *have_version)
 {
@@ -152,6 +167,7 @@ static void scan_symbols(Elf *elf, Elf_Scn *scn, struct py_file *f, bool *have_v
 			continue;
 		if (!strcmp(name, "_PyRuntime")) {
 			f->runtime = sym.st_value;
+			f->runtime_off = file_offset(elf, &sym);
 		} else if (!strcmp(name, "_PyEval_EvalFrameDefault")) {
 			f->eval = sym.st_value;
 			f->eval_size = sym.st_size;
@@ -251,6 +267,39 @@ static bool interpreter_name(const char *path)
 	return !strncmp(base, "python", 6) || !strncmp(base, "libpython", 9);
 }
 
+/* 3.13+: the layout from the _Py_DebugOffsets at <runtime> in process <pid>, or at the same
+ * place in its interpreter's file <fpath> when the process cannot be read */
+static int debug_layout(int pid, const char *fpath, const struct py_file *f, uint64_t runtime,
+			struct kp_py_layout *l, char *why, size_t why_len)
+{
+	unsigned char rec[1024];
+	size_t len = kp_py_debug_offsets_size(f->minor);
+	char mem[64];
+	ssize_t got = -1;
+	int fd;
+
+	if (len > sizeof(rec))
+		len = 0;
+	snprintf(mem, sizeof(mem), "/proc/%d/mem", pid);
+	fd = len ? open(mem, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		got = pread(fd, rec, len, (off_t)runtime);
+		close(fd);
+	}
+	if (len && got != (ssize_t)len && f->runtime_off) {
+		fd = open(fpath, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			got = pread(fd, rec, len, (off_t)f->runtime_off);
+			close(fd);
+		}
+	}
+	if (len && got != (ssize_t)len) {
+		snprintf(why, why_len, "its _Py_DebugOffsets cannot be read");
+		return -EIO;
+	}
+	return kp_py_layout_from_debug(rec, len, f->major, f->minor, l, why, why_len);
+}
+
 int kp_py_add_pid(struct kp_py *py, int pid)
 {
 	char path[64], *text, *line, *save = NULL, stripped[4096] = "";
@@ -290,16 +339,28 @@ int kp_py_add_pid(struct kp_py *py, int pid)
 			snprintf(stripped, sizeof(stripped), "%s", file);
 			continue;
 		}
-		if (f->major != 3 || !kp_py_layout_of(f->minor, &proc.l)) {
+		proc.runtime = start - f->first_vaddr + f->runtime;
+		if (f->major == 3 && kp_py_debug_offsets_size(f->minor)) {
+			char why[256];
+
+			if (debug_layout(pid, fpath, f, proc.runtime, &proc.l, why, sizeof(why))) {
+				note(py, file,
+				     "process %d runs Python %u.%u (%s): %s: native frames only",
+				     pid, f->major, f->minor, file, why);
+				free(text);
+				bpf_map_delete_elem(py->procs_fd, &key);
+				return 0;
+			}
+		} else if (f->major != 3 || !kp_py_layout_of(f->minor, &proc.l)) {
+			/* 3.12: no _Py_DebugOffsets, and no layout verified on a real 3.12 */
 			note(py, file,
 			     "process %d runs Python %u.%u (%s): its frame layout is not known to "
-			     "kperf-bpf (it reads 3.11): native frames only",
+			     "kperf-bpf (it reads 3.11 and 3.13): native frames only",
 			     pid, f->major, f->minor, file);
 			free(text);
 			bpf_map_delete_elem(py->procs_fd, &key);
 			return 0;
 		}
-		proc.runtime = start - f->first_vaddr + f->runtime;
 		proc.eval_lo = start - f->first_vaddr + f->eval;
 		proc.eval_hi = proc.eval_lo + f->eval_size;
 		found = true;

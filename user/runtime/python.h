@@ -11,6 +11,7 @@
 
 #include <linux/types.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "pyframes.h"
@@ -37,7 +38,17 @@ const char *kp_py_next_note(struct kp_py *py);
 /* the BPF side's counters (enum kp_py_counter), summed over the CPUs */
 void kp_py_counters(const struct kp_py *py, uint64_t out[KP_PY_CNT_MAX]);
 
-/* The layout of CPython 3.<minor> from the table (3.11, 3.12): false when not there. */
+/* The layout of CPython 3.<minor> from the table (3.11): false when not there. */
 bool kp_py_layout_of(unsigned minor, struct kp_py_layout *out);
+
+/* How many bytes of _Py_DebugOffsets (the start of _PyRuntime) version 3.<minor> is read
+ * from; 0 when its layout is not read that way (python_debug.c: 3.13). */
+size_t kp_py_debug_offsets_size(unsigned minor);
+
+/* The layout of Python <major>.<minor> from its _Py_DebugOffsets <rec> (<len> bytes, read from
+ * the process or its file): 0, or -errno with the reason in <why> (a clause that follows
+ * "the interpreter ..."). */
+int kp_py_layout_from_debug(const void *rec, size_t len, unsigned major, unsigned minor,
+			    struct kp_py_layout *out, char *why, size_t why_len);
 
 #endif

@@ -1,8 +1,10 @@
 """pyframes_patch.py - copies of a CPython interpreter that the Python-frame reader must refuse
-(tests/integration/test_pyframes.c): `version SRC DST` writes 3.99 into Py_Version (the
-interpreter runs as before: its version macros are compiled in), `strip SRC DST` renames
-_PyRuntime in .dynsym's strings (to _PyRuntimX) and drops .symtab's name for it, as a file
-stripped of the symbols that locate the runtime state would be."""
+(tests/integration/test_pyframes.c, test_pyframes313.c): `version SRC DST [3.X]` writes 3.99
+(or 3.X) into Py_Version (the interpreter runs as before: its version macros are compiled in),
+`strip SRC DST` renames _PyRuntime in .dynsym's strings (to _PyRuntimX) and drops .symtab's
+name for it, as a file stripped of the symbols that locate the runtime state would be, `cookie
+SRC DST` (3.13+) spoils the "xdebugpy" cookie of the _Py_DebugOffsets that _PyRuntime's initial
+bytes start with (the interpreter does not read it)."""
 import shutil
 import struct
 import sys
@@ -32,7 +34,7 @@ def symbols(b, secs):
             yield b[strs["off"] + name:end], shndx, value, strs["off"] + name
 
 
-def main(mode, src, dst):
+def main(mode, src, dst, version="3.99"):
     shutil.copyfile(src, dst)
     shutil.copymode(src, dst)
     b = bytearray(open(dst, "rb").read())
@@ -42,7 +44,15 @@ def main(mode, src, dst):
         if mode == "version" and name == b"Py_Version":
             sec = secs[shndx]
             at = sec["off"] + value - sec["addr"]
-            struct.pack_into("<I", b, at, 0x036300F0)  # 3.99.0 final
+            major, minor = (int(x) for x in version.split("."))
+            struct.pack_into("<I", b, at, major << 24 | minor << 16 | 0xF0)  # X.Y.0 final
+            done = True
+        elif mode == "cookie" and name == b"_PyRuntime" and shndx < len(secs):
+            sec = secs[shndx]
+            at = sec["off"] + value - sec["addr"]
+            if b[at:at + 8] != b"xdebugpy":
+                sys.exit("no _Py_DebugOffsets cookie at _PyRuntime in %s" % src)
+            b[at:at + 8] = b"xdebugpX"
             done = True
         elif mode == "strip" and name == b"_PyRuntime":
             b[name_at:name_at + 10] = b"_PyRuntimX"
@@ -53,4 +63,4 @@ def main(mode, src, dst):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:5])

@@ -1,17 +1,22 @@
 """pyframes_wl.py - a CPython workload with known behaviour for the Python-frame tests
 (tests/integration/test_pyframes.c) and bench/pyframes_overhead.sh.
 
-  shares SECONDS   the main thread runs heavy(), outer() (which calls inner()) and encode()
+  shares SECONDS [bz2]
+                   the main thread runs heavy(), outer() (which calls inner()) and encode()
                    (json.dumps: the _json C encoder) in turn for SECONDS of its CPU time,
                    measures each one's thread CPU time and prints, on its last line,
                    "shares heavy=H outer=O inner=I encode=E" (percent of the process's CPU
-                   time, startup included, as a profile of the whole process counts it)
+                   time, startup included, as a profile of the whole process counts it);
+                   with bz2, squeeze() too (bz2.compress: the _bz2 extension module, a file
+                   of its own where _json is built into the interpreter, as in Debian's 3.13)
   work SECONDS     heavy(), outer() and encode() in turn, about SECONDS of CPU time of work,
                    a fixed amount; prints "work cpu=C wall=W" (its seconds, traced or
                    not: bench/pyframes_overhead.sh compares them)
   threads SECONDS  two threads named pyalpha and pybeta (their /proc comm) run alpha() and
-                   beta() for SECONDS of wall time each
+                   beta() for SECONDS of wall time each; "ready" is printed once both are
+                   named and about to run (a profiler can attach to the pid then)
 """
+import bz2
 import json
 import sys
 import threading
@@ -55,9 +60,22 @@ def encode(reps):
     return n
 
 
-def shares(seconds):
+BLOB = b"".join(b"%d:%d;" % (i, i * i % 977) for i in range(600))
+
+
+def squeeze(reps):
+    n = 0
+    for _ in range(reps):
+        n += len(bz2.compress(BLOB, 1))
+    return n
+
+
+def shares(seconds, ext=None):
     spent = {"heavy": 0.0, "outer": 0.0, "inner": 0.0, "encode": 0.0}
     work = [("heavy", heavy, 30000), ("outer", outer, 30000), ("encode", encode, 8)]
+    if ext == "bz2":
+        spent["squeeze"] = 0.0
+        work.append(("squeeze", squeeze, 1))
     end = time.thread_time() + seconds
     while time.thread_time() < end:
         for name, fn, arg in work:
@@ -89,25 +107,31 @@ def beta(end):
         inner(5000)
 
 
-def named(name, fn, end):
+def named(name, fn, end, ready):
     try:
         with open("/proc/self/task/%d/comm" % threading.get_native_id(), "w") as f:
             f.write(name)
-    except OSError:
-        pass
+    except OSError:  # no /proc (a chroot): prctl(PR_SET_NAME)
+        import ctypes
+        ctypes.CDLL(None).prctl(15, name.encode(), 0, 0, 0)
+    ready.wait()
     fn(end)
 
 
 def threads(seconds):
     end = time.time() + seconds
-    ts = [threading.Thread(target=named, args=("pyalpha", alpha, end)),
-          threading.Thread(target=named, args=("pybeta", beta, end))]
+    ready = threading.Barrier(3)
+    ts = [threading.Thread(target=named, args=("pyalpha", alpha, end, ready)),
+          threading.Thread(target=named, args=("pybeta", beta, end, ready))]
     for t in ts:
         t.start()
+    ready.wait()
+    print("ready", flush=True)
     for t in ts:
         t.join()
     print("threads done")
 
 
 if __name__ == "__main__":
-    {"shares": shares, "threads": threads, "work": work}[sys.argv[1]](float(sys.argv[2]))
+    {"shares": shares, "threads": threads, "work": work}[sys.argv[1]](float(sys.argv[2]),
+                                                                      *sys.argv[3:])

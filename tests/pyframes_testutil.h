@@ -1,0 +1,168 @@
+/*
+ * pyframes_testutil.h - helpers of the Python-frame tests (test_pyframes.c: Debian 12's
+ * python3.11; test_pyframes313.c: Debian 13's python3.13 in a trixie root): record a CPython
+ * running tests/workloads/python/pyframes_wl.py with `kperf-bpf record -g --format folded`,
+ * count the samples whose stacks hold given frames, read the shares the workload measured.
+ */
+#ifndef KPERF_PYFRAMES_TESTUTIL_H
+#define KPERF_PYFRAMES_TESTUTIL_H
+
+#include <criterion/criterion.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+/* Python frames are read on 6.18 and later (user/pmu/sample_unwind.c: older verifiers refuse
+ * the reader, or are not proven): below, record says so once and gives native frames */
+static inline void pf_need_py_kernel(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) == 0)
+		sscanf(u.release, "%d.%d", &major, &minor);
+	if (major < 6 || (major == 6 && minor < 18))
+		cr_skip_test("Python frames are read on 6.18+, this is %s", u.release);
+}
+
+struct pf_folded {
+	char *text; /* the file, lines "frame;frame;... count" */
+	char *out; /* the command's stdout and stderr */
+	int status;
+};
+
+/* tests/workloads/python/<name> of the source tree, as the other suites find their sources:
+ * the build the kernel matrix runs is a copy elsewhere (build/kernels/build-ARCH), with no
+ * tests/ beside it */
+static inline const char *pf_script(const char *name)
+{
+	static char buf[4096];
+
+	snprintf(buf, sizeof(buf), "%s/tests/workloads/python/%s", KPERF_SRCDIR, name);
+	return buf;
+}
+
+/* `kperf-bpf record -g --format folded <what>`, the profile folded */
+static inline struct pf_folded pf_record_what(const char *what)
+{
+	char cmd[8192], path[] = "/tmp/kperf-pyframes-XXXXXX";
+	struct pf_folded f = { 0 };
+	FILE *in;
+	long len;
+	int fd;
+
+	fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd),
+		 "PYTHONHOME=/usr %s/bin/kperf-bpf record -g --format folded -o %s %s 2>&1",
+		 tu_build(), path, what);
+	f.out = tu_run(cmd, &f.status);
+	in = fopen(path, "r");
+	cr_assert(in, "no profile from: %s\n%s", cmd, f.out);
+	fseek(in, 0, SEEK_END);
+	len = ftell(in);
+	rewind(in);
+	f.text = calloc(1, (size_t)len + 1);
+	cr_assert_eq(fread(f.text, 1, (size_t)len, in), (size_t)len);
+	fclose(in);
+	unlink(path);
+	return f;
+}
+
+/* record `<runner> <script> <args>` launched (runner: the interpreter, or a chroot and it) */
+static inline struct pf_folded pf_record(const char *runner, const char *script, const char *extra,
+					 const char *args)
+{
+	char what[4096];
+
+	snprintf(what, sizeof(what), "%s -- %s %s %s", extra, runner, script, args);
+	return pf_record_what(what);
+}
+
+static inline void pf_free(struct pf_folded *f)
+{
+	free(f->text);
+	free(f->out);
+}
+
+/* the samples of lines of <comm> whose stack holds every one of <need> (NULL-ended; a frame
+ * list "a;b" must appear as such), in <order> when set: need[0] before need[1] */
+static inline unsigned long pf_count(const struct pf_folded *f, const char *comm,
+				     const char *const *need, bool order)
+{
+	unsigned long total = 0;
+	const char *line = f->text, *nl;
+	char buf[32768];
+
+	for (; *line; line = nl + 1) {
+		const char *sp, *prev = buf;
+		size_t len;
+		unsigned i;
+		bool ok = true;
+
+		nl = strchr(line, '\n');
+		if (!nl)
+			nl = line + strlen(line);
+		len = (size_t)(nl - line);
+		if (len + 2 >= sizeof(buf))
+			len = sizeof(buf) - 2;
+		memcpy(buf, line, len);
+		buf[len] = '\0';
+		sp = strrchr(buf, ' ');
+		if (sp && !strncmp(buf, comm, strlen(comm)) && buf[strlen(comm)] == ';') {
+			buf[sp - buf] = ';'; /* every frame ends with ';' */
+			for (i = 0; need && need[i] && ok; i++) {
+				const char *at = strstr(order ? prev : buf, need[i]);
+
+				ok = at != NULL;
+				if (at)
+					prev = at;
+			}
+			if (ok)
+				total += strtoul(sp + 1, NULL, 10);
+		}
+		if (!*nl)
+			break;
+	}
+	return total;
+}
+
+/* the share of CPU time in function <name> that the workload printed */
+static inline double pf_share_of(const char *out, const char *name)
+{
+	char key[64];
+	const char *at;
+
+	snprintf(key, sizeof(key), " %s=", name);
+	at = strstr(out, key);
+	cr_assert(at, "the workload did not print %s:\n%s", name, out);
+	return strtod(at + strlen(key), NULL);
+}
+
+/* each of <fns>' inclusive share of <comm>'s <total> samples within 5 points of what the
+ * workload measured */
+static inline void pf_expect_shares(const struct pf_folded *f, const char *comm,
+				    unsigned long total, const char *const *fns)
+{
+	unsigned i;
+
+	for (i = 0; fns[i]; i++) {
+		char frame[64];
+		const char *const need[] = { frame, NULL };
+		double want = pf_share_of(f->out, fns[i]), got;
+
+		snprintf(frame, sizeof(frame), ";pyframes_wl.%s;", fns[i]);
+		got = 100.0 * (double)pf_count(f, comm, need, false) / (double)total;
+		cr_expect(got > want - 5 && got < want + 5,
+			  "%s: %.1f%% of the samples, the script measured %.1f%%", fns[i], got,
+			  want);
+	}
+}
+
+#endif
