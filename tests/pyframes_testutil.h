@@ -79,7 +79,7 @@ static inline struct pf_folded pf_record_what(const char *what)
 static inline struct pf_folded pf_record(const char *runner, const char *script, const char *extra,
 					 const char *args)
 {
-	char what[4096];
+	char what[16384];
 
 	snprintf(what, sizeof(what), "%s -- %s %s %s", extra, runner, script, args);
 	return pf_record_what(what);
