@@ -19,6 +19,7 @@
 #include "kperf/pcerrc.h"
 #include "stack/stack.h"
 #include "runtime/python.h"
+#include "sym/sym.h"
 #include "unwind/unwind.h"
 #include "pmu.h"
 #include "sample.h"
@@ -102,9 +103,13 @@ int kp_sample_unwind_prepare(struct kp_pmu *p, struct bpf_object *obj)
 	return 0;
 }
 
-static void py_on_pid(void *ctx, int pid)
+/* each process whose tables were just loaded, alive: the symbolizer notes where its root is
+ * (a chroot'ed interpreter exits before its samples are resolved), the Python reader looks */
+static void on_pid(void *ctx, int pid)
 {
-	kp_py_add_pid(ctx, pid);
+	kp_sym_note_root(pid);
+	if (ctx)
+		kp_py_add_pid(ctx, pid);
 }
 
 int kp_sample_unwind_start(struct kp_pmu *p, struct bpf_object *obj)
@@ -147,8 +152,8 @@ int kp_sample_unwind_start(struct kp_pmu *p, struct bpf_object *obj)
 	/* the targets now (a launched command: held at its exec and its entry point while its
 	 * tables load); their children and anything system-wide when first sampled */
 	err = kp_uw_owner_start_hooked(obj, p->pids, (unsigned)p->npids,
-				       p->attr.enableOnExec && !p->attr.blockedSample,
-				       s->py ? py_on_pid : NULL, s->py, &s->uw);
+				       p->attr.enableOnExec && !p->attr.blockedSample, on_pid,
+				       s->py, &s->uw);
 	if (err)
 		return kp_fail(LIBPERF_ERR_FAIL_MMAP, err, "cannot load the unwind tables: %s",
 			       strerror(-err));

@@ -51,6 +51,10 @@ int kp_sym_record_kernel(void);
  * exited after an earlier snapshot, that snapshot is kept and 0 is returned. */
 int kp_sym_record_pid(pid_t pid, unsigned flags);
 
+/* Note, while <pid> lives, where its root is (Symbol.mntPoint; a chroot's directory), so that
+ * its files are found once it has exited; nothing else is read. */
+void kp_sym_note_root(pid_t pid);
+
 /* Mappings learned from PERF_RECORD_MMAP2 (or MMAP): [start, end) maps <path> at file offset
  * <pgoff>. <path> as the kernel reports it ("/usr/lib/..", "[vdso]", "//anon", "x (deleted)").
  * An overlapping older mapping is cut, as the kernel does. The file is opened at once, so call
@@ -624,8 +628,8 @@ extern bool sym_ask_jit;
 
 /* ---- sym_mnt.c: where a process's files are, seen from here ---- */
 
-/* Symbol.mntPoint of <pid>'s files (interned): "" when it shares our mount namespace (or is
- * gone); else the directory of ours that is its root (a container's overlay, a bind mount),
+/* Symbol.mntPoint of <pid>'s files (interned): "" when it shares our mount namespace and
+ * root (or is gone); the directory of ours that is its root when chroot'ed; else the directory of ours that is its root (a container's overlay, a bind mount),
  * found through the mountinfo of both sides and checked to be the same directory; else
  * "/proc/PID/root", valid while it lives. mntPoint + module is then the file as we see it.
  * NULL only on ENOMEM. */

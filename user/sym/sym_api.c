@@ -68,6 +68,21 @@ int kp_sym_record_pid(pid_t pid, unsigned flags)
 	return err;
 }
 
+void kp_sym_note_root(pid_t pid)
+{
+	struct sym_proc *p;
+
+	if (pid <= 0 || !sym_proc_alive(pid))
+		return;
+	sym_lock();
+	p = sym_proc_get(pid);
+	if (!p)
+		p = sym_proc_new(pid);
+	if (p)
+		p->mnt_point = sym_mnt_point(pid);
+	sym_unlock();
+}
+
 int kp_sym_add_mapping_id(pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff, const char *path,
 			  uint32_t maj, uint32_t min, uint64_t ino)
 {
@@ -94,9 +109,10 @@ int kp_sym_add_mapping_id(pid_t pid, uint64_t start, uint64_t end, uint64_t pgof
 		}
 		/* told about a process that already exited: open files by their paths */
 		p->gone = !sym_proc_alive(pid);
-		if (!p->gone)
-			p->mnt_point = sym_mnt_point(pid);
 	}
+	/* where its root is, while it lives (again after an exec: a chroot comes before one) */
+	if (!p->gone && !p->mnt_point)
+		p->mnt_point = sym_mnt_point(pid);
 	if (!p->gone)
 		sym_proc_note_identity(p); /* once, and once after an exec */
 	/* MMAP2 without mmap_data only reports executable mappings */
@@ -186,6 +202,10 @@ void kp_sym_exec(pid_t pid, const char *comm)
 		p->jit_size = 0;
 		p->jit_final = false;
 		p->start_time = 0;
+		/* its root may have changed before the exec (chroot): asked again while it
+		 * lives; the one known so far is kept for a process already gone */
+		if (sym_proc_alive(pid))
+			p->mnt_point = NULL;
 		/* the same process (uid and pid as noted, unless its next look says otherwise)
 		 * under another name, maybe another runtime */
 		p->id_fresh = false;

@@ -7,12 +7,15 @@
  * shows) found among our mounts of the same device, the rest of the path appended. The result
  * must be the very directory /proc/PID/root is (same device and inode), or it is not used:
  * then "/proc/PID/root" itself, which names the same files for as long as the process lives.
+ * A process chroot'ed in our mount namespace: the directory its root link names.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/core.h"
 #include "sym.h"
@@ -211,8 +214,24 @@ const char *sym_mnt_point(pid_t pid)
 	struct our_view v = { &r, "", 0 };
 	struct stat want, got;
 
-	if (pid <= 0 || same_namespace(pid))
+	if (pid <= 0)
 		return sym_intern("");
+	if (same_namespace(pid)) {
+		char root[PATH_MAX];
+		ssize_t n;
+
+		/* a chroot: the same mounts, another root, which its link names as we see it
+		 * (checked to be that very directory) */
+		snprintf(proc_root, sizeof(proc_root), "/proc/%d/root", (int)pid);
+		n = readlink(proc_root, root, sizeof(root) - 1);
+		if (n > 1 && root[0] == '/' && stat(proc_root, &want) == 0) {
+			root[n] = '\0';
+			if (stat(root, &got) == 0 && want.st_dev == got.st_dev &&
+			    want.st_ino == got.st_ino)
+				return sym_intern(root);
+		}
+		return sym_intern("");
+	}
 	snprintf(proc_root, sizeof(proc_root), "/proc/%d/root", (int)pid);
 	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
 	if (each_mount(path, find_their_root, &r) == 0 && r.found &&

@@ -198,11 +198,20 @@ struct sym_file *sym_proc_map_file(struct sym_proc *p, struct sym_map *m, unsign
 	if (alive && !m->deleted)
 		snprintf(cand[n++], sizeof(cand[0]), "/proc/%d/root%s", (int)p->pid, bare);
 	if (!m->deleted) {
-		/* by its path as we see it: only the inode that was mapped will do */
-		if (stat(bare, &st) == 0 && m->ino && (uint64_t)st.st_ino != m->ino)
+		/* by its path as we see it (under the directory that was its root, when it
+		 * had another: a chroot, a container's root found among our mounts): only the
+		 * inode that was mapped will do */
+		char seen[PATH_MAX + 64];
+		const char *mnt = p->mnt_point;
+
+		if (mnt && mnt[0] == '/' && strncmp(mnt, "/proc/", 6))
+			snprintf(seen, sizeof(seen), "%s%s", mnt, bare);
+		else
+			snprintf(seen, sizeof(seen), "%s", bare);
+		if (stat(seen, &st) == 0 && m->ino && (uint64_t)st.st_ino != m->ino)
 			replaced = true;
 		else
-			snprintf(cand[n++], sizeof(cand[0]), "%s", bare);
+			snprintf(cand[n++], sizeof(cand[0]), "%s", seen);
 	}
 	for (i = 0; i < n && !f; i++) {
 		struct sym_file_ref ref = {
