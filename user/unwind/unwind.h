@@ -7,9 +7,11 @@
  * a stat() of the mapped file.
  *
  *   compile.c   ELF -> rows (libdw's dwarf_cfi_addrframe per row; PLT stubs; signal frames)
- *   cache.c     files -> tables, by build-id; reference counts; figures
+ *   cache.c     files -> tables, by build-id, a file seen before by its stat(); reference
+ *               counts; the idle tables bounded (least recently used out); figures
  *   load.c      tables and processes' mappings into the maps of a BPF object that unwinds
- *   owner.c     one BPF object's unwinder: maps sized, targets loaded, a loader thread
+ *   owner.c     one BPF object's unwinder: maps sized, targets loaded, a loader thread,
+ *               a launched command held (and the owners that share its hold map loaded)
  */
 #ifndef KPERF_UNWIND_H
 #define KPERF_UNWIND_H
