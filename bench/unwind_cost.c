@@ -10,7 +10,7 @@
  *   4. churn: a system-wide 99 Hz profile while short processes start and exit: CPU and
  *      process entries per process started, stacks taken before their tables.
  *
- *   unwind_cost [--ms N] [--churn PROCESSES]
+ *   unwind_cost [--ms N] [--churn PROCESSES] [--churn-only]
  */
 #include <errno.h>
 #include <signal.h>
@@ -273,44 +273,30 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* <count> short processes started one after the other by a shell, the whole system sampled */
-static void churn(int count)
+/* a fresh shell (not a fork of this big process) starts /bin/true <count> times: how many it
+ * started, and the seconds it took */
+static long shell_loop(int count, double *seconds)
 {
-	double seconds, t0;
-	FILE *f;
-	char *evts[] = { "cpu-clock" };
-	struct PmuAttr a = { .evtList = evts,
-			     .numEvt = 1,
-			     .useFreq = 1,
-			     .freq = 99,
-			     .callStack = 1,
-			     .symbolMode = RESOLVE_ELF };
-	struct KperfUnwindStats u;
-	struct PmuData *d = NULL;
-	struct rusage ru;
-	double c0, c1;
+	double t0 = now_s();
 	long started = 0;
 	pid_t loop;
-	int pd, n, p[2];
+	int p[2];
+	FILE *f;
 
 	if (pipe(p))
 		exit(1);
-	c0 = cpu_s(RUSAGE_SELF);
-	pd = KperfOpen(SAMPLING, &a, NULL);
-	if (pd < 0 || PmuEnable(pd)) {
-		fprintf(stderr, "unwind_cost: %s\n", Perror());
-		exit(1);
-	}
 	fflush(NULL);
-	t0 = now_s();
 	loop = fork();
-	if (loop == 0) { /* a fresh shell (not a fork of this big process) starts /bin/true */
+	if (loop == 0) {
 		char script[256];
 
+		/* fd 3: sh takes one digit (the profiler's open fds push the pipe's above 9) */
 		snprintf(script, sizeof(script),
-			 "i=0; while [ $i -lt %d ]; do /bin/true; i=$((i + 1)); done; echo $i >&%d",
-			 count, p[1]);
+			 "i=0; while [ $i -lt %d ]; do /bin/true; i=$((i + 1)); done; echo $i >&3",
+			 count);
 		close(p[0]);
+		if (p[1] != 3 && (dup2(p[1], 3) < 0 || close(p[1])))
+			_exit(126);
 		execl("/bin/sh", "sh", "-c", script, NULL);
 		_exit(127);
 	}
@@ -321,7 +307,37 @@ static void churn(int count)
 	if (f)
 		fclose(f);
 	waitpid(loop, NULL, 0);
-	seconds = now_s() - t0;
+	*seconds = now_s() - t0;
+	return started;
+}
+
+/* <count> short processes started one after the other by a shell, the whole system sampled,
+ * and the same loop unprofiled just before (same conditions: the rate ratio) */
+static void churn(int count)
+{
+	double seconds;
+	char *evts[] = { "cpu-clock" };
+	struct PmuAttr a = { .evtList = evts,
+			     .numEvt = 1,
+			     .useFreq = 1,
+			     .freq = 99,
+			     .callStack = 1,
+			     .symbolMode = RESOLVE_ELF };
+	struct KperfUnwindStats u;
+	struct PmuData *d = NULL;
+	struct rusage ru;
+	double c0, c1, base_s;
+	long started, base;
+	int pd, n;
+
+	base = shell_loop(count, &base_s);
+	c0 = cpu_s(RUSAGE_SELF);
+	pd = KperfOpen(SAMPLING, &a, NULL);
+	if (pd < 0 || PmuEnable(pd)) {
+		fprintf(stderr, "unwind_cost: %s\n", Perror());
+		exit(1);
+	}
+	started = shell_loop(count, &seconds);
 	PmuDisable(pd);
 	n = PmuRead(pd, &d);
 	c1 = cpu_s(RUSAGE_SELF);
@@ -335,6 +351,10 @@ static void churn(int count)
 	       started ? (c1 - c0) * 1e6 / started : 0, ru.ru_maxrss / 1024, u.processes,
 	       u.stacksNotLoaded, u.stacksUnknownMap, n, GetWarn() ? "; warning: " : "",
 	       GetWarn() ? GetWarnMsg() : "");
+	printf("churn unprofiled: %ld processes in %.1f s (%.0f/s); profiled / unprofiled rate "
+	       "%.2f\n",
+	       base, base_s, (double)base / base_s,
+	       base && seconds > 0 ? ((double)started / seconds) / ((double)base / base_s) : 0);
 	if (n > 0)
 		PmuDataFree(d);
 	PmuClose(pd);
@@ -344,13 +364,19 @@ int main(int argc, char **argv)
 {
 	const char *b = getenv("KPERF_BUILD");
 	struct kres kd, kf;
-	int i, churn_n = 2000, stats_fd;
+	int i, churn_n = 2000, churn_only = 0, stats_fd;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--ms") && i + 1 < argc)
 			work_ms = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--churn") && i + 1 < argc)
 			churn_n = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--churn-only"))
+			churn_only = 1;
+	}
+	if (churn_only) { /* the process-start cost alone (issue 21's churn figures) */
+		churn(churn_n);
+		return 0;
 	}
 	snprintf(build, sizeof(build), "%s", b ? b : "build");
 	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME); /* while the fd is open */

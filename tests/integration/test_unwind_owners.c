@@ -10,6 +10,8 @@
  *   - a launched command is held at its exec and at its entry point while its tables load:
  *     none of its samples is taken by frame pointers for want of them, and every sample in
  *     its leaves, the first ones included, reaches main;
+ *   - the same with --wall, where sampling's unwinder holds it and off-CPU's follows: its
+ *     first samples and its naps reach main, and its stops are no blocked time;
  *   - unwind_churn: 30 s of the whole system under process churn, every sample in one stack.
  */
 #include <criterion/criterion.h>
@@ -171,6 +173,59 @@ Test(unwind_owners, launched_command_is_held_until_its_tables_load)
 	cr_assert_gt(leaf, 10, "%lu samples in the leaves", leaf);
 	cr_assert_eq(whole, leaf, "%lu of %lu samples in the leaves reach main", whole, leaf);
 	free(out);
+}
+
+/* --wall: on-CPU samples and blocked time, two BPF objects that unwind (sampling's and
+ * off-CPU's). Sampling's unwinder holds the launched command, off-CPU's shares its hold map and
+ * gets its tables at each stop: the first samples in its leaves reach main, its naps too, and
+ * the time it was stopped is nobody's blocked time (a stopped task leaves the cpu in
+ * do_signal_stop: no block has it) */
+static char *wall_run(const char *args, unsigned long *leaf, unsigned long *whole,
+		      const char *leaf_a, const char *leaf_b, const char *path)
+{
+	char cmd[4096], *out, *text, *line, *save = NULL;
+	int st;
+
+	snprintf(cmd, sizeof(cmd),
+		 "%s/bin/kperf-bpf record --wall -g -F 999 --format folded -- %s/workloads/nofp "
+		 "--nowait %s 2>&1",
+		 tu_build(), tu_build(), args);
+	out = tu_run(cmd, &st);
+	cr_assert_eq(st, 0, "%s", out);
+	text = strdup(out);
+	*leaf = *whole = 0;
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *sp = strrchr(line, ' ');
+		unsigned long c = sp ? strtoul(sp + 1, NULL, 10) : 0;
+
+		if (strncmp(line, "nofp;", 5) || !(strstr(line, leaf_a) || strstr(line, leaf_b)))
+			continue;
+		*leaf += c;
+		if (strstr(line, path))
+			*whole += c;
+	}
+	free(out);
+	return text;
+}
+
+Test(unwind_owners, wall_launched_command_is_held_until_its_tables_load)
+{
+	unsigned long leaf, whole;
+	char *text;
+
+	text = wall_run("--ms 60", &leaf, &whole, ";leaf_", ";leaf_cmp", ";main;run_all;");
+	cr_assert_gt(leaf, 10, "%lu samples in the leaves\n%s", leaf, text);
+	cr_assert_eq(whole, leaf, "%lu of %lu samples in the leaves reach main\n%s", whole, leaf,
+		     text);
+	cr_assert_null(strstr(text, "do_signal_stop"), "a stop counted as blocked:\n%s", text);
+	free(text);
+	/* its blocks: every nap in nanosleep under nap_leaf, nap_path and main */
+	text = wall_run("--naps 20", &leaf, &whole, ";clock_nanosleep", ";nanosleep",
+			";main;nap_path;nap_leaf;");
+	cr_assert_gt(leaf, 0, "no block in nanosleep\n%s", text);
+	cr_assert_eq(whole, leaf, "%lu of %lu ns in nanosleep reach main\n%s", whole, leaf, text);
+	cr_assert_null(strstr(text, "do_signal_stop"), "a stop counted as blocked:\n%s", text);
+	free(text);
 }
 
 /* issue 21's churn test: 30 s of the whole system while short processes start and exit (their

@@ -393,6 +393,104 @@ Test(unwind, cache_by_build_id)
 	rmdir(dir);
 }
 
+/* a library rebuilt at the same path (rewritten in place: the same inode; or replaced: a new
+ * one) gets its new table, never the old one's; a file unchanged since long is found again
+ * from its stat() alone */
+Test(unwind, cache_follows_a_rebuilt_library)
+{
+	char dir[] = "/tmp/kperf-unwind-XXXXXX", lib[PATH_MAX], cmd[6 * PATH_MAX], why[256];
+	char a_path[PATH_MAX], b_path[PATH_MAX];
+	struct kp_uw_cache_stats before, after;
+	struct kp_uw_table *a, *b, *t1, *t2, *t3;
+	struct stat st1, st2;
+	int err;
+
+	snprintf(a_path, sizeof(a_path), "%s", tu_path("workloads/libnofpdl.so"));
+	snprintf(b_path, sizeof(b_path), "%s", tu_path("workloads/libwl.so"));
+	a = kp_uw_get(a_path, &err, why, sizeof(why));
+	b = kp_uw_get(b_path, &err, why, sizeof(why));
+	cr_assert(a && b, "%s", why);
+	cr_assert(a->build_id_len && b->build_id_len);
+	cr_assert(a->build_id_len != b->build_id_len ||
+		  memcmp(a->build_id, b->build_id, a->build_id_len));
+	cr_assert(mkdtemp(dir));
+	snprintf(lib, sizeof(lib), "%s/libx.so", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", a_path, lib);
+	cr_assert_eq(system(cmd), 0);
+	t1 = kp_uw_get(lib, &err, why, sizeof(why));
+	cr_assert_eq(t1, a, "%s", why); /* its build-id: a's table */
+	cr_assert_eq(stat(lib, &st1), 0);
+	/* rebuilt in place, at once (the same inode; its times maybe within one tick) */
+	snprintf(cmd, sizeof(cmd), "cat %s > %s", b_path, lib);
+	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(stat(lib, &st2), 0);
+	cr_assert_eq(st1.st_ino, st2.st_ino);
+	t2 = kp_uw_get(lib, &err, why, sizeof(why));
+	cr_assert_eq(t2, b, "the library rewritten in place got %s table",
+		     t2 == a ? "its old" : "another");
+	/* replaced by a new file (a new inode) holding the first build again */
+	snprintf(cmd, sizeof(cmd), "cp %s %s.new && mv %s.new %s", a_path, lib, lib, lib);
+	cr_assert_eq(system(cmd), 0);
+	kp_uw_cache_stats(&before);
+	t3 = kp_uw_get(lib, &err, why, sizeof(why));
+	kp_uw_cache_stats(&after);
+	cr_assert_eq(t3, a);
+	cr_assert_eq(after.compiled, before.compiled, "a build seen before is not compiled again");
+	cr_assert_eq(after.stat_hits, before.stat_hits, "a new file is read, not trusted");
+	/* libc, unchanged for long: the second time from its stat() */
+	kp_uw_put(kp_uw_get(LIBC, &err, why, sizeof(why)));
+	kp_uw_cache_stats(&before);
+	kp_uw_put(kp_uw_get(LIBC, &err, why, sizeof(why)));
+	kp_uw_cache_stats(&after);
+	cr_assert_eq(after.stat_hits - before.stat_hits, 1);
+	cr_assert_eq(after.compiled, before.compiled);
+	kp_uw_put(t1);
+	kp_uw_put(t2);
+	kp_uw_put(t3);
+	kp_uw_put(a);
+	kp_uw_put(b);
+	unlink(lib);
+	rmdir(dir);
+	kp_uw_cache_trim();
+}
+
+/* the tables no one holds are bounded: the least recently used go first; held ones stay */
+Test(unwind, cache_is_bounded)
+{
+	char why[256];
+	struct kp_uw_cache_stats st;
+	struct kp_uw_table *a, *b, *c;
+	int err;
+
+	kp_uw_cache_trim();
+	kp_uw_cache_bounds(1, 0);
+	a = kp_uw_get(tu_path("workloads/libnofpdl.so"), &err, why, sizeof(why));
+	b = kp_uw_get(tu_path("workloads/libwl.so"), &err, why, sizeof(why));
+	c = kp_uw_get(tu_path("workloads/nofp"), &err, why, sizeof(why));
+	cr_assert(a && b && c, "%s", why);
+	kp_uw_cache_stats(&st);
+	cr_assert_eq(st.tables, 3, "held tables are never dropped");
+	kp_uw_put(a); /* the oldest */
+	kp_uw_put(c);
+	kp_uw_cache_stats(&st);
+	cr_assert_eq(st.idle, 1);
+	cr_assert_eq(st.tables, 2);
+	cr_assert_eq(st.evicted, 1);
+	/* the one kept is the one used last */
+	c = kp_uw_get(tu_path("workloads/nofp"), &err, why, sizeof(why));
+	kp_uw_cache_stats(&st);
+	cr_assert_eq(st.evicted, 1, "nofp's table was kept");
+	kp_uw_put(c);
+	kp_uw_put(b);
+	kp_uw_cache_stats(&st);
+	cr_assert_eq(st.tables, 1);
+	kp_uw_cache_bounds(0, 0);
+	kp_uw_cache_trim();
+	kp_uw_cache_stats(&st);
+	cr_assert_eq(st.tables, 0);
+	cr_assert_eq(st.idents, 0, "identities go with their tables");
+}
+
 /* <path> must fail with <err> and a sentence containing <want> */
 static void bad(const char *path, int want_err, const char *want)
 {

@@ -146,7 +146,7 @@ static int load(struct kp_offcpu *c, const struct kp_offcpu_opts *o)
 	struct offcpu_bpf *s;
 	unsigned entries = o->entries ? o->entries : DEF_ENTRIES;
 	unsigned stacks = o->stacks ? o->stacks : DEF_STACKS;
-	int i, err;
+	int i, err, hold_fd;
 
 	size_t ring = getpagesize();
 
@@ -204,13 +204,20 @@ static int load(struct kp_offcpu *c, const struct kp_offcpu_opts *o)
 	bpf_map__set_max_entries(s->maps.children, o->npids ? TARGETS : 1);
 	s->rodata->kp_uw_on = o->user_stack && !o->fp_stacks;
 	kp_uw_owner_size(s->obj, s->rodata->kp_uw_on, (unsigned)o->npids);
+	hold_fd = s->rodata->kp_uw_on ? kp_uw_owner_hold_fd(o->hold_with) : -1;
+	if (hold_fd >= 0 && bpf_map__reuse_fd(s->maps.kp_uw_hold, hold_fd))
+		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
+			       "cannot share the unwinder's hold map: %s", strerror(errno));
 	err = offcpu_bpf__load(s);
 	if (err)
 		return kp_bpf_load_error("off-CPU tracing", err);
 	/* the targets' tables now (a command not exec'ed yet has kperf-bpf's mappings: it is held
 	 * at its exec while its own load), their children's when first asked for */
 	if (s->rodata->kp_uw_on) {
-		err = kp_uw_owner_start(s->obj, o->pids, (unsigned)o->npids, o->from_exec, &c->uw);
+		err = kp_uw_owner_start(s->obj, o->pids, (unsigned)o->npids,
+					o->from_exec && hold_fd < 0, &c->uw);
+		if (!err && hold_fd >= 0)
+			err = kp_uw_owner_follow(o->hold_with, c->uw);
 		if (err)
 			return kp_fail(LIBPERF_ERR_FAIL_MMAP, err,
 				       "cannot load the unwind tables: %s", strerror(-err));

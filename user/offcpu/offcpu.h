@@ -33,6 +33,8 @@ struct kp_offcpu_slice {
 /* 0 to go on, < 0 to stop (that value is returned) */
 typedef int (*kp_offcpu_slice_fn)(void *ctx, const struct kp_offcpu_slice *s);
 
+struct kp_uw_owner;
+
 struct kp_offcpu_opts {
 	const int *pids; /* processes (tgids) followed with the processes they fork from the
 			  * open on; NULL: every process but the caller */
@@ -41,7 +43,10 @@ struct kp_offcpu_opts {
 	bool kernel_stack; /* take the kernel stack at switch-out */
 	bool user_stack; /* take the user stack at switch-out */
 	bool fp_stacks; /* user stacks by frame pointers only, not from .eh_frame tables */
-	bool no_hold; /* a launched command is not held while its tables load (--wall) */
+	/* the unwinder of another object (sampling's, with --wall) that holds the launched
+	 * command: its kp_uw_hold map is shared (one stop, seen as such by the switches here) and
+	 * this object's tables are loaded by it before the command goes on. NULL: held here. */
+	struct kp_uw_owner *hold_with;
 	bool blocked_only; /* only the time waiting for something, not for a cpu (preempted) */
 	unsigned entries; /* distinct (thread, stack) pairs between two drains, 0: 16384 */
 	unsigned stacks; /* distinct stacks of the collection, 0: 8192 */

@@ -144,10 +144,11 @@ int kp_blocked_open(struct kp_pmu *p)
 		.user_stack = !p->attr.excludeUser,
 		/* the unwinder of the on-CPU samples, so that a function is drawn once */
 		.fp_stacks = p->opts.callGraph == KPERF_CALL_GRAPH_FP,
-		/* a launched command is held while its tables load with the blocked time alone
-		 * (offCpuOnly); with on-CPU samples too (wall) it is not (#21: the two held
-		 * it in turn and the blocked time of short commands went missing) */
-		.no_hold = !p->opts.offCpuOnly,
+		/* a launched command is held while its tables load; with on-CPU samples too
+		 * (wall) sampling's unwinder holds it, and this one shares its hold map and is
+		 * loaded by it (#21: the two held it in turn, each with a map of its own, and
+		 * each counted or skipped the other's stops: blocked time went missing) */
+		.hold_with = p->sampling ? p->sampling->uw : NULL,
 		.blocked_only = p->opts.offCpuOnly,
 	};
 	int i;

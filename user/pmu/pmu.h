@@ -318,6 +318,12 @@ int kp_sideband_enable(struct kp_sideband *sb, bool on);
 /* Feed the waiting records to the resolver. */
 void kp_sideband_drain(struct kp_sideband *sb);
 uint64_t kp_sideband_lost(const struct kp_sideband *sb);
+/* The processes whose exit was applied by the drains so far are let go: <fn>(<ctx>, pid) for
+ * each (NULL: none), and the side band's hold on their resolver state released. Call it once
+ * the samples drained with those exits are resolved (the read). */
+void kp_sideband_forget_exited(struct kp_sideband *sb, void (*fn)(void *ctx, int pid), void *ctx);
+/* processes released so far after their exit */
+uint64_t kp_sideband_released(const struct kp_sideband *sb);
 void kp_sideband_close(struct kp_sideband *sb);
 
 /* ---- data.c: building PmuData arrays ---- */

@@ -336,6 +336,29 @@ static void warn_losses(struct kp_pmu *p)
 	kp_sample_unwind_warn(p);
 }
 
+static void unsee(void *ctx, int tgid)
+{
+	struct kp_sampling *s = ctx;
+	size_t i;
+
+	for (i = 0; i < s->nseen; i++)
+		if (s->seen[i] == tgid) {
+			s->seen[i] = s->seen[--s->nseen];
+			kp_pmu_sym_release(tgid);
+			return;
+		}
+}
+
+/* After a read (under the lock): the processes that exited before its drain have had their
+ * samples resolved; their resolver state goes (a system-wide profile under process churn
+ * would keep every process it ever saw until it closes). */
+static void release_exited(struct kp_pmu *p)
+{
+	struct kp_sampling *s = p->sampling;
+
+	kp_sideband_forget_exited(s->sideband, unsee, s);
+}
+
 int kp_sampling_read(struct kp_pmu *p, struct PmuData **out)
 {
 	struct kp_sampling *s = p->sampling;
@@ -379,6 +402,10 @@ int kp_sampling_read(struct kp_pmu *p, struct PmuData **out)
 	warn_losses(p);
 	pthread_mutex_unlock(&s->lock);
 	err = kp_data_builder_finish(b, out);
+	/* after the array pinned the processes its delayed records need */
+	pthread_mutex_lock(&s->lock);
+	release_exited(p);
+	pthread_mutex_unlock(&s->lock);
 	if (err > 0)
 		kp_blocked_scale(p, *out, err);
 	return err;

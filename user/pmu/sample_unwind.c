@@ -151,9 +151,8 @@ int kp_sample_unwind_start(struct kp_pmu *p, struct bpf_object *obj)
 	s->uw_mmap_link = bpf_program__attach(mmap_prog);
 	/* the targets now (a launched command: held at its exec and its entry point while its
 	 * tables load); their children and anything system-wide when first sampled */
-	err = kp_uw_owner_start_hooked(obj, p->pids, (unsigned)p->npids,
-				       p->attr.enableOnExec && !p->attr.blockedSample, on_pid,
-				       s->py, &s->uw);
+	err = kp_uw_owner_start_hooked(obj, p->pids, (unsigned)p->npids, p->attr.enableOnExec,
+				       on_pid, s->py, &s->uw);
 	if (err)
 		return kp_fail(LIBPERF_ERR_FAIL_MMAP, err, "cannot load the unwind tables: %s",
 			       strerror(-err));

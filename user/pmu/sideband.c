@@ -7,7 +7,10 @@
  * before its samples are read would resolve to [unknown]. One dummy software event per
  * CPU, system-wide, delivers those records into a small perf ring buffer each; a drain
  * feeds them to the resolver (only for the target processes and their descendants when
- * there are targets). Lost records are counted.
+ * there are targets). Lost records are counted. What it told the resolver about a process is
+ * held until the process exited and the samples taken before its exit were read (the task's
+ * read calls kp_sideband_forget_exited), or until the close: a system-wide profile under
+ * process churn keeps the processes that live, not every one it ever saw.
  *
  * The records of all CPUs are applied in time order, not CPU after CPU: a process that execs
  * on one CPU and maps its libraries on another must see the exec (which drops its old
@@ -58,6 +61,14 @@ struct kp_sideband {
 	uint64_t seq;
 	struct kp_map procs; /* tgid -> 1: the processes of interest (NULL keys impossible) */
 	bool all; /* no targets: every process */
+	/* the processes it told the resolver about, each held (kp_pmu_sym_hold) until it exited
+	 * and its samples were read (kp_sideband_forget_exited), or until the close: tgid -> 1,
+	 * or NULL once released (the map is rebuilt when those pile up) */
+	struct kp_map told;
+	size_t ntold; /* held now */
+	uint32_t *exited; /* held processes whose exit was applied */
+	size_t nexited, exited_cap;
+	uint64_t released; /* processes released after their exit */
 	uint64_t lost;
 	char *scratch; /* a record that wraps around the ring */
 	size_t scratch_cap;
@@ -78,6 +89,85 @@ static void want(struct kp_sideband *sb, uint32_t pid)
 
 	if (s)
 		s->val = (void *)1;
+}
+
+/* <pid>'s resolver state is held for this side band (it tells the resolver about it now) */
+static void tell(struct kp_sideband *sb, uint32_t pid)
+{
+	struct kp_map_slot *s = kp_map_slot(&sb->told, (void *)(uintptr_t)pid, NULL);
+	size_t i;
+
+	if (!s)
+		return;
+	if (!s->val) {
+		s->val = (void *)1;
+		sb->ntold++;
+		kp_pmu_sym_hold((int)pid);
+	}
+	/* a pid used again after an exit not yet released: the new process keeps it */
+	for (i = 0; i < sb->nexited; i++)
+		if (sb->exited[i] == pid)
+			sb->exited[i--] = sb->exited[--sb->nexited];
+}
+
+static void exited(struct kp_sideband *sb, uint32_t pid)
+{
+	if (!kp_grow((void **)&sb->exited, &sb->exited_cap, sb->nexited + 1, sizeof(*sb->exited)))
+		sb->exited[sb->nexited++] = pid;
+}
+
+/* the map of those told without the released ones (kp_map has no removal) */
+static void compact_told(struct kp_sideband *sb)
+{
+	struct kp_map fresh;
+	size_t i;
+
+	if (sb->told.len < 2 * sb->ntold + 1024)
+		return;
+	kp_map_init(&fresh, false);
+	for (i = 0; i < sb->told.cap; i++) {
+		struct kp_map_slot *s, *o = &sb->told.slots[i];
+
+		if (!o->key || !o->val)
+			continue;
+		s = kp_map_slot(&fresh, o->key, NULL);
+		if (!s) {
+			kp_map_free(&fresh);
+			return; /* out of memory: the old map stays */
+		}
+		s->val = o->val;
+	}
+	kp_map_free(&sb->told);
+	sb->told = fresh;
+}
+
+void kp_sideband_forget_exited(struct kp_sideband *sb, void (*fn)(void *ctx, int pid), void *ctx)
+{
+	struct kp_map_slot *s;
+	size_t i;
+
+	if (!sb)
+		return;
+	for (i = 0; i < sb->nexited; i++) {
+		int pid = (int)sb->exited[i];
+
+		if (fn)
+			fn(ctx, pid);
+		s = kp_map_slot(&sb->told, (void *)(uintptr_t)pid, NULL);
+		if (s && s->val) {
+			s->val = NULL;
+			sb->ntold--;
+			sb->released++;
+			kp_pmu_sym_release(pid);
+		}
+	}
+	sb->nexited = 0;
+	compact_told(sb);
+}
+
+uint64_t kp_sideband_released(const struct kp_sideband *sb)
+{
+	return sb ? sb->released : 0;
 }
 
 int kp_sideband_open(const int *cpus, int ncpus, const int *pids, int npids,
@@ -110,6 +200,7 @@ int kp_sideband_open(const int *cpus, int ncpus, const int *pids, int npids,
 	if (!sb)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 	kp_map_init(&sb->procs, false);
+	kp_map_init(&sb->told, false);
 	sb->all = npids == 0;
 	for (i = 0; i < npids; i++)
 		want(sb, (uint32_t)pids[i]);
@@ -199,6 +290,7 @@ static void handle(struct kp_sideband *sb, const struct perf_event_header *h)
 
 		if (len <= sizeof(*m) || !wanted(sb, m->pid))
 			break;
+		tell(sb, m->pid);
 		if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
 			kp_sym_add_mapping(m->pid, m->addr, m->addr + m->len, m->pgoff,
 					   m->filename);
@@ -211,8 +303,10 @@ static void handle(struct kp_sideband *sb, const struct perf_event_header *h)
 		const struct sb_comm *c = body;
 
 		if (len >= sizeof(*c) && (h->misc & PERF_RECORD_MISC_COMM_EXEC) &&
-		    c->pid == c->tid && wanted(sb, c->pid))
+		    c->pid == c->tid && wanted(sb, c->pid)) {
+			tell(sb, c->pid);
 			kp_sym_exec(c->pid, c->comm);
+		}
 		break;
 	}
 	case PERF_RECORD_FORK: {
@@ -222,6 +316,7 @@ static void handle(struct kp_sideband *sb, const struct perf_event_header *h)
 			break;
 		if (!sb->all)
 			want(sb, f->pid); /* the children of targets are targets */
+		tell(sb, f->pid);
 		kp_sym_fork(f->ppid, f->pid);
 		break;
 	}
@@ -229,10 +324,14 @@ static void handle(struct kp_sideband *sb, const struct perf_event_header *h)
 		const struct sb_fork *f = body;
 		struct kp_map_slot *slot;
 
+		if (len < sizeof(*f) || f->pid != f->tid || !wanted(sb, f->pid))
+			break;
+		/* its state goes once the samples taken before are read */
+		exited(sb, f->pid);
+		if (sb->all)
+			break;
 		/* a target that exited is no target any more: a process that gets its pid
 		 * later must not replace its mappings (its samples resolve after the exit) */
-		if (sb->all || len < sizeof(*f) || f->pid != f->tid || !wanted(sb, f->pid))
-			break;
 		slot = kp_map_slot(&sb->procs, (void *)(uintptr_t)f->pid, NULL);
 		if (slot)
 			slot->val = NULL;
@@ -376,5 +475,10 @@ void kp_sideband_close(struct kp_sideband *sb)
 	free(sb->arena);
 	free(sb->recs);
 	kp_map_free(&sb->procs);
+	for (i = 0; i < (int)sb->told.cap; i++)
+		if (sb->told.slots[i].key && sb->told.slots[i].val)
+			kp_pmu_sym_release((int)(uintptr_t)sb->told.slots[i].key);
+	kp_map_free(&sb->told);
+	free(sb->exited);
 	free(sb);
 }

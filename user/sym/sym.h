@@ -140,6 +140,8 @@ struct kp_sym_stats {
 	unsigned units_parsed; /* DWARF units whose function scopes were read */
 };
 void kp_sym_get_stats(struct kp_sym_stats *st);
+/* the resolver holds state of process <pid> (tests: what an exit released) */
+bool kp_sym_knows_pid(pid_t pid);
 
 /* ==== inside the module (callers hold the resolver lock) ==== */
 

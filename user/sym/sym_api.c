@@ -279,3 +279,13 @@ void kp_sym_get_stats(struct kp_sym_stats *st)
 	st->units_parsed = sym_inline_units_parsed();
 	sym_unlock();
 }
+
+bool kp_sym_knows_pid(pid_t pid)
+{
+	bool known;
+
+	sym_lock();
+	known = pid > 0 && sym_proc_get(pid) != NULL;
+	sym_unlock();
+	return known;
+}

@@ -2,8 +2,17 @@
  * cache.c - unwind tables by file: one compile per build-id (the same library in two container
  * layers, or under two paths, is one table), else per (device, inode, size, mtime) for files
  * without a build-id; an image in memory (the vdso, read from a process) by its build-id only.
- * Tables are reference counted: the BPF side holds one per loaded table;
- * kp_uw_cache_trim forgets those no one holds. Thread-safe (one mutex).
+ *
+ * A process start maps the same few files as the last thousand (the program, ld.so, libc):
+ * kp_uw_get answers those from a stat() alone, no open and no ELF read, through the identities
+ * it has seen (device, inode, size, mtime and ctime in ns -> table). An identity is trusted only
+ * once its file was last changed well before it was checked (file times are coarse: a library
+ * rewritten in place twice within a clock tick keeps its times), else the build-id is read again.
+ * A rebuilt library (a new inode, or new times) is read and compiled anew.
+ *
+ * Tables are reference counted: each loader holds one per table it placed in a BPF object. The
+ * tables no one holds are kept for the next process, least recently used first out, at most
+ * IDLE_MAX of them and IDLE_BYTES of rows. Thread-safe (one mutex).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -11,15 +20,157 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <gelf.h>
 
 #include "core/core.h"
 #include "sym/sym.h"
 #include "unwind.h"
 
+#define IDLE_MAX 256 /* tables no loader holds, kept for the processes to come */
+#define IDLE_BYTES (32ull << 20) /* and their rows */
+#define IDENTS_MAX 1024 /* (device, inode, ...) -> table */
+#define TRUST_NS 2000000000LL /* a file unchanged this long before its check is as checked */
+
+/* a file as stat() saw it, and the table its content compiles to */
+struct ident {
+	uint64_t dev, ino, size;
+	int64_t mtime_ns, ctime_ns;
+	int64_t checked_ns; /* when its build-id (or identity) was last read */
+	struct kp_uw_table *t;
+	struct ident *prev, *next;
+};
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct kp_uw_table *tables; /* a list: a system has hundreds of libraries, not millions */
-static uint64_t ncompiled, nhits;
+/* most recently used first: a system has hundreds of libraries, not millions */
+static struct kp_uw_table *tables;
+static struct ident *idents;
+static unsigned nidents;
+static uint64_t ncompiled, nhits, nstat_hits, nevicted;
+static uint64_t idle_max = IDLE_MAX, idle_bytes = IDLE_BYTES;
+
+static int64_t ns_of(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ns_of(&ts);
+}
+
+/* ---- the tables' list (most recently used first) ---- */
+
+static void table_unlink(struct kp_uw_table *t)
+{
+	if (t->lru_prev)
+		t->lru_prev->next = t->next;
+	else
+		tables = t->next;
+	if (t->next)
+		t->next->lru_prev = t->lru_prev;
+	t->next = t->lru_prev = NULL;
+}
+
+static void table_front(struct kp_uw_table *t)
+{
+	if (tables == t)
+		return;
+	if (t->lru_prev || t->next) /* in the list (not first: see above) */
+		table_unlink(t);
+	t->next = tables;
+	t->lru_prev = NULL;
+	if (tables)
+		tables->lru_prev = t;
+	tables = t;
+}
+
+/* ---- identities ---- */
+
+static void ident_unlink(struct ident *i)
+{
+	if (i->prev)
+		i->prev->next = i->next;
+	else
+		idents = i->next;
+	if (i->next)
+		i->next->prev = i->prev;
+	i->prev = i->next = NULL;
+}
+
+static void ident_front(struct ident *i)
+{
+	if (idents == i)
+		return;
+	if (i->prev || i->next) /* in the list (not first: see above) */
+		ident_unlink(i);
+	i->next = idents;
+	if (idents)
+		idents->prev = i;
+	idents = i;
+}
+
+static void ident_free(struct ident *i)
+{
+	ident_unlink(i);
+	nidents--;
+	free(i);
+}
+
+static struct ident *ident_find(const struct stat *st)
+{
+	struct ident *i;
+
+	for (i = idents; i; i = i->next)
+		if (i->dev == (uint64_t)st->st_dev && i->ino == (uint64_t)st->st_ino)
+			return i;
+	return NULL;
+}
+
+static bool ident_same(const struct ident *i, const struct stat *st)
+{
+	return i->size == (uint64_t)st->st_size && i->mtime_ns == ns_of(&st->st_mtim) &&
+	       i->ctime_ns == ns_of(&st->st_ctim);
+}
+
+/* <st> compiles to <t>, as read just now (the identity of that inode replaced) */
+static void ident_note(const struct stat *st, struct kp_uw_table *t)
+{
+	struct ident *i = ident_find(st);
+
+	if (!i) {
+		if (nidents >= IDENTS_MAX) {
+			for (i = idents; i->next; i = i->next)
+				;
+			ident_free(i); /* the least recently used */
+		}
+		i = calloc(1, sizeof(*i));
+		if (!i)
+			return;
+		nidents++;
+		i->dev = (uint64_t)st->st_dev;
+		i->ino = (uint64_t)st->st_ino;
+	}
+	i->size = (uint64_t)st->st_size;
+	i->mtime_ns = ns_of(&st->st_mtim);
+	i->ctime_ns = ns_of(&st->st_ctim);
+	i->checked_ns = now_ns();
+	i->t = t;
+	ident_front(i);
+}
+
+/* <i> answers without reading the file: the same times, and a check made well after them */
+static bool ident_trusted(const struct ident *i, const struct stat *st)
+{
+	int64_t changed = i->mtime_ns > i->ctime_ns ? i->mtime_ns : i->ctime_ns;
+
+	return ident_same(i, st) && i->checked_ns - changed > TRUST_NS;
+}
+
+/* ---- tables ---- */
 
 static struct kp_uw_table *find(const uint8_t *id, size_t idlen, const struct stat *st)
 {
@@ -29,14 +180,68 @@ static struct kp_uw_table *find(const uint8_t *id, size_t idlen, const struct st
 		if (idlen) {
 			if (t->build_id_len == idlen && !memcmp(t->build_id, id, idlen))
 				return t;
-		} else if (!t->build_id_len && t->key_dev == (uint64_t)st->st_dev &&
+		} else if (!t->build_id_len && st && t->key_dev == (uint64_t)st->st_dev &&
 			   t->key_ino == (uint64_t)st->st_ino &&
 			   t->key_size == (uint64_t)st->st_size &&
-			   t->key_mtime == (uint64_t)st->st_mtime) {
+			   t->key_mtime_ns == ns_of(&st->st_mtim)) {
 			return t;
 		}
 	}
 	return NULL;
+}
+
+static void table_drop(struct kp_uw_table *t)
+{
+	struct ident *i, *next;
+
+	for (i = idents; i; i = next) {
+		next = i->next;
+		if (i->t == t)
+			ident_free(i);
+	}
+	table_unlink(t);
+	kp_uw_table_free(t);
+}
+
+/* the least recently used tables no one holds go beyond IDLE_MAX or IDLE_BYTES */
+static void evict(void)
+{
+	struct kp_uw_table *t, *last = NULL, *prev;
+	uint64_t idle = 0, bytes = 0;
+
+	for (t = tables; t; t = t->next) {
+		if (t->refs <= 1) {
+			idle++;
+			bytes += (uint64_t)t->nrows * sizeof(*t->rows);
+		}
+		last = t;
+	}
+	for (t = last; t && (idle > idle_max || bytes > idle_bytes); t = prev) {
+		prev = t->lru_prev;
+		if (t->refs > 1)
+			continue;
+		idle--;
+		bytes -= (uint64_t)t->nrows * sizeof(*t->rows);
+		table_drop(t);
+		nevicted++;
+	}
+}
+
+static void hit(struct kp_uw_table *t)
+{
+	t->refs++;
+	nhits++;
+	table_front(t);
+}
+
+/* a new table (refs 1) into the cache: the caller's reference and the cache's */
+static void insert(struct kp_uw_table *t)
+{
+	t->refs = 2;
+	t->next = t->lru_prev = NULL;
+	table_front(t);
+	ncompiled++;
+	evict();
 }
 
 struct kp_uw_table *kp_uw_get(const char *path, int *errp, char *why, size_t whylen)
@@ -44,14 +249,30 @@ struct kp_uw_table *kp_uw_get(const char *path, int *errp, char *why, size_t why
 	uint8_t id[64];
 	size_t idlen;
 	struct kp_uw_table *t;
-	struct stat st;
+	struct ident *i;
+	struct stat st, st2;
 	Elf *elf;
 	int err = 0;
 
 	if (why && whylen)
 		why[0] = 0;
+	*errp = 0;
+	/* a file seen before, unchanged: a stat, no open */
+	if (kp_stat_path(path, &st) == 0) {
+		pthread_mutex_lock(&lock);
+		i = ident_find(&st);
+		if (i && ident_trusted(i, &st)) {
+			t = i->t;
+			hit(t);
+			nstat_hits++;
+			ident_front(i);
+			pthread_mutex_unlock(&lock);
+			return t;
+		}
+		pthread_mutex_unlock(&lock);
+	}
 	elf_version(EV_CURRENT);
-	elf = sym_elf_open(path, &st, &err);
+	elf = sym_elf_open(path, &st2, &err);
 	if (!elf) {
 		if (why && whylen)
 			snprintf(why, whylen, "%s",
@@ -63,10 +284,10 @@ struct kp_uw_table *kp_uw_get(const char *path, int *errp, char *why, size_t why
 	}
 	idlen = sym_elf_build_id(elf, id, sizeof(id));
 	pthread_mutex_lock(&lock);
-	t = find(id, idlen, &st);
+	t = find(id, idlen, &st2);
 	if (t) {
-		t->refs++;
-		nhits++;
+		hit(t);
+		ident_note(&st2, t);
 		pthread_mutex_unlock(&lock);
 		elf_end(elf);
 		return t;
@@ -74,14 +295,12 @@ struct kp_uw_table *kp_uw_get(const char *path, int *errp, char *why, size_t why
 	/* compiled under the lock: two threads asking for the same library compile it once */
 	err = kp_uw_compile(elf, &t, why, whylen);
 	if (!err) {
-		t->key_dev = (uint64_t)st.st_dev;
-		t->key_ino = (uint64_t)st.st_ino;
-		t->key_size = (uint64_t)st.st_size;
-		t->key_mtime = (uint64_t)st.st_mtime;
-		t->refs = 2; /* the caller's and the cache's */
-		t->next = tables;
-		tables = t;
-		ncompiled++;
+		t->key_dev = (uint64_t)st2.st_dev;
+		t->key_ino = (uint64_t)st2.st_ino;
+		t->key_size = (uint64_t)st2.st_size;
+		t->key_mtime_ns = ns_of(&st2.st_mtim);
+		insert(t);
+		ident_note(&st2, t);
 	}
 	pthread_mutex_unlock(&lock);
 	elf_end(elf);
@@ -121,20 +340,15 @@ struct kp_uw_table *kp_uw_get_image(const void *image, size_t len, int *errp, ch
 	pthread_mutex_lock(&lock);
 	t = find(id, idlen, NULL);
 	if (t) {
-		t->refs++;
-		nhits++;
+		hit(t);
 		pthread_mutex_unlock(&lock);
 		elf_end(elf);
 		*errp = 0;
 		return t;
 	}
 	err = kp_uw_compile(elf, &t, why, whylen);
-	if (!err) {
-		t->refs = 2;
-		t->next = tables;
-		tables = t;
-		ncompiled++;
-	}
+	if (!err)
+		insert(t);
 	pthread_mutex_unlock(&lock);
 	elf_end(elf);
 	*errp = err;
@@ -148,6 +362,8 @@ void kp_uw_put(struct kp_uw_table *t)
 	pthread_mutex_lock(&lock);
 	if (t->refs)
 		t->refs--;
+	if (t->refs <= 1)
+		evict();
 	pthread_mutex_unlock(&lock);
 }
 
@@ -159,26 +375,36 @@ void kp_uw_cache_stats(struct kp_uw_cache_stats *s)
 	pthread_mutex_lock(&lock);
 	s->compiled = ncompiled;
 	s->hits = nhits;
+	s->stat_hits = nstat_hits;
+	s->evicted = nevicted;
+	s->idents = nidents;
 	for (t = tables; t; t = t->next) {
 		s->tables++;
+		s->idle += t->refs <= 1;
 		s->rows += t->nrows;
 		s->bytes += (uint64_t)t->nrows * sizeof(*t->rows);
 	}
 	pthread_mutex_unlock(&lock);
 }
 
+void kp_uw_cache_bounds(unsigned tables_max, uint64_t bytes_max)
+{
+	pthread_mutex_lock(&lock);
+	idle_max = tables_max ? tables_max : IDLE_MAX;
+	idle_bytes = bytes_max ? bytes_max : IDLE_BYTES;
+	evict();
+	pthread_mutex_unlock(&lock);
+}
+
 void kp_uw_cache_trim(void)
 {
-	struct kp_uw_table **p, *t;
+	struct kp_uw_table *t, *next;
 
 	pthread_mutex_lock(&lock);
-	for (p = &tables; (t = *p);) {
-		if (t->refs <= 1) {
-			*p = t->next;
-			kp_uw_table_free(t);
-		} else {
-			p = &t->next;
-		}
+	for (t = tables; t; t = next) {
+		next = t->next;
+		if (t->refs <= 1)
+			table_drop(t);
 	}
 	pthread_mutex_unlock(&lock);
 }

@@ -36,6 +36,7 @@
 #define POLL_MS 10
 #define STOP_WAIT_MS 200 /* for a held process to show stopped before it is continued */
 #define MAX_HELD 64 /* kp_uw_hold's entries */
+#define MAX_FOLLOWERS 4
 
 /* as unwind.bpf.h numbers them */
 enum { HOLD_EXEC = 1, HOLD_EXEC_STOPPED, HOLD_ENTRY, HOLD_ENTRY_STOPPED };
@@ -55,8 +56,12 @@ struct kp_uw_owner {
 	pthread_mutex_t lock;
 	pthread_t thread;
 	bool thread_on;
-	bool holds; /* it stops and continues held processes (else it follows a shared map) */
-	__u32 followed[MAX_HELD]; /* follower: the (pid << 3 | state) last loaded */
+	bool holds; /* it stops and continues held processes */
+	/* owners of other objects that share its kp_uw_hold map (kp_uw_owner_follow): loaded
+	 * with each held process before it is continued */
+	struct kp_uw_owner *followers[MAX_FOLLOWERS];
+	unsigned nfollowers;
+	struct kp_uw_owner *leader; /* the owner this one follows */
 	atomic_bool stop;
 };
 
@@ -153,13 +158,26 @@ static struct held *held_of(struct kp_uw_owner *u, int pid)
 	return &u->held[u->nheld++];
 }
 
+/* every object that unwinds the held process gets its tables before it goes on */
+static void load_held(struct kp_uw_owner *u, int pid)
+{
+	unsigned i;
+
+	kp_uw_loader_add_pid(u->loader, pid);
+	for (i = 0; i < u->nfollowers; i++) {
+		pthread_mutex_lock(&u->followers[i]->lock);
+		kp_uw_loader_add_pid(u->followers[i]->loader, pid);
+		pthread_mutex_unlock(&u->followers[i]->lock);
+	}
+}
+
 /* a held process goes on: loaded, continued, let go */
 static void release(struct kp_uw_owner *u, int pid, bool forget)
 {
 	struct held *h = held_of(u, pid);
 	__u32 key = (__u32)pid;
 
-	kp_uw_loader_add_pid(u->loader, pid);
+	load_held(u, pid);
 	wait_stopped(pid);
 	if (forget) {
 		if (h) {
@@ -174,30 +192,6 @@ static void release(struct kp_uw_owner *u, int pid, bool forget)
 
 /* the held processes that stopped: at their exec, loaded and sent on to their entry point
  * (let go where it cannot be probed); at their entry point, loaded and let go */
-/* a follower (its hold map shared with the owner that holds): the held processes' tables
- * loaded at each stop, nothing stopped or continued */
-static void follow_held(struct kp_uw_owner *u)
-{
-	__u32 key, next, *prev = NULL, state, mark;
-	unsigned i;
-
-	while (!bpf_map_get_next_key(u->hold_fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(u->hold_fd, &key, &state) ||
-		    (state != HOLD_EXEC_STOPPED && state != HOLD_ENTRY_STOPPED))
-			continue;
-		mark = key << 3 | state;
-		for (i = 0; i < MAX_HELD && u->followed[i] && u->followed[i] != mark; i++)
-			;
-		if (i < MAX_HELD && u->followed[i] == mark)
-			continue;
-		kp_uw_loader_add_pid(u->loader, (int)key);
-		memmove(&u->followed[1], &u->followed[0], sizeof(u->followed) - sizeof(__u32));
-		u->followed[0] = mark;
-	}
-}
-
 static void serve_held(struct kp_uw_owner *u)
 {
 	__u32 key, next, *prev = NULL, state, entry_state = HOLD_ENTRY;
@@ -205,12 +199,8 @@ static void serve_held(struct kp_uw_owner *u)
 	char file[PATH_MAX];
 	uint64_t off = 0;
 
-	if (u->hold_fd < 0)
+	if (u->hold_fd < 0 || !u->holds)
 		return;
-	if (!u->holds) {
-		follow_held(u);
-		return;
-	}
 	while (!bpf_map_get_next_key(u->hold_fd, prev, &next)) {
 		key = next;
 		prev = &key;
@@ -223,6 +213,10 @@ static void serve_held(struct kp_uw_owner *u)
 		}
 		if (state != HOLD_EXEC_STOPPED)
 			continue;
+		/* stopped before its state says it is not: the switch that stops it must find it
+		 * held, or an owner of blocked time counts the stop as the program's (the exec's
+		 * tracepoint marks it a little before the signal is taken) */
+		wait_stopped((int)key);
 		h = held_of(u, (int)key);
 		if (h && !h->entry && entry_of((int)key, file, sizeof(file), &off) == 0)
 			h->entry = bpf_program__attach_uprobe(
@@ -337,6 +331,49 @@ int kp_uw_owner_hold(struct kp_uw_owner *u, int pid)
 	return err;
 }
 
+int kp_uw_owner_follow(struct kp_uw_owner *holder, struct kp_uw_owner *follower)
+{
+	int err = 0;
+
+	if (!holder || !follower || holder == follower || follower->leader)
+		return holder && follower && holder != follower ? -EBUSY : 0;
+	pthread_mutex_lock(&holder->lock);
+	if (holder->nfollowers >= MAX_FOLLOWERS) {
+		err = -ENOSPC;
+	} else {
+		holder->followers[holder->nfollowers++] = follower;
+		follower->leader = holder;
+	}
+	pthread_mutex_unlock(&holder->lock);
+	return err;
+}
+
+int kp_uw_owner_hold_fd(const struct kp_uw_owner *u)
+{
+	return u && u->holds ? u->hold_fd : -1;
+}
+
+/* <u> leaves its leader's followers, and its own followers are left without one */
+static void unfollow(struct kp_uw_owner *u)
+{
+	struct kp_uw_owner *l = u->leader;
+	unsigned i;
+
+	if (l) {
+		pthread_mutex_lock(&l->lock);
+		for (i = 0; i < l->nfollowers; i++)
+			if (l->followers[i] == u)
+				l->followers[i] = l->followers[--l->nfollowers];
+		pthread_mutex_unlock(&l->lock);
+		u->leader = NULL;
+	}
+	pthread_mutex_lock(&u->lock);
+	for (i = 0; i < u->nfollowers; i++)
+		u->followers[i]->leader = NULL;
+	u->nfollowers = 0;
+	pthread_mutex_unlock(&u->lock);
+}
+
 int kp_uw_owner_add_pid(struct kp_uw_owner *u, int pid)
 {
 	int err;
@@ -378,6 +415,7 @@ void kp_uw_owner_stop(struct kp_uw_owner *u)
 		atomic_store(&u->stop, true);
 		pthread_join(u->thread, NULL);
 	}
+	unfollow(u);
 	/* nothing stays stopped for a collection that is over */
 	while (u->holds && u->hold_fd >= 0 && !bpf_map_get_next_key(u->hold_fd, prev, &next)) {
 		key = next;

@@ -3,12 +3,15 @@
  * call-frame information (.eh_frame, and .debug_frame where present), read through libdw's CFI
  * interface and compiled into a sorted array of 16-byte rows (bpf/unwind_table.h) that the BPF
  * unwinder binary-searches. Tables are cached by GNU build-id (else by device, inode, size and
- * mtime), so a library mapped by a thousand processes is compiled once.
+ * mtime), so a library mapped by a thousand processes is compiled once, and found again from
+ * a stat() of the mapped file.
  *
  *   compile.c   ELF -> rows (libdw's dwarf_cfi_addrframe per row; PLT stubs; signal frames)
- *   cache.c     files -> tables, by build-id; reference counts; figures
+ *   cache.c     files -> tables, by build-id, a file seen before by its stat(); reference
+ *               counts; the idle tables bounded (least recently used out); figures
  *   load.c      tables and processes' mappings into the maps of a BPF object that unwinds
- *   owner.c     one BPF object's unwinder: maps sized, targets loaded, a loader thread
+ *   owner.c     one BPF object's unwinder: maps sized, targets loaded, a loader thread,
+ *               a launched command held (and the owners that share its hold map loaded)
  */
 #ifndef KPERF_UNWIND_H
 #define KPERF_UNWIND_H
@@ -48,8 +51,9 @@ struct kp_uw_table {
 	struct kp_uw_stats stats;
 	/* cache.c's */
 	unsigned refs;
-	uint64_t key_dev, key_ino, key_size, key_mtime;
-	struct kp_uw_table *next;
+	uint64_t key_dev, key_ino, key_size; /* a file without a build-id: its identity */
+	int64_t key_mtime_ns;
+	struct kp_uw_table *next, *lru_prev; /* most recently used first */
 };
 
 /* ---- compile.c ---- */
@@ -74,8 +78,9 @@ const char *kp_uw_row_str(const struct kp_uw_table *t, const struct kp_uw_row *r
 /* ---- cache.c ---- */
 
 /* The table of the file at <path>, compiled at most once per build-id (or identity when it
- * has none): a reference the caller gives back with kp_uw_put. NULL with -errno in *errp and
- * a sentence in <why> when it cannot be had (see kp_uw_compile). */
+ * has none), a file seen before answered from its stat() alone: a reference the caller gives
+ * back with kp_uw_put. NULL with -errno in *errp and a sentence in <why> when it cannot be had
+ * (see kp_uw_compile). Tables no one holds are kept, bounded (cache.c: IDLE_MAX, IDLE_BYTES). */
 struct kp_uw_table *kp_uw_get(const char *path, int *errp, char *why, size_t whylen);
 /* The same for an ELF image in memory (the vdso, as read from a process): cached by its
  * build-id, -ENOENT without one. <image> is not kept. */
@@ -86,11 +91,18 @@ void kp_uw_put(struct kp_uw_table *t);
 struct kp_uw_cache_stats {
 	uint64_t compiled; /* tables compiled */
 	uint64_t hits; /* kp_uw_get answered from the cache */
+	uint64_t stat_hits; /* ... of them from a stat() alone (the file not opened) */
+	uint64_t evicted; /* tables no one held, dropped for the cache's bounds */
+	uint64_t idents; /* (device, inode, size, times) known now */
+	uint64_t idle; /* tables held now by the cache alone */
 	uint64_t tables; /* tables held now */
 	uint64_t rows; /* their rows */
 	uint64_t bytes; /* their rows' bytes */
 };
 void kp_uw_cache_stats(struct kp_uw_cache_stats *s);
+/* at most <tables_max> tables no one holds, and <bytes_max> of their rows (0: the defaults,
+ * 256 and 32 MiB); the least recently used go first (tests) */
+void kp_uw_cache_bounds(unsigned tables_max, uint64_t bytes_max);
 /* forget every table no one holds (tests, benchmarks: a cold compile) */
 void kp_uw_cache_trim(void);
 
@@ -153,6 +165,14 @@ int kp_uw_owner_start_hooked(struct bpf_object *obj, const int *pids, unsigned n
 			     struct kp_uw_owner **out);
 /* <fn>(<ctx>) under the owner's lock: its thread loads nothing meanwhile (NULL: nothing) */
 void kp_uw_owner_locked(struct kp_uw_owner *u, void (*fn)(void *ctx), void *ctx);
+/* <follower>, the owner of another object whose kp_uw_hold map is <holder>'s (reused before
+ * its load, started without holding), gets the tables of each process <holder> holds before
+ * that process goes on: one hold, one stop, for the objects that unwind a launched command
+ * (record --wall: sampling's and off-CPU's). 0 (nothing when either is NULL), -EBUSY when it
+ * follows another already, -ENOSPC beyond 4 followers. Either may be stopped first. */
+int kp_uw_owner_follow(struct kp_uw_owner *holder, struct kp_uw_owner *follower);
+/* the fd of <u>'s kp_uw_hold map when it holds processes, else -1 (NULL: -1) */
+int kp_uw_owner_hold_fd(const struct kp_uw_owner *u);
 /* hold <pid>, a command about to exec, as kp_uw_owner_start does (0 when <u> is NULL) */
 int kp_uw_owner_hold(struct kp_uw_owner *u, int pid);
 /* load what the BPF side asked for now: how many processes */
