@@ -140,7 +140,24 @@ Test(timeline, bad_options)
 	struct KperfTimelineStats st;
 
 	EXPECT_FAIL(KperfTimelineOpen(NULL), LIBPERF_ERR_INVALID_PIDLIST,
-		    "a timeline needs the processes to follow: pidList is NULL and numPid 0");
+		    "a timeline needs the processes to follow (or allPids): pidList is NULL and "
+		    "numPid 0");
+	o.allPids = 1;
+	EXPECT_FAIL(KperfTimelineOpen(&o), LIBPERF_ERR_INVALID_PIDLIST,
+		    "allPids takes every process: it takes no pidList");
+	o.pidList = NULL;
+	o.numPid = 0;
+	o.memory = 1;
+	EXPECT_FAIL(KperfTimelineOpen(&o), KPERF_ERR_INVALID_ARG,
+		    "allPids takes every process: memory follows given processes only");
+	o.memory = 0;
+	o.fromExec = 1;
+	EXPECT_FAIL(KperfTimelineOpen(&o), LIBPERF_ERR_INVALID_PIDLIST,
+		    "allPids takes every process: it takes no fromExec");
+	o.fromExec = 0;
+	o.allPids = 0;
+	o.pidList = &self;
+	o.numPid = 1;
 	o.noSyscalls = o.noSamples = o.noMarkers = 1;
 	EXPECT_FAIL(KperfTimelineOpen(&o), KPERF_ERR_INVALID_ARG,
 		    "noSyscalls, noSamples and noMarkers leave nothing to put on the timeline");
