@@ -17,7 +17,7 @@
 
 #include "testutil.h"
 
-/* Python frames are read on 6.18 and later (user/pmu/sample_unwind.c: older verifiers refuse
+/* Python frames are read on 6.12 and later (user/pmu/sample_unwind.c: older verifiers refuse
  * the reader, or are not proven): below, record says so once and gives native frames */
 static void need_py_kernel(void)
 {
@@ -26,8 +26,8 @@ static void need_py_kernel(void)
 
 	if (uname(&u) == 0)
 		sscanf(u.release, "%d.%d", &major, &minor);
-	if (major < 6 || (major == 6 && minor < 18))
-		cr_skip_test("Python frames are read on 6.18+, this is %s", u.release);
+	if (major < 6 || (major == 6 && minor < 12))
+		cr_skip_test("Python frames are read on 6.12+, this is %s", u.release);
 }
 
 TestSuite(pyframes, .timeout = 180, .init = need_py_kernel);
