@@ -29,6 +29,7 @@
 #include "bounds.h"
 #include "pidns.bpf.h"
 
+#define KP_UW_PF_EXITING 0x00000004 /* task_struct.flags: in do_exit */
 #define KP_UW_SEARCH_STEPS 24 /* rows of one mapping: at most 2^24 */
 #define KP_UW_MAP_STEPS 7 /* log2(KP_UW_MAX_MAPS) + 1 */
 #ifndef KP_UW_MAX_DEPTH
@@ -520,6 +521,15 @@ static __always_inline int kp_uw_unwind(const struct kp_uw_hint *hint, struct kp
 		return -1;
 	}
 	if (!bpf_map_lookup_elem(&kp_uw_procs, &tgid)) {
+		/* a process on its way out (its entry dropped at its exit by an owner's
+		 * sched_process_exit program, then its files closed), or a held command between
+		 * its execve and the stop that has its tables loaded (kp_uw_hold: the exec's own
+		 * kernel path, the old image's pc): not late tables; frame pointers, not counted
+		 * as a process not loaded yet (under TCG these took 4-5 samples of a 60 ms run) */
+		if ((BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), flags) &
+		     KP_UW_PF_EXITING) ||
+		    bpf_map_lookup_elem(&kp_uw_hold, &tgid))
+			return -1;
 		kp_uw_count(KP_UW_CNT_NO_PROC);
 		kp_uw_ask(tgid);
 		return -1;

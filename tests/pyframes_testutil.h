@@ -26,8 +26,8 @@ static inline void pf_need_py_kernel(void)
 
 	if (uname(&u) == 0)
 		sscanf(u.release, "%d.%d", &major, &minor);
-	if (major < 6 || (major == 6 && minor < 18))
-		cr_skip_test("Python frames are read on 6.18+, this is %s", u.release);
+	if (major < 6 || (major == 6 && minor < 12))
+		cr_skip_test("Python frames are read on 6.12+, this is %s", u.release);
 }
 
 struct pf_folded {

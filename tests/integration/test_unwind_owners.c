@@ -76,10 +76,12 @@ Test(unwind_owners, offcpu_stacks_reach_main_without_frame_pointers)
 {
 	unsigned long in_sleep, whole;
 
-	/* a blocked thread's user registers are read with bpf_task_pt_regs (5.15); before it,
-	 * off-CPU user stacks are frame pointers' (counted: KP_UW_CNT_NO_REGS) */
-	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_task_pt_regs, NULL) <= 0)
-		cr_skip_test("no bpf_task_pt_regs on this kernel (5.15+)");
+	/* a blocked thread's user registers are read with bpf_task_pt_regs (5.15), before it at
+	 * the top of its kernel stack where the kernel's BTF says (user/unwind/task_regs.c);
+	 * without either, off-CPU user stacks are frame pointers' (counted: KP_UW_CNT_NO_REGS) */
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_task_pt_regs, NULL) <= 0 &&
+	    access("/sys/kernel/btf/vmlinux", R_OK))
+		cr_skip_test("no bpf_task_pt_regs (5.15+) and no kernel BTF");
 	offcpu_naps(KPERF_CALL_GRAPH_DWARF, &in_sleep, &whole);
 	cr_assert_eq(in_sleep, 60, "%lu blocks in clock_nanosleep, 60 naps", in_sleep);
 	cr_assert_eq(whole, 60, "%lu of 60 blocks reach nap_leaf, nap_path and main", whole);

@@ -38,15 +38,16 @@ bool kp_sampling_unwinds(const struct kp_pmu *p)
 }
 
 /* Python frames are read (the reader's loops at their bounds) where asked for and where the
- * verifier is known to take the reader: 6.18 (this project's machine). 5.10's gives up on it
- * ("BPF program is too large"), 6.1's too ("Argument list too long", the kernel matrix of
- * 2026-11-28); 6.2-6.17 are not tried yet: off there until they are. */
+ * verifier is known to take the reader: 6.12 (Debian 12's, kernel matrix of 2026-11-29:
+ * pyframes 4/4, every sampling program loads) and 6.18 (this project's machine). 5.10's gives
+ * up on it ("BPF program is too large"), 6.1's too ("Argument list too long", 2026-11-28);
+ * 6.2-6.11 are not tried: off there until they are. */
 static bool py_kernel(void)
 {
 	int major = 0, minor = 0;
 
 	sscanf(kp_kernel_release(), "%d.%d", &major, &minor);
-	return major > 6 || (major == 6 && minor >= 18);
+	return major > 6 || (major == 6 && minor >= 12);
 }
 
 bool kp_sample_py_frames(const struct kp_pmu *p)
@@ -122,7 +123,7 @@ int kp_sample_unwind_start(struct kp_pmu *p, struct bpf_object *obj)
 		return 0;
 	if (p->opts.pythonFrames != KPERF_PY_FRAMES_OFF && !kp_sample_py_frames(p))
 		kp_warn(KPERF_WARN_SYM_INCOMPLETE,
-			"Python frames are read on Linux 6.18 and later (the verifiers of 5.10 and "
+			"Python frames are read on Linux 6.12 and later (the verifiers of 5.10 and "
 			"6.1 refuse the frame reader; %s is not proven yet): CPython processes get "
 			"native frames only",
 			kp_kernel_release());
