@@ -7,6 +7,7 @@
  *             and where its functions start (the uprobe sites)
  *  bpf.c      the owner of memscope.skel.h: load, place the probes, targets, counters, the
  *             ring buffer, the stacks map
+ *  follow.c   a forked child that stopped at its start: waited for, then let run, recorded
  *  record.c   a recording: the probes, the marks (the activity module), the events kept in
  *             memory with their stacks resolved while the process lives
  *  write.c    the events in time order, blocks matched (allocation ids, sizes of frees,
@@ -100,6 +101,15 @@ unsigned kp_ms_bpf_nprobes(const struct kp_ms_bpf *b);
 struct kp_uw_load_stats;
 void kp_ms_bpf_unwind_stats(struct kp_ms_bpf *b, struct kp_uw_load_stats *s);
 void kp_ms_bpf_close(struct kp_ms_bpf *b);
+
+/* ---- follow.c: the children of recorded processes (a FORK record) ---- */
+
+/* A forked child <pid> that stops itself at its start (a FORK record with nr 1), its probes
+ * placed by the caller: wait until it has stopped, or is gone. Whether it ran before its
+ * probes (it could not stop itself). */
+bool kp_ms_child_wait(struct kp_ms_bpf *b, int pid);
+/* ... then recorded from now on (while it is still a target) and continued. */
+void kp_ms_child_release(struct kp_ms_bpf *b, int pid);
 
 /* ---- record.c ---- */
 

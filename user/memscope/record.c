@@ -11,7 +11,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,33 +207,15 @@ static bool internal_call(struct kp_ms *m, const struct kp_ms_event *e)
 	return m->plan.owner && !strncmp(m->plan.owner, "lib", 3) && !strcmp(b, m->plan.owner);
 }
 
-/* /proc/PID/stat's state is T (stopped): 1; gone: -1; else 0 */
-static int stopped(int pid)
-{
-	char path[64], *text, *p;
-	int r = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (kp_read_file(path, &text, NULL))
-		return -1;
-	p = strrchr(text, ')'); /* after the command name, which may hold anything */
-	if (p && p[1] == ' ')
-		r = p[2] == 'T' || p[2] == 't';
-	free(text);
-	return r;
-}
-
 /* A followed child <pid> of a recorded process: its probes (the same files as its parent:
  * it is a copy of it), then, when it stops itself at its start (<stops>), it is recorded and
- * continued. It stops before running any code of its own, at once (the wait is a bound for
- * a child killed meanwhile, not a timing). */
+ * continued (follow.c). */
 static void follow_child(struct kp_ms *m, int pid, bool stops)
 {
 	struct kp_ms_plan own = { 0 };
 	const struct kp_ms_plan *p = &m->plan;
 	struct kp_map_slot *slot;
 	bool created;
-	int i, st = 0;
 
 	m->children++;
 	if (!stops)
@@ -244,13 +225,7 @@ static void follow_child(struct kp_ms *m, int pid, bool stops)
 	if (kp_ms_bpf_place_probes(m->bpf, pid, p))
 		kp_clear(); /* gone already, or an allocator elsewhere: nothing to record */
 	kp_ms_plan_free(&own);
-	for (i = 0; i < 20000; i++) {
-		st = stopped(pid);
-		if (st != 0 || kp_ms_bpf_target_state(m->bpf, pid) == KP_MS_TARGET_ON)
-			break;
-		usleep(100);
-	}
-	if (kp_ms_bpf_target_state(m->bpf, pid) != KP_MS_TARGET_STOPPED && st != -1)
+	if (kp_ms_child_wait(m->bpf, pid))
 		m->not_stopped++; /* it could not stop itself: it ran before its probes */
 	/* its mappings now, while it waits: a child's records are often read after its exit */
 	slot = kp_map_slot(&m->seen, (const void *)(uintptr_t)(pid + 1), &created);
@@ -258,10 +233,7 @@ static void follow_child(struct kp_ms *m, int pid, bool stops)
 		kp_sym_record_pid((pid_t)pid, 0);
 		kp_clear();
 	}
-	/* only while it is a target: one that exited meanwhile left the map (kp_ms_exit), and its
-	 * pid may already be another process's */
-	kp_ms_bpf_update_target(m->bpf, pid, KP_MS_TARGET_ON);
-	kill(pid, SIGCONT);
+	kp_ms_child_release(m->bpf, pid);
 }
 
 static void on_event(void *ctx, const struct kp_ms_event *e)

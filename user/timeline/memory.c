@@ -19,7 +19,6 @@
  * dropped); enabling places them again in every process followed that is still there.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -128,30 +127,11 @@ static int place(struct kp_tl_mem *m, int tgid)
 	return err;
 }
 
-/* /proc/PID/stat's state is T (stopped): 1; gone: -1; else 0 */
-static int stopped(int pid)
-{
-	char path[64], *text, *p;
-	int r = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (kp_read_file(path, &text, NULL))
-		return -1;
-	p = strrchr(text, ')'); /* after the command name, which may hold anything */
-	if (p && p[1] == ' ')
-		r = p[2] == 'T' || p[2] == 't';
-	free(text);
-	return r;
-}
-
 /* A child <pid> of a followed process: followed too. One with a memory of its own stops at
  * its start (<stops>) until its probes are placed (not while disabled: at the next enable),
- * then is recorded and continued; it stops before running code of its own, at once (the wait
- * bounds a child killed meanwhile). */
+ * then is recorded and continued (memscope's follow.c). */
 static void follow_child(struct kp_tl_mem *m, int pid, bool stops)
 {
-	int i, st = 0;
-
 	if (add_target(m, pid)) {
 		m->err = -ENOMEM;
 		return;
@@ -160,14 +140,8 @@ static void follow_child(struct kp_tl_mem *m, int pid, bool stops)
 		return; /* it shares its parent's memory, and so its probes */
 	if (m->placed && place(m, pid))
 		kp_clear(); /* gone already, or no allocator: nothing to record of it */
-	for (i = 0; i < 20000; i++) {
-		st = stopped(pid);
-		if (st != 0 || kp_ms_bpf_target_state(m->bpf, pid) == KP_MS_TARGET_ON)
-			break;
-		usleep(100);
-	}
-	kp_ms_bpf_set_target(m->bpf, pid, KP_MS_TARGET_ON);
-	kill(pid, SIGCONT);
+	kp_ms_child_wait(m->bpf, pid);
+	kp_ms_child_release(m->bpf, pid);
 }
 
 static void on_event(void *ctx, const struct kp_ms_event *e)

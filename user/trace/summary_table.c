@@ -13,6 +13,21 @@
 
 #include "trace.h"
 
+/* t += s for the fields both kinds of per-CPU value have (struct kp_sys_stat and struct
+ * kp_sys_stack_stat): calls, errors, total, min, max, and the first comm */
+#define ADD_SHARED(t, s)                                                 \
+	do {                                                             \
+		if (!(t)->calls || (s)->min_ns < (t)->min_ns)            \
+			(t)->min_ns = (s)->min_ns;                       \
+		if ((s)->max_ns > (t)->max_ns)                           \
+			(t)->max_ns = (s)->max_ns;                       \
+		if (!(t)->comm[0])                                       \
+			memcpy((t)->comm, (s)->comm, sizeof((t)->comm)); \
+		(t)->calls += (s)->calls;                                \
+		(t)->errors += (s)->errors;                              \
+		(t)->total_ns += (s)->total_ns;                          \
+	} while (0)
+
 /* the histogram of a kernel value folded into the KP_HIST_SLOTS reported (idempotent: the
  * slots past the last reported one are 0 afterwards) */
 static void add_stat(struct kp_sys_stat *t, const struct kp_sys_stat *s)
@@ -21,15 +36,7 @@ static void add_stat(struct kp_sys_stat *t, const struct kp_sys_stat *s)
 
 	if (!s->calls)
 		return;
-	if (!t->calls || s->min_ns < t->min_ns)
-		t->min_ns = s->min_ns;
-	if (s->max_ns > t->max_ns)
-		t->max_ns = s->max_ns;
-	if (!t->comm[0])
-		memcpy(t->comm, s->comm, sizeof(t->comm));
-	t->calls += s->calls;
-	t->errors += s->errors;
-	t->total_ns += s->total_ns;
+	ADD_SHARED(t, s);
 	for (i = 0; i < KP_HIST_BPF_SLOTS; i++)
 		t->hist[i < KP_HIST_SLOTS ? i : KP_HIST_SLOTS - 1] += s->hist[i];
 }
@@ -37,6 +44,12 @@ static void add_stat(struct kp_sys_stat *t, const struct kp_sys_stat *s)
 void kp_sys_stat_add(struct kp_sys_stat *to, const struct kp_sys_stat *from)
 {
 	add_stat(to, from);
+}
+
+void kp_sys_stack_stat_add(struct kp_sys_stack_stat *to, const struct kp_sys_stack_stat *from)
+{
+	if (from->calls)
+		ADD_SHARED(to, from);
 }
 
 static size_t hash_key(const struct kp_sys_key *k)

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,25 +61,91 @@ int kp_sys_bpf_on_exit_note(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* the per-CPU values of <key> in map <fd>, summed into <out>; -1 when it has none */
-static int sum_cpus(struct kp_sys_bpf *b, int fd, const void *key, char *vals,
-		    struct kp_sys_stat *out)
+/* the bytes of one CPU's value in a per-CPU map whose values have <size> bytes */
+#define CPU_VSIZE(size) (((size) + 7) / 8 * 8)
+
+typedef void add_fn(void *to, const void *from);
+
+static void add_stat(void *to, const void *from)
 {
-	size_t vsize = (sizeof(struct kp_sys_stat) + 7) / 8 * 8;
+	kp_sys_stat_add(to, from);
+}
+
+static void add_stack_stat(void *to, const void *from)
+{
+	kp_sys_stack_stat_add(to, from);
+}
+
+/* <vals>, the per-CPU values of <size> bytes of one key as a lookup gives them, summed into
+ * <out> by <add> */
+static void sum_values(struct kp_sys_bpf *b, const char *vals, size_t size, add_fn *add, void *out)
+{
 	int c;
 
-	memset(out, 0, sizeof(*out));
-	if (bpf_map_lookup_elem(fd, key, vals))
-		return -1;
+	memset(out, 0, size);
 	for (c = 0; c < b->ncpus; c++)
-		kp_sys_stat_add(out, (const void *)(vals + vsize * (size_t)c));
+		add(out, vals + CPU_VSIZE(size) * (size_t)c);
+}
+
+/* the per-CPU values of <key> in map <fd> (of <size> bytes) summed into <out> by <add>; -1
+ * when it has none */
+static int sum_cpus(struct kp_sys_bpf *b, int fd, const void *key, char *vals, size_t size,
+		    add_fn *add, void *out)
+{
+	if (bpf_map_lookup_elem(fd, key, vals)) {
+		memset(out, 0, size);
+		return -1;
+	}
+	sum_values(b, vals, size, add, out);
 	return 0;
 }
 
+/* room for a lookup of every CPU's value (the largest value of the maps read here) */
 static char *cpu_values(struct kp_sys_bpf *b)
 {
+	_Static_assert(sizeof(struct kp_sys_stat) >= sizeof(struct kp_sys_stack_stat),
+		       "values of the summary by stack are smaller");
 	/* zeroed: valgrind does not model per-CPU lookups */
-	return calloc((size_t)b->ncpus, (sizeof(struct kp_sys_stat) + 7) / 8 * 8);
+	return calloc((size_t)b->ncpus, CPU_VSIZE(sizeof(struct kp_sys_stat)));
+}
+
+/* The keys of <ksize> bytes of map <fd> that <want> picks (with <ctx>), into *keys (malloc'd,
+ * NULL when none): their number, or -ENOMEM. All keys first, the caller deletes after: a hash
+ * map's walk restarts when its current key goes. */
+static long pick_keys(int fd, size_t ksize, bool (*want)(const void *key, const void *ctx),
+		      const void *ctx, char **keys)
+{
+	char key[64], next[64], *prev = NULL;
+	size_t cap = 0, n = 0;
+
+	*keys = NULL;
+	if (ksize > sizeof(key))
+		return -EINVAL;
+	while (bpf_map_get_next_key(fd, prev, next) == 0) {
+		memcpy(key, next, ksize);
+		prev = key;
+		if (!want(key, ctx))
+			continue;
+		if (kp_grow((void **)keys, &cap, (n + 1) * ksize, 1)) {
+			free(*keys);
+			*keys = NULL;
+			return -ENOMEM;
+		}
+		memcpy(*keys + n * ksize, key, ksize);
+		n++;
+	}
+	return (long)n;
+}
+
+/* delete the <n> keys of <ksize> bytes at <keys> from map <fd>: the number deleted */
+static int delete_keys(int fd, const char *keys, long n, size_t ksize)
+{
+	int removed = 0;
+	long i;
+
+	for (i = 0; i < n; i++)
+		removed += bpf_map_delete_elem(fd, keys + (size_t)i * ksize) == 0;
+	return removed;
 }
 
 /* without CO-RE, the exit of a process's leader stands for the process's: it is gone when
@@ -114,13 +181,28 @@ static int cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* processes: <sorted> for want_gone, <tgids> for want_listed */
+struct pid_set {
+	const __u32 *sorted;
+	const int *tgids;
+	size_t n;
+};
+
+static bool want_gone(const void *key, const void *ctx)
+{
+	const struct pid_set *g = ctx;
+
+	return bsearch(&((const struct kp_sys_key *)key)->tgid, g->sorted, g->n, sizeof(*g->sorted),
+		       cmp_u32);
+}
+
 void kp_sys_bpf_harvest(struct kp_sys_bpf *b)
 {
-	struct kp_sys_key key, next, *prev = NULL, *keys = NULL;
-	size_t nkeys = 0, kcap = 0, i, ngone = 0, nkeep = 0;
 	struct kp_sys_stat sum;
+	size_t i, ngone = 0, nkeep = 0;
 	__u32 *gone = NULL;
-	char *vals;
+	char *vals, *keys = NULL;
+	long nkeys, k;
 
 	if (!b->exits_rb)
 		return;
@@ -142,23 +224,18 @@ void kp_sys_bpf_harvest(struct kp_sys_bpf *b)
 	if (!ngone)
 		goto out;
 	qsort(gone, ngone, sizeof(*gone), cmp_u32);
-	while (bpf_map_get_next_key(b->summary_fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (!bsearch(&key.tgid, gone, ngone, sizeof(*gone), cmp_u32))
-			continue;
-		if (kp_grow((void **)&keys, &kcap, nkeys + 1, sizeof(*keys)))
-			break;
-		keys[nkeys++] = key;
-	}
+	nkeys = pick_keys(b->summary_fd, sizeof(struct kp_sys_key), want_gone,
+			  &(struct pid_set){ .sorted = gone, .n = ngone }, &keys);
 	vals = cpu_values(b);
-	for (i = 0; vals && i < nkeys; i++) {
+	for (k = 0; vals && k < nkeys; k++) {
+		const struct kp_sys_key *key = (const void *)(keys + (size_t)k * sizeof(*key));
+
 		/* the process made its last call: nothing adds to the row any more */
-		if (sum_cpus(b, b->summary_fd, &keys[i], vals, &sum))
+		if (sum_cpus(b, b->summary_fd, key, vals, sizeof(sum), add_stat, &sum))
 			continue;
-		if (kp_sys_table_add(&b->exited, &keys[i], &sum))
+		if (kp_sys_table_add(&b->exited, key, &sum))
 			break; /* out of memory: the rows stay in the map */
-		bpf_map_delete_elem(b->summary_fd, &keys[i]);
+		bpf_map_delete_elem(b->summary_fd, key);
 	}
 	free(vals);
 	free(keys);
@@ -191,7 +268,7 @@ int kp_sys_bpf_summary(struct kp_sys_bpf *b, struct kp_sys_row **rows)
 	while (!err && bpf_map_get_next_key(b->summary_fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
-		if (sum_cpus(b, b->summary_fd, &key, vals, &sum))
+		if (sum_cpus(b, b->summary_fd, &key, vals, sizeof(sum), add_stat, &sum))
 			continue; /* deleted meanwhile */
 		err = kp_sys_table_add(&all, &key, &sum);
 	}
@@ -202,7 +279,7 @@ int kp_sys_bpf_summary(struct kp_sys_bpf *b, struct kp_sys_row **rows)
 						   nr < b->by_nr_entries ? KP_SYS_OVERFLOW_TGID :
 									   KP_SYS_NOMEM_TGID,
 					   .nr = nr % b->by_nr_entries };
-		if (!sum_cpus(b, b->by_nr_fd, &nr, vals, &sum))
+		if (!sum_cpus(b, b->by_nr_fd, &nr, vals, sizeof(sum), add_stat, &sum))
 			err = kp_sys_table_add(&all, &key, &sum);
 	}
 	pthread_mutex_unlock(&b->harvest_lock);
@@ -220,9 +297,7 @@ int kp_sys_bpf_summary(struct kp_sys_bpf *b, struct kp_sys_row **rows)
 static int cg_append(struct kp_sys_bpf *b, struct kp_sys_cg_row **out, size_t *n, size_t *cap,
 		     const struct kp_sys_cg_key *key, const char *vals, __u32 kind)
 {
-	size_t vsize = (sizeof(struct kp_sys_stat) + 7) / 8 * 8;
 	struct kp_sys_cg_row *r;
-	int c;
 
 	if (kp_grow((void **)out, cap, *n + 1, sizeof(**out)))
 		return -1;
@@ -230,8 +305,7 @@ static int cg_append(struct kp_sys_bpf *b, struct kp_sys_cg_row **out, size_t *n
 	memset(r, 0, sizeof(*r));
 	r->key = *key;
 	r->kind = kind;
-	for (c = 0; c < b->ncpus; c++)
-		kp_sys_stat_add(&r->stat, (const void *)(vals + vsize * (size_t)c));
+	sum_values(b, vals, sizeof(r->stat), add_stat, &r->stat);
 	return 0;
 }
 
@@ -240,7 +314,7 @@ static int cg_append(struct kp_sys_bpf *b, struct kp_sys_cg_row **out, size_t *n
 static int cg_read_batch(struct kp_sys_bpf *b, struct kp_sys_cg_row **out, size_t *n, size_t *cap)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	size_t vsize = (sizeof(struct kp_sys_stat) + 7) / 8 * 8, i;
+	size_t vsize = CPU_VSIZE(sizeof(struct kp_sys_stat)), i;
 	/* about 256 KiB of values at a time */
 	__u32 chunk = (__u32)(256 * 1024 / (vsize * (size_t)b->ncpus)), count;
 	struct kp_sys_cg_key tok_in, tok_out, *keys = NULL;
@@ -349,74 +423,60 @@ nomem:
 	return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 }
 
+struct id_set {
+	const uint64_t *ids;
+	unsigned n;
+};
+
+static bool want_cgroup(const void *key, const void *ctx)
+{
+	const struct id_set *c = ctx;
+	unsigned i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->ids[i] == ((const struct kp_sys_cg_key *)key)->cgid)
+			return true;
+	return false;
+}
+
 int kp_sys_bpf_cg_forget(struct kp_sys_bpf *b, const uint64_t *ids, unsigned n)
 {
-	struct kp_sys_cg_key key, next, *prev = NULL, *del = NULL;
-	size_t cap = 0, ndel = 0, i;
-	int removed = 0;
+	size_t ksize = sizeof(struct kp_sys_cg_key);
+	char *keys;
+	long nkeys = pick_keys(b->cg_summary_fd, ksize, want_cgroup,
+			       &(struct id_set){ .ids = ids, .n = n }, &keys);
+	int removed;
 
-	/* keys first, deletions after: a hash map's walk restarts when its current key goes */
-	while (bpf_map_get_next_key(b->cg_summary_fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		for (i = 0; i < n; i++)
-			if (ids[i] == key.cgid)
-				break;
-		if (i == n)
-			continue;
-		if (kp_grow((void **)&del, &cap, ndel + 1, sizeof(*del))) {
-			free(del);
-			return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-		}
-		del[ndel++] = key;
-	}
-	for (i = 0; i < ndel; i++)
-		removed += bpf_map_delete_elem(b->cg_summary_fd, &del[i]) == 0;
-	free(del);
+	if (nkeys < 0)
+		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	removed = delete_keys(b->cg_summary_fd, keys, nkeys, ksize);
+	free(keys);
 	return removed;
 }
 
 int kp_sys_bpf_stack_summary(struct kp_sys_bpf *b, struct kp_sys_stack_row **rows)
 {
-	size_t vsize = (sizeof(struct kp_sys_stack_stat) + 7) / 8 * 8, cap = 0, n = 0;
 	struct kp_sys_stack_key key, next, *prev = NULL;
 	struct kp_sys_stack_row *out = NULL;
+	size_t cap = 0, n = 0;
 	char *vals;
-	int c;
 
 	*rows = NULL;
-	vals = calloc((size_t)b->ncpus, vsize);
+	vals = cpu_values(b);
 	if (!vals)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 	while (bpf_map_get_next_key(b->stack_summary_fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(b->stack_summary_fd, &key, vals))
-			continue; /* deleted meanwhile */
 		if (kp_grow((void **)&out, &cap, n + 1, sizeof(*out))) {
 			free(out);
 			free(vals);
 			return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 		}
-		memset(&out[n], 0, sizeof(out[n]));
 		out[n].key = key;
-		for (c = 0; c < b->ncpus; c++) {
-			const struct kp_sys_stack_stat *s =
-				(const void *)(vals + vsize * (size_t)c);
-			struct kp_sys_stack_stat *t = &out[n].stat;
-
-			if (!s->calls)
-				continue;
-			if (!t->calls || s->min_ns < t->min_ns)
-				t->min_ns = s->min_ns;
-			if (s->max_ns > t->max_ns)
-				t->max_ns = s->max_ns;
-			if (!t->comm[0])
-				memcpy(t->comm, s->comm, sizeof(t->comm));
-			t->calls += s->calls;
-			t->errors += s->errors;
-			t->total_ns += s->total_ns;
-		}
+		if (sum_cpus(b, b->stack_summary_fd, &key, vals, sizeof(out[n].stat),
+			     add_stack_stat, &out[n].stat))
+			continue; /* deleted meanwhile */
 		if (out[n].stat.calls)
 			n++;
 	}
@@ -444,57 +504,47 @@ unsigned kp_sys_bpf_stack(struct kp_sys_bpf *b, uint64_t id, bool kernel, uint64
 	return kp_stack_read(b->stacks_fd, id, kernel, ips, max);
 }
 
-/* the summary by stack forgets the same processes (nothing to do without stacks) */
-static void forget_stack_rows(struct kp_sys_bpf *b, const int *tgids, unsigned n)
+static bool want_listed(const void *key, const void *ctx)
 {
-	struct kp_sys_stack_key key, next, *prev = NULL, *del = NULL;
-	size_t cap = 0, ndel = 0, i;
+	const struct pid_set *p = ctx;
+	__u32 tgid;
+	size_t i;
 
-	while (bpf_map_get_next_key(b->stack_summary_fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		for (i = 0; i < n; i++)
-			if ((__u32)tgids[i] == key.tgid)
-				break;
-		if (i < n && !kp_grow((void **)&del, &cap, ndel + 1, sizeof(*del)))
-			del[ndel++] = key;
-	}
-	for (i = 0; i < ndel; i++)
-		bpf_map_delete_elem(b->stack_summary_fd, &del[i]);
-	free(del);
+	/* the process first in both keys: struct kp_sys_key, struct kp_sys_stack_key */
+	_Static_assert(offsetof(struct kp_sys_key, tgid) == 0 &&
+			       offsetof(struct kp_sys_stack_key, tgid) == 0,
+		       "keys start with their process");
+	memcpy(&tgid, key, sizeof(tgid));
+	for (i = 0; i < p->n; i++)
+		if ((__u32)p->tgids[i] == tgid)
+			return true;
+	return false;
 }
 
 int kp_sys_bpf_forget(struct kp_sys_bpf *b, const int *tgids, unsigned n)
 {
-	struct kp_sys_key key, next, *prev = NULL, *del = NULL;
-	size_t cap = 0, ndel = 0, i;
-	int removed = 0;
+	const struct pid_set listed = { .tgids = tgids, .n = n };
+	size_t ksize = sizeof(struct kp_sys_key);
+	char *keys;
+	long nkeys;
+	int removed;
 
 	if (!n)
 		return 0;
-	/* keys first, deletions after: a hash map's walk restarts when its current key goes */
-	while (bpf_map_get_next_key(b->summary_fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		for (i = 0; i < n; i++)
-			if ((__u32)tgids[i] == key.tgid)
-				break;
-		if (i == n)
-			continue;
-		if (kp_grow((void **)&del, &cap, ndel + 1, sizeof(*del))) {
-			free(del);
-			return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-		}
-		del[ndel++] = key;
-	}
-	for (i = 0; i < ndel; i++)
-		removed += bpf_map_delete_elem(b->summary_fd, &del[i]) == 0;
-	free(del);
+	nkeys = pick_keys(b->summary_fd, ksize, want_listed, &listed, &keys);
+	if (nkeys < 0)
+		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	removed = delete_keys(b->summary_fd, keys, nkeys, ksize);
+	free(keys);
 	/* and those already moved out of the map at the process's exit */
 	pthread_mutex_lock(&b->harvest_lock);
 	removed += (int)kp_sys_table_drop(&b->exited, tgids, n);
 	pthread_mutex_unlock(&b->harvest_lock);
-	forget_stack_rows(b, tgids, n);
+	/* the summary by stack forgets them too (nothing to do without stacks) */
+	ksize = sizeof(struct kp_sys_stack_key);
+	nkeys = pick_keys(b->stack_summary_fd, ksize, want_listed, &listed, &keys);
+	delete_keys(b->stack_summary_fd, keys, nkeys, ksize);
+	free(keys);
 	return removed;
 }
 

@@ -111,6 +111,8 @@ size_t kp_sys_table_drop(struct kp_sys_table *t, const int *tgids, unsigned n);
 void kp_sys_table_free(struct kp_sys_table *t);
 /* to += from (calls, errors, total, min, max, comm if none, histogram folded) */
 void kp_sys_stat_add(struct kp_sys_stat *to, const struct kp_sys_stat *from);
+/* the same for a value of the summary by stack (no histogram) */
+void kp_sys_stack_stat_add(struct kp_sys_stack_stat *to, const struct kp_sys_stack_stat *from);
 
 /* The summary, summed over CPUs, with the rows of the processes that exited; *rows is
  * malloc'd. Returns the count or -errno. */

@@ -279,54 +279,66 @@ static int cmp_summary(const void *a, const void *b)
 	return x->nr - y->nr;
 }
 
-KP_EXPORT int PmuTraceReadSummary(int pd, struct PmuTraceSummary **out)
+/* output row <i> of a summary from row <i> of the rows read: <comm> and <name> are NAME_SLOTs
+ * for its labels */
+typedef void summary_fill_fn(void *out, const void *rows, int i, char *comm, char *name);
+
+/* one summary, whatever its key (process, or cgroup and command) */
+struct summary_kind {
+	size_t out_size; /* of an output row */
+	int (*read)(struct kp_sys_bpf *b, void **rows); /* malloc'd; their count or -errno */
+	summary_fill_fn *fill;
+	int (*cmp)(const void *, const void *);
+};
+
+/* the counts of a row, its syscall <nr> and its labels */
+static struct PmuTraceSummary stat_row(int nr, const char *comm, const struct kp_sys_stat *st,
+				       char *name)
 {
-	struct PmuTraceSummary *s = NULL;
-	struct kp_sys_row *rows = NULL;
+	struct PmuTraceSummary s = {
+		.funcs = syscall_label(nr, name),
+		.nr = nr,
+		.comm = comm,
+		.calls = st->calls,
+		.errors = st->errors,
+		.totalNs = st->total_ns,
+		.minNs = st->min_ns,
+		.maxNs = st->max_ns,
+	};
+
+	memcpy(s.hist, st->hist, sizeof(s.hist));
+	return s;
+}
+
+/* The summary of trace <pd> as <k> has it, into *out (one registered block: the rows, then
+ * two NAME_SLOTs each; NULL when none or on failure); the number of rows, or -1. */
+static int read_summary(int pd, bool has_out, void **out, const struct summary_kind *k)
+{
+	char *s = NULL, *pool;
+	void *rows = NULL;
 	struct kp_trace *t;
 	int n, i;
-	char *pool;
 
 	kp_clear();
-	if (!out)
-		return kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL, "the output pointer is NULL"), -1;
 	*out = NULL;
+	if (!has_out)
+		return kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL, "the output pointer is NULL"), -1;
 	t = kp_handle_get(pd, KP_HANDLE_TRACE);
 	if (!t)
 		return -1;
 	pthread_mutex_lock(&t->lock);
-	n = kp_sys_bpf_summary(t->bpf, &rows);
+	n = k->read(t->bpf, &rows);
 	if (n > 0) {
-		s = malloc((size_t)n * (sizeof(*s) + 2 * NAME_SLOT));
+		s = malloc((size_t)n * (k->out_size + 2 * NAME_SLOT));
 		if (!s)
 			n = kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 	}
 	for (i = 0; i < n; i++) {
-		const struct kp_sys_row *r = &rows[i];
-		char *comm, *name;
-
-		pool = (char *)(s + n) + (size_t)i * 2 * NAME_SLOT;
-		comm = pool;
-		name = pool + NAME_SLOT;
-		comm_label(comm, r->key.tgid, r->stat.comm);
-		s[i] = (struct PmuTraceSummary){
-			.funcs = syscall_label((int)r->key.nr, name),
-			.nr = (int)r->key.nr,
-			.pid = r->key.tgid == KP_SYS_OVERFLOW_TGID ||
-					       r->key.tgid == KP_SYS_NOMEM_TGID ?
-				       0 :
-				       (pid_t)r->key.tgid,
-			.comm = comm,
-			.calls = r->stat.calls,
-			.errors = r->stat.errors,
-			.totalNs = r->stat.total_ns,
-			.minNs = r->stat.min_ns,
-			.maxNs = r->stat.max_ns,
-		};
-		memcpy(s[i].hist, r->stat.hist, sizeof(s[i].hist));
+		pool = s + (size_t)n * k->out_size + (size_t)i * 2 * NAME_SLOT;
+		k->fill(s + (size_t)i * k->out_size, rows, i, pool, pool + NAME_SLOT);
 	}
 	if (n > 0) {
-		qsort(s, (size_t)n, sizeof(*s), cmp_summary);
+		qsort(s, (size_t)n, k->out_size, k->cmp);
 		if (kp_registry_add(s, release_block)) {
 			free(s);
 			s = NULL;
@@ -341,6 +353,38 @@ KP_EXPORT int PmuTraceReadSummary(int pd, struct PmuTraceSummary **out)
 	if (n < 0)
 		return kp_public_fail(n);
 	*out = s;
+	return n;
+}
+
+static int read_by_process(struct kp_sys_bpf *b, void **rows)
+{
+	struct kp_sys_row *r = NULL;
+	int n = kp_sys_bpf_summary(b, &r);
+
+	*rows = r;
+	return n;
+}
+
+static void fill_by_process(void *out, const void *rows, int i, char *comm, char *name)
+{
+	const struct kp_sys_row *r = (const struct kp_sys_row *)rows + i;
+	struct PmuTraceSummary *s = out;
+	bool overflow = r->key.tgid == KP_SYS_OVERFLOW_TGID || r->key.tgid == KP_SYS_NOMEM_TGID;
+
+	comm_label(comm, r->key.tgid, r->stat.comm);
+	*s = stat_row((int)r->key.nr, comm, &r->stat, name);
+	s->pid = overflow ? 0 : (pid_t)r->key.tgid;
+}
+
+KP_EXPORT int PmuTraceReadSummary(int pd, struct PmuTraceSummary **out)
+{
+	static const struct summary_kind k = { sizeof(**out), read_by_process, fill_by_process,
+					       cmp_summary };
+	void *rows;
+	int n = read_summary(pd, out != NULL, &rows, &k);
+
+	if (out)
+		*out = rows;
 	return n;
 }
 
@@ -373,65 +417,38 @@ static int cmp_cg_summary(const void *a, const void *b)
 	return c ? c : x->s.nr - y->s.nr;
 }
 
+static int read_by_cgroup(struct kp_sys_bpf *b, void **rows)
+{
+	struct kp_sys_cg_row *r = NULL;
+	int n = kp_sys_bpf_cg_summary(b, &r);
+
+	*rows = r;
+	return n;
+}
+
+static void fill_by_cgroup(void *out, const void *rows, int i, char *comm, char *name)
+{
+	const struct kp_sys_cg_row *r = (const struct kp_sys_cg_row *)rows + i;
+	struct KperfTraceCgroupSummary *s = out;
+
+	comm_label(comm,
+		   r->kind				     ? r->kind :
+		   r->key.cgid == KPERF_TRACE_CGROUP_OUTSIDE ? KP_PID_OUTSIDE :
+							       0,
+		   r->key.comm);
+	s->cgroupId = r->key.cgid;
+	s->s = stat_row((int)r->key.nr, comm, &r->stat, name);
+}
+
 KP_EXPORT int KperfTraceReadCgroupSummary(int pd, struct KperfTraceCgroupSummary **out)
 {
-	struct KperfTraceCgroupSummary *s = NULL;
-	struct kp_sys_cg_row *rows = NULL;
-	struct kp_trace *t;
-	int n, i;
+	static const struct summary_kind k = { sizeof(**out), read_by_cgroup, fill_by_cgroup,
+					       cmp_cg_summary };
+	void *rows;
+	int n = read_summary(pd, out != NULL, &rows, &k);
 
-	kp_clear();
-	if (!out)
-		return kp_fail(LIBPERF_ERR_NULL_POINTER, -EINVAL, "the output pointer is NULL"), -1;
-	*out = NULL;
-	t = kp_handle_get(pd, KP_HANDLE_TRACE);
-	if (!t)
-		return -1;
-	pthread_mutex_lock(&t->lock);
-	n = kp_sys_bpf_cg_summary(t->bpf, &rows);
-	if (n > 0) {
-		s = malloc((size_t)n * (sizeof(*s) + 2 * NAME_SLOT));
-		if (!s)
-			n = kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-	}
-	for (i = 0; i < n; i++) {
-		const struct kp_sys_cg_row *r = &rows[i];
-		char *comm = (char *)(s + n) + (size_t)i * 2 * NAME_SLOT, *name = comm + NAME_SLOT;
-
-		comm_label(comm,
-			   r->kind				     ? r->kind :
-			   r->key.cgid == KPERF_TRACE_CGROUP_OUTSIDE ? KP_PID_OUTSIDE :
-								       0,
-			   r->key.comm);
-		s[i].cgroupId = r->key.cgid;
-		s[i].s = (struct PmuTraceSummary){
-			.funcs = syscall_label((int)r->key.nr, name),
-			.nr = (int)r->key.nr,
-			.comm = comm,
-			.calls = r->stat.calls,
-			.errors = r->stat.errors,
-			.totalNs = r->stat.total_ns,
-			.minNs = r->stat.min_ns,
-			.maxNs = r->stat.max_ns,
-		};
-		memcpy(s[i].s.hist, r->stat.hist, sizeof(s[i].s.hist));
-	}
-	if (n > 0) {
-		qsort(s, (size_t)n, sizeof(*s), cmp_cg_summary);
-		if (kp_registry_add(s, release_block)) {
-			free(s);
-			s = NULL;
-			n = kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
-		}
-	}
-	if (n >= 0)
-		kp_trace_warn_drops(t);
-	pthread_mutex_unlock(&t->lock);
-	kp_handle_put(t);
-	free(rows);
-	if (n < 0)
-		return kp_public_fail(n);
-	*out = s;
+	if (out)
+		*out = rows;
 	return n;
 }
 
