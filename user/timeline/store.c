@@ -27,6 +27,7 @@ struct thread_info {
 	uint32_t name; /* interned comm + 1, 0: none yet */
 	struct proc_info *proc; /* its process's (allocated once: the pointer stays) */
 	char comm[16]; /* the comm <name> was interned from, to skip the lookup while it stays */
+	uint64_t name_ts; /* the time of the record <name> came from */
 };
 
 void kp_tl_store_init(struct kp_tl_store *s, size_t max_events)
@@ -127,7 +128,9 @@ static const void *find_info(const struct kp_map *m, int id)
 
 /* remember who <tid> is, and that <pid> did something at <ts>. The thread of the previous
  * record is remembered (records come in runs of one thread), and its comm is interned again
- * only when it changed. */
+ * only when it changed. Its name is the comm of its latest record by time: the sources'
+ * records come in their own order (a marker after a rename may be read before a syscall made
+ * before it). */
 static int seen(struct kp_tl_store *s, int pid, int tid, const char *comm, uint64_t ts)
 {
 	struct thread_info *t = s->last_thread;
@@ -148,7 +151,8 @@ static int seen(struct kp_tl_store *s, int pid, int tid, const char *comm, uint6
 		t->pid = pid;
 	}
 	p = t->proc;
-	if (comm && *comm && (!t->name || strncmp(t->comm, comm, sizeof(t->comm)))) {
+	if (comm && *comm &&
+	    (!t->name || (ts >= t->name_ts && strncmp(t->comm, comm, sizeof(t->comm))))) {
 		name = intern(s, comm);
 		if (name < 0)
 			return (int)name;
@@ -157,6 +161,8 @@ static int seen(struct kp_tl_store *s, int pid, int tid, const char *comm, uint6
 		if (tid == pid)
 			p->name = (uint32_t)name + 1;
 	}
+	if (comm && *comm && ts > t->name_ts && !strncmp(t->comm, comm, sizeof(t->comm)))
+		t->name_ts = ts;
 	if (ts > p->last)
 		p->last = ts;
 	return 0;
