@@ -73,6 +73,23 @@ Test(syscalls, list_is_what_this_kernel_has)
 	cr_assert_eq(i, n);
 }
 
+/* an event of pmu/event/ longer than the parser's buffer is refused, not read past (found by
+ * the event_spec fuzz target: the last byte was looked for where snprintf said it would be) */
+Test(events, long_pmu_event_is_refused)
+{
+	char name[400];
+	struct kp_event ev;
+
+	memset(name, 'a', sizeof(name));
+	memcpy(name, "cpu/", 4);
+	name[sizeof(name) - 2] = '/';
+	name[sizeof(name) - 1] = '\0';
+	cr_assert_eq(kp_event_parse(name, false, &ev), -EINVAL);
+	cr_expect_eq(Perrorno(), LIBPERF_ERR_INVALID_EVENT);
+	cr_expect(strstr(Perror(), "the event of pmu/event/ is longer than 255 bytes"), "%s",
+		  Perror());
+}
+
 Test(events, software_hardware_pmu_tracepoint)
 {
 	struct kp_event ev;

@@ -325,6 +325,10 @@ static int parse_pmu(const char *name, const char *body, struct kp_event *ev)
 	memcpy(pmu, body, (size_t)(slash - body));
 	pmu[slash - body] = '\0';
 	n = snprintf(evname, sizeof(evname), "%s", slash + 1);
+	if (n >= (int)sizeof(evname))
+		return kp_fail(LIBPERF_ERR_INVALID_EVENT, -EINVAL,
+			       "event '%.64s...': the event of pmu/event/ is longer than %zu bytes",
+			       name, sizeof(evname) - 1);
 	if (n <= 1 || evname[n - 1] != '/')
 		return kp_fail(LIBPERF_ERR_INVALID_EVENT, -EINVAL,
 			       "event '%s' is not of the form pmu/event/", name);
