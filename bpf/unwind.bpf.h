@@ -220,38 +220,61 @@ struct kp_uw_hint {
 const volatile __u32 kp_uw_stack_off = 0;
 const volatile __u32 kp_uw_regs_off = 0;
 
-/* the current task's saved user registers: bpf_task_pt_regs (5.15+), else where the owner
- * found them, at the top of its kernel stack (5.10: samples taken in the kernel, as in a
+/* pc, sp, fp and lr of the saved user registers at <regs> into <w>, read field by field (a
+ * whole struct on the stack, 272 bytes on arm64, put kp_sample over 6.1's 512-byte limit for
+ * a call chain); with <check>, false unless they are user code's (a kernel thread has none
+ * there) */
+static __always_inline bool kp_uw_read_regs(const void *regs, struct kp_uw_walk *w, bool check)
+{
+	__u64 mode = 0;
+
+#if defined(__TARGET_ARCH_x86)
+	if (bpf_probe_read_kernel(&w->pc, 8, regs + __builtin_offsetof(struct kp_user_regs, ip)) ||
+	    bpf_probe_read_kernel(&w->sp, 8, regs + __builtin_offsetof(struct kp_user_regs, sp)) ||
+	    bpf_probe_read_kernel(&w->fp, 8, regs + __builtin_offsetof(struct kp_user_regs, bp)) ||
+	    (check &&
+	     bpf_probe_read_kernel(&mode, 8, regs + __builtin_offsetof(struct kp_user_regs, cs))))
+		return false;
+	w->lr = 0;
+	return !check || (mode & 3) == 3;
+#else
+	if (bpf_probe_read_kernel(&w->pc, 8, regs + __builtin_offsetof(struct kp_user_regs, pc)) ||
+	    bpf_probe_read_kernel(&w->sp, 8, regs + __builtin_offsetof(struct kp_user_regs, sp)) ||
+	    bpf_probe_read_kernel(&w->fp, 8,
+				  regs + __builtin_offsetof(struct kp_user_regs, regs[29])) ||
+	    bpf_probe_read_kernel(&w->lr, 8,
+				  regs + __builtin_offsetof(struct kp_user_regs, regs[30])) ||
+	    (check && bpf_probe_read_kernel(
+			      &mode, 8, regs + __builtin_offsetof(struct kp_user_regs, pstate))))
+		return false;
+	return !check || (mode & 0xf) == 0;
+#endif
+}
+
+/* the current task's saved user registers into <w>: bpf_task_pt_regs (5.15+), else where the
+ * owner found them, at the top of its kernel stack (5.10: samples taken in the kernel, as in a
  * syscall, and the syscall programs, whose context has no user registers) */
-static __always_inline bool kp_uw_task_regs(struct kp_user_regs *r)
+static __always_inline bool kp_uw_task_regs(struct kp_uw_walk *w)
 {
 	void *task, *stack = NULL;
 
 	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs)) {
 		void *regs = (void *)bpf_task_pt_regs(bpf_get_current_task_btf());
 
-		return regs && !bpf_probe_read_kernel(r, sizeof(*r), regs);
+		return regs && kp_uw_read_regs(regs, w, false);
 	}
 	if (!kp_uw_regs_off)
 		return false;
 	task = (void *)bpf_get_current_task();
-	if (bpf_probe_read_kernel(&stack, sizeof(stack), task + kp_uw_stack_off) || !stack ||
-	    bpf_probe_read_kernel(r, sizeof(*r), stack + kp_uw_regs_off))
+	if (bpf_probe_read_kernel(&stack, sizeof(stack), task + kp_uw_stack_off) || !stack)
 		return false;
-		/* user code's registers (a kernel thread has none there) */
-#if defined(__TARGET_ARCH_x86)
-	return (r->cs & 3) == 3;
-#else
-	return (r->pstate & 0xf) == 0;
-#endif
+	return kp_uw_read_regs(stack + kp_uw_regs_off, w, true);
 }
 
 /* the user registers of the current task: <hint> when they are the user's, else the task's
  * saved ones */
 static __always_inline bool kp_uw_regs(const struct kp_uw_hint *hint, struct kp_uw_walk *w)
 {
-	struct kp_user_regs r;
-
 	if (hint && hint->user) {
 		w->pc = hint->pc;
 		w->sp = hint->sp;
@@ -259,20 +282,7 @@ static __always_inline bool kp_uw_regs(const struct kp_uw_hint *hint, struct kp_
 		w->lr = hint->lr;
 		return true;
 	}
-	if (!kp_uw_task_regs(&r))
-		return false;
-#if defined(__TARGET_ARCH_x86)
-	w->pc = r.ip;
-	w->sp = r.sp;
-	w->fp = r.bp;
-	w->lr = 0;
-#else
-	w->pc = r.pc;
-	w->sp = r.sp;
-	w->fp = r.regs[29];
-	w->lr = r.regs[30];
-#endif
-	return true;
+	return kp_uw_task_regs(w);
 }
 
 /* the mapping of <pc> in <p> (sorted by start), or NULL */
