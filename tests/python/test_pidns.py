@@ -1,7 +1,9 @@
 """The kperf package inside a PID namespace: pidns_inner.py, run by pytest under
 `unshare --pid --fork --mount-proc`, must pass there (trace, record and stat by the
 namespace's pid, exact), and leave no BPF program behind; so must pidns_tools_inner.py
-(`kperf-bpf memscope` with msmemscope, `kperf-bpf agent` and `kperf-bpf timeline`)."""
+(`kperf-bpf memscope` with msmemscope, `kperf-bpf agent` and `kperf-bpf timeline`), and
+container_inner.py in the shape of a least-privileged container (container_shape.sh: a
+fresh sysfs, no CAP_SYS_ADMIN, the host's tracefs bound in or not)."""
 
 import os
 import shutil
@@ -23,16 +25,17 @@ def bpf_prog_ids():
     return {line.split(":")[0] for line in out.splitlines() if line[:1].isdigit()}
 
 
-def run_inside(name, passed, **env):
-    """pytest on tests/python/<name> under unshare --pid --fork --mount-proc: all <passed>
-    tests pass, and no BPF program is left behind."""
+def run_inside(name, passed, prefix=(), **env):
+    """pytest on tests/python/<name> under unshare --pid --fork --mount-proc (and <prefix>,
+    a command that runs the rest): all <passed> tests pass, and no BPF program is left
+    behind."""
     if not shutil.which("unshare"):
         pytest.skip("unshare (util-linux) is not installed")
     before = bpf_prog_ids()
     env = dict(os.environ, KPERF_PIDNS_INNER="1", PYTHONDONTWRITEBYTECODE="1", **env)
     r = subprocess.run(
-        ["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-m", "pytest", "-q",
-         "-p", "no:cacheprovider", os.path.join(REPO, "tests", "python", name)],
+        ["unshare", "--pid", "--fork", "--mount-proc", *prefix, sys.executable, "-m", "pytest",
+         "-q", "-p", "no:cacheprovider", os.path.join(REPO, "tests", "python", name)],
         env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"{passed} passed" in r.stdout, r.stdout
@@ -57,3 +60,16 @@ def test_memscope_and_agent_inside_a_pid_namespace():
     finally:
         host.kill()
         host.wait()
+
+
+@pytest.mark.parametrize("tracefs", ["bind", "none"])
+def test_least_privileged_container(tracefs):
+    """Only CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH in a namespace of its
+    own with a fresh sysfs: with the host's tracefs bound in, trace, record with stacks and
+    tracepoint counting are exact; without it, what needs tracefs says so."""
+    if not shutil.which("setpriv"):
+        pytest.skip("setpriv (util-linux) is not installed")
+    run_inside("container_inner.py", 5,
+               prefix=("sh", os.path.join(REPO, "tests", "python", "container_shape.sh"),
+                       tracefs),
+               KPERF_CONTAINER_INNER=tracefs)

@@ -114,6 +114,9 @@ const char *kp_tracefs(void);
  * tracepoint by name needs (libbpf reads its id there); else fails (LIBPERF_ERR_PATH_INACCESSIBLE)
  * saying that <what> needs tracepoint <tp>. A container's mount namespace often has none. */
 int kp_tracefs_need(const char *what, const char *tp);
+/* Fails with <code> saying that <what> needs tracefs, why kp_tracefs() could not mount it
+ * (errno, as it left it) and what to do; call right after kp_tracefs() returned NULL. */
+int kp_tracefs_fail(int code, const char *what);
 /* The sysfs root: $KPERF_BPF_SYSFS (fixture trees in tests) or /sys. */
 const char *kp_sysfs(void);
 /* Open a cgroup v2 directory: an absolute path, or a path relative to the cgroup2 mount

@@ -338,15 +338,25 @@ const char *kp_tracefs(void)
 	return NULL;
 }
 
+int kp_tracefs_fail(int code, const char *what)
+{
+	int err = errno; /* kp_tracefs()'s mount: EPERM in a container without CAP_SYS_ADMIN */
+
+	return kp_fail(code, -ENOENT,
+		       "%s needs tracefs, which is not mounted and cannot be mounted here "
+		       "(/sys/kernel/tracing: %s%s): mount it (mount -t tracefs nodev "
+		       "/sys/kernel/tracing), or bind the host's into the container",
+		       what, strerror(err), err == EPERM ? "; mounting needs CAP_SYS_ADMIN" : "");
+}
+
 int kp_tracefs_need(const char *what, const char *tp)
 {
+	char why[256];
+
 	if (kp_tracefs())
 		return 0;
-	return kp_fail(LIBPERF_ERR_PATH_INACCESSIBLE, -ENOENT,
-		       "%s needs tracepoint %s, and tracefs is not mounted and cannot be mounted "
-		       "here (/sys/kernel/tracing: %s): mount it (mount -t tracefs nodev "
-		       "/sys/kernel/tracing), or bind the host's into the container",
-		       what, tp, strerror(errno));
+	snprintf(why, sizeof(why), "%s (tracepoint %s)", what, tp);
+	return kp_tracefs_fail(LIBPERF_ERR_PATH_INACCESSIBLE, why);
 }
 
 /* the first cgroup2 mount point, in <buf> */

@@ -265,9 +265,7 @@ static int build_trace(struct strvec *sv)
 	int err;
 
 	if (!tfs)
-		return kp_fail(LIBPERF_ERR_INVALID_EVENT, -ENOENT,
-			       "tracefs is not mounted and could not be mounted at "
-			       "/sys/kernel/tracing (mount -t tracefs nodev /sys/kernel/tracing)");
+		return kp_tracefs_fail(LIBPERF_ERR_INVALID_EVENT, "listing tracepoints");
 	snprintf(path, sizeof(path), "%s/available_events", tfs);
 	err = kp_read_file(path, &text, NULL);
 	if (err)

@@ -83,9 +83,8 @@ static int scan_ids(void)
 	unsigned id;
 
 	if (!tfs)
-		return kp_fail(LIBPERF_ERR_INVALID_EVENT, -ENOENT,
-			       "tracefs is not mounted and could not be mounted at "
-			       "/sys/kernel/tracing (mount -t tracefs nodev /sys/kernel/tracing)");
+		return kp_tracefs_fail(LIBPERF_ERR_INVALID_EVENT,
+				       "naming tracepoints by their ids");
 	snprintf(dir, sizeof(dir), "%s/events", tfs);
 	sdir = opendir(dir);
 	if (!sdir)

@@ -366,9 +366,8 @@ int kp_tp_format_load(const char *system, const char *event, struct kp_tp_format
 			       event ? event : "");
 	tfs = kp_tracefs();
 	if (!tfs)
-		return kp_fail(LIBPERF_ERR_INVALID_EVENT, -ENOENT,
-			       "tracefs is not mounted and could not be mounted at "
-			       "/sys/kernel/tracing (mount -t tracefs nodev /sys/kernel/tracing)");
+		return kp_tracefs_fail(LIBPERF_ERR_INVALID_EVENT,
+				       "a tracepoint event (its id and fields)");
 	snprintf(path, sizeof(path), "%s/events/%s/%s/format", tfs, system, event);
 	err = kp_read_file(path, &text, &len);
 	if (err == -ENOENT)
