@@ -8,6 +8,7 @@
 #   integration.json/.log  the integration tests (criterion): every suite but those
 #                          tests/kernels/skip.list names (all of them with ALL=1), so a test
 #                          added to tests/integration runs here without a change
+#   integration-late.*     the suites skip.list says to run late, after those
 #   python.xml/.log        the Python tests (pytest) but skip.list's files, when python3 and
 #                          pytest are there
 #   skipped-suites         what skip.list left out
@@ -72,10 +73,11 @@ sh:*)
 	;;
 esac
 # what skip.list leaves out: a criterion filter !(a|b)/* and pytest --ignore options
-suites= ignore=
+suites= ignore= late=
 if [ "$all" != 1 ]; then
 	suites=$(awk '$1 == "integration" { printf "%s%s", sep, $2; sep = "|" }' \
 		tests/kernels/skip.list)
+	late=$(awk '$1 == "late" { printf "%s%s", sep, $2; sep = "|" }' tests/kernels/skip.list)
 	ignore=$(awk '$1 == "python" { printf " --ignore=tests/python/%s", $2 }' \
 		tests/kernels/skip.list)
 	awk '$1 == "integration" || $1 == "python" { print $1, $2 }' tests/kernels/skip.list \
@@ -87,8 +89,14 @@ if [ "$unit" = 1 ]; then
 	phase unit 900 "$build/tests/unit" --jobs 2 --verbose --json="$out/unit.json"
 fi
 # a test that hangs is cut off by the phase's limit; table.py then reads the verbose log
+# the late suites (skip.list) in a phase of their own after the others
+notfirst=$suites${suites:+${late:+|}}$late
 phase integration 1200 "$build/tests/integration" --jobs 1 --verbose \
-	${suites:+--filter "!($suites)/*"} --json="$out/integration.json"
+	${notfirst:+--filter "!($notfirst)/*"} --json="$out/integration.json"
+if [ -n "$late" ]; then
+	phase integration-late 900 "$build/tests/integration" --jobs 1 --verbose \
+		--filter "@($late)/*" --json="$out/integration-late.json"
+fi
 if command -v python3 >/dev/null && python3 -c 'import pytest' 2>/dev/null; then
 	# the copy of the tree run.sh took beside the build copies, when there is one
 	tree=$(dirname "$build")/tree

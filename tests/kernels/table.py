@@ -193,7 +193,7 @@ def main():
             )
             ok = ok and not chosen
         groups = {}
-        for part in ("unit", "integration"):
+        for part in ("unit", "integration", "integration-late"):
             res = criterion(os.path.join(d, f"{part}.json"))
             if res is None:
                 res = criterion_log(os.path.join(d, f"{part}.log"))
