@@ -386,6 +386,11 @@ Test(sym_code, mountinfo_lines)
 	cr_assert_eq(sym_mnt_parse("36 35 98:0 / / rw - ext4 /dev/x rw", buf, 4, &e), -EINVAL);
 	cr_assert_eq(sym_mnt_parse("", buf, sizeof(buf), &e), -EINVAL);
 	/* our own pid: the same namespace */
-	cr_assert_str_eq(sym_mnt_point(getpid()), "");
+	{
+		struct sym_arena a = { 0 };
+
+		cr_assert_str_eq(sym_mnt_point(getpid(), &a), "");
+		sym_arena_free(&a);
+	}
 	sym_intern_free();
 }

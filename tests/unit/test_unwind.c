@@ -491,6 +491,34 @@ Test(unwind, cache_is_bounded)
 	cr_assert_eq(st.idents, 0, "identities go with their tables");
 }
 
+/* the key of a file (what the loader finds a placed table by) is the key of its table, had
+ * without compiling: from its build-id, from a stat() once the file is known */
+Test(unwind, key_of_a_file_without_compiling)
+{
+	struct kp_uw_key k1, k2, kt, other;
+	struct kp_uw_cache_stats st0, st;
+	struct kp_uw_table *t;
+	char why[256];
+	int err;
+
+	kp_uw_cache_trim();
+	kp_uw_cache_stats(&st0);
+	cr_assert_eq(kp_uw_key_of(tu_path("workloads/libwl.so"), &k1), 0);
+	kp_uw_cache_stats(&st);
+	cr_assert_eq(st.compiled, st0.compiled, "no compile for a key");
+	cr_assert_gt(k1.idlen, 0, "the workloads are linked with a build-id");
+	t = kp_uw_get(tu_path("workloads/libwl.so"), &err, why, sizeof(why));
+	cr_assert_not_null(t, "%s", why);
+	kp_uw_key_of_table(t, &kt);
+	cr_assert(kp_uw_key_eq(&k1, &kt));
+	cr_assert_eq(kp_uw_key_of(tu_path("workloads/libwl.so"), &k2), 0);
+	cr_assert(kp_uw_key_eq(&k2, &kt));
+	cr_assert_eq(kp_uw_key_of(tu_path("workloads/nofp"), &other), 0);
+	cr_assert_not(kp_uw_key_eq(&other, &kt));
+	cr_assert_eq(kp_uw_key_of("/nonexistent/libx.so", &other), -ENOENT);
+	kp_uw_put(t);
+}
+
 /* <path> must fail with <err> and a sentence containing <want> */
 static void bad(const char *path, int want_err, const char *want)
 {

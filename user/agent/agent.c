@@ -15,6 +15,22 @@
 
 #include "agent.h"
 #include "kperf/kperf.h"
+#include "sym/sym.h"
+#include "unwind/unwind.h"
+
+/* What the profiles leave for the next one (--cache-mb, half to the symbols of parsed files,
+ * half to unwind tables; the files of processes no longer sampled go, least recently used
+ * first). A profile of a busy node parses tens of files (4-16 MB of symbols) and compiles as
+ * many tables (20-30 MB of rows): kept whole, they were most of the agent's RSS (README,
+ * bench/agent_soak.sh); dropped, the next profile makes them again (CPU). */
+static void apply_cache_bounds(unsigned mb)
+{
+	uint64_t half = (uint64_t)mb << 19;
+
+	/* 0 means "the library's defaults" to the caches: one byte is "keep nothing" */
+	kp_sym_file_cache_bounds(256, half ? half : 1);
+	kp_uw_cache_bounds(256, half ? half : 1);
+}
 
 static bool same_str(const char *a, const char *b)
 {
@@ -54,6 +70,8 @@ static void reload(struct agent *a)
 	a->cfg.interval_ms = n.interval_ms;
 	a->cfg.profile_hz = n.profile_hz;
 	a->cfg.max_profile_s = n.max_profile_s;
+	a->cfg.cache_mb = n.cache_mb;
+	apply_cache_bounds(n.cache_mb);
 	memcpy(a->cfg.kubelet_logs, n.kubelet_logs, sizeof(n.kubelet_logs));
 	agent_collect_reconfigure(a->col, &a->cfg);
 	pthread_mutex_unlock(&a->lock);
@@ -71,6 +89,11 @@ int agent_run(struct agent_config *c)
 
 	/* one malloc arena per connection thread would each keep its pages: two are enough */
 	mallopt(M_ARENA_MAX, 2);
+	/* a fixed threshold: blocks above it (symbol tables, unwind rows, a profile's arrays) are
+	 * mmap'ed and go back to the kernel when freed; glibc's default raises it to the largest
+	 * block freed (up to 32 MiB), after which those blocks fragment the heap for good */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	apply_cache_bounds(a.cfg.cache_mb);
 	pthread_mutex_init(&a.lock, NULL);
 	pthread_mutex_init(&a.profile_lock, NULL);
 	if (agent_check_privileges(err, sizeof(err), stderr)) {
@@ -92,6 +115,7 @@ int agent_run(struct agent_config *c)
 		fprintf(stderr, "kperf-bpf agent: %s\n", err);
 		goto out;
 	}
+	malloc_trim(0); /* what loading the programs parsed (the kernel's BTF) and freed */
 	a.ready = true;
 	fprintf(stderr, "kperf-bpf agent: listening on %.*s:%u\n",
 		(int)(strrchr(a.cfg.listen, ':') - a.cfg.listen), a.cfg.listen,

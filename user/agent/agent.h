@@ -42,6 +42,7 @@ struct agent_config {
 	char *counters; /* comma list of events, "none": no counters */
 	unsigned profile_hz; /* sampling frequency of the pprof endpoints */
 	unsigned max_profile_s; /* longest profile a request may ask for */
+	unsigned cache_mb; /* what profiles keep for the next ones (symbols, unwind tables) */
 	unsigned top_comm; /* per workload: command names with a label of their own */
 	unsigned max_workloads; /* workloads with their own labels; the rest: cgroup="[other]" */
 	unsigned grace_s; /* series of gone workloads live this long */

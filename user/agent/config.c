@@ -19,6 +19,7 @@ void agent_config_defaults(struct agent_config *c)
 	c->target = TARGET_ALL;
 	c->profile_hz = 99;
 	c->max_profile_s = 60;
+	c->cache_mb = 8;
 	c->top_comm = 5;
 	c->max_workloads = 200;
 	c->grace_s = 300;
@@ -55,6 +56,9 @@ static void usage(FILE *f)
 	      "                           page-faults)\n"
 	      "  --profile-hz HZ          sampling rate of /debug/pprof/* (default 99)\n"
 	      "  --max-profile-seconds N  longest profile a request may ask for (default 60)\n"
+	      "  --cache-mb MB            what profiles keep for the next ones: the symbols and\n"
+	      "                           unwind tables of files no longer sampled, half each\n"
+	      "                           (default 8; more: less CPU per profile, more memory)\n"
 	      "  --top-comm K             per workload, command names with a label of their own\n"
 	      "                           (default 5; the others: comm=\"other\")\n"
 	      "  --max-workloads N        workloads (cgroups) with labels of their own (default\n"
@@ -141,6 +145,7 @@ static int set_option(struct agent_config *c, const char *key, const char *val, 
 	} nums[] = {
 		{ "profile-hz", &c->profile_hz, 1, 10000, 1 },
 		{ "max-profile-seconds", &c->max_profile_s, 1, 3600, 1 },
+		{ "cache-mb", &c->cache_mb, 0, 65536, 1 },
 		{ "top-comm", &c->top_comm, 0, 1000, 1 },
 		{ "max-workloads", &c->max_workloads, 1, 100000, 1 },
 		{ "grace", &c->grace_s, 0, 30 * 86400, 1 },
@@ -310,6 +315,7 @@ int agent_config_parse(struct agent_config *c, int argc, char **argv)
 		{ "counters", required_argument, NULL, 1 },
 		{ "profile-hz", required_argument, NULL, 1 },
 		{ "max-profile-seconds", required_argument, NULL, 1 },
+		{ "cache-mb", required_argument, NULL, 1 },
 		{ "top-comm", required_argument, NULL, 1 },
 		{ "max-workloads", required_argument, NULL, 1 },
 		{ "grace", required_argument, NULL, 1 },

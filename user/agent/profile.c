@@ -5,6 +5,7 @@
  * request asks and written as a gzipped profile.proto (export/profile.c), what `go tool
  * pprof`, Parca and Pyroscope read. Nothing is loaded between requests.
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,5 +106,8 @@ int agent_profile_take(const struct agent_config *c, enum agent_profile_kind kin
 	if (n > 0)
 		PmuDataFree(d);
 	PmuClose(pd);
+	/* what the profile freed in the middle of the heaps (below their tops) goes back to the
+	 * kernel too: the next one is seconds away, the agent's RSS between them is what counts */
+	malloc_trim(0);
 	return status;
 }

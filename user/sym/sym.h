@@ -138,8 +138,16 @@ struct kp_sym_stats {
 	uint64_t stacks; /* distinct stacks resolved */
 	uint64_t inline_frames; /* inline frame Symbols created */
 	unsigned units_parsed; /* DWARF units whose function scopes were read */
+	unsigned files_idle; /* cached files no process holds (kept for the next ones) */
+	uint64_t files_idle_bytes; /* about what they hold in memory */
+	uint64_t files_evicted; /* idle files dropped for the cache's bounds */
 };
 void kp_sym_get_stats(struct kp_sym_stats *st);
+/* The parsed files no process holds (their processes were forgotten) are kept for the next
+ * ones, at most <files_max> of them and about <bytes_max> bytes of their symbols (0: the
+ * defaults, 128 files and 64 MiB); the least recently released go first, now and at each
+ * kp_sym_forget_pid. An agent that profiles every few seconds keeps little. */
+void kp_sym_file_cache_bounds(unsigned files_max, uint64_t bytes_max);
 /* the resolver holds state of process <pid> (tests: what an exit released) */
 bool kp_sym_knows_pid(pid_t pid);
 
@@ -301,6 +309,14 @@ struct sym_dwsecs {
 
 struct sym_file {
 	struct sym_file *next; /* every cached file, for sym_files_free */
+	/* who holds it: processes whose mappings (or Symbols) use it, and <kept> for the
+	 * resolver's life (SymResolverRecordElf, code addresses). A file no one holds is idle:
+	 * in the idle list (most recently released first) until evicted (sym_files_trim) */
+	unsigned users;
+	bool kept;
+	struct sym_file *idle_prev, *idle_next;
+	bool idle;
+	size_t bytes; /* about what it holds in memory (symbols, names, an inflated image) */
 	/* identity of the opened file */
 	dev_t dev;
 	ino_t ino;
@@ -320,6 +336,7 @@ struct sym_file {
 	uint32_t *alias_names; /* name pool offsets of the aliases of syms */
 	size_t nalias_names;
 	char *names; /* name pool */
+	size_t names_len;
 	char **demangled; /* lazily filled, per symbol; NULL: not yet */
 	bool *demangle_tried;
 	const char *symtab_from; /* "symtab", "debug symtab", "dynsym", "none" */
@@ -372,6 +389,16 @@ int sym_file_dwarf(struct sym_file *f);
 /* false when the file is known to have no DWARF (sym_file_dwarf would say -ENOENT) */
 bool sym_file_may_have_dwarf(const struct sym_file *f);
 void sym_files_free(void);
+/* <f> is used by one more holder (a process: sym_proc_hold_file), or one less; a file no one
+ * holds becomes idle. sym_file_keep: held until kp_sym_destroy. */
+void sym_file_hold(struct sym_file *f);
+void sym_file_release(struct sym_file *f);
+void sym_file_keep(struct sym_file *f);
+/* Evict the least recently released idle files beyond the bounds. Only where no caller holds
+ * a file pointer that no process or keep holds (kp_sym_forget_pid, the bounds' setter). */
+void sym_files_trim(void);
+void sym_files_set_bounds(unsigned files_max, uint64_t bytes_max);
+void sym_files_idle_stats(unsigned *n, uint64_t *bytes, uint64_t *evicted);
 unsigned sym_files_parsed(void);
 unsigned sym_files_cached(void);
 unsigned sym_files_dwarf_opened(void);
@@ -557,7 +584,8 @@ struct sym_proc {
 	pid_t nspid; /* its pid in its own PID namespace */
 	int64_t born_s; /* when it started, seconds since the epoch */
 	const char *comm; /* interned, NULL when unknown */
-	const char *mnt_point; /* interned Symbol.mntPoint of its files (sym_mnt_point) */
+	const char *mnt_point; /* Symbol.mntPoint of its files (sym_mnt_point): interned, or in
+				* its arena when it is its own /proc/PID/root */
 	bool dwarf; /* recorded with DWARF */
 	bool recorded; /* maps were read at least once */
 	bool gone; /* the process no longer exists */
@@ -583,6 +611,10 @@ struct sym_proc {
 	struct sym_hmap stacks; /* hash -> struct sym_stack_ent chain */
 	struct sym_arena arena; /* Symbols, Stack nodes, stack keys */
 	struct sym_inl_store inl; /* the inline frames of its Symbols */
+	/* the files its mappings used (each held once, released when it is freed): its Symbols
+	 * point into them, even after an exec replaced the mappings */
+	struct sym_file **files;
+	size_t nfiles, capfiles;
 };
 
 /* Parsers of the text a process (or its runtime) gives, in place: /proc/PID/maps lines into
@@ -599,6 +631,8 @@ int sym_proc_add_map(struct sym_proc *p, const struct sym_map *m, bool load, uns
 struct sym_map *sym_proc_find_map(struct sym_proc *p, uint64_t addr);
 /* The file of a mapping, opened on first use; NULL when it cannot be. */
 struct sym_file *sym_proc_map_file(struct sym_proc *p, struct sym_map *m, unsigned flags);
+/* <p> holds <f> (once, whatever the number of its mappings of it) until it is freed */
+void sym_proc_hold_file(struct sym_proc *p, struct sym_file *f);
 bool sym_proc_alive(pid_t pid);
 /* field 22 of /proc/<pid>/stat: when it started, in clock ticks since boot; -errno */
 int sym_start_ticks(pid_t pid, uint64_t *out);
@@ -635,7 +669,9 @@ extern bool sym_ask_jit;
  * found through the mountinfo of both sides and checked to be the same directory; else
  * "/proc/PID/root", valid while it lives. mntPoint + module is then the file as we see it.
  * NULL only on ENOMEM. */
-const char *sym_mnt_point(pid_t pid);
+/* "/proc/PID/root" is one string per process: copied into <a> (the process's arena, its
+ * lifetime), not interned, lest a node's churn of containers grow the interned strings. */
+const char *sym_mnt_point(pid_t pid, struct sym_arena *a);
 
 /* one line of a mountinfo file, its escapes (\040 ...) undone; pointers into <buf> */
 struct sym_mnt_entry {

@@ -79,7 +79,7 @@ void kp_sym_note_root(pid_t pid)
 	if (!p)
 		p = sym_proc_new(pid);
 	if (p)
-		p->mnt_point = sym_mnt_point(pid);
+		p->mnt_point = sym_mnt_point(pid, &p->arena);
 	sym_unlock();
 }
 
@@ -112,7 +112,7 @@ int kp_sym_add_mapping_id(pid_t pid, uint64_t start, uint64_t end, uint64_t pgof
 	}
 	/* where its root is, while it lives (again after an exec: a chroot comes before one) */
 	if (!p->gone && !p->mnt_point)
-		p->mnt_point = sym_mnt_point(pid);
+		p->mnt_point = sym_mnt_point(pid, &p->arena);
 	if (!p->gone)
 		sym_proc_note_identity(p); /* once, and once after an exec */
 	/* MMAP2 without mmap_data only reports executable mappings */
@@ -138,6 +138,7 @@ int kp_sym_add_mapping(pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff, 
 int kp_sym_fork(pid_t parent, pid_t child)
 {
 	struct sym_proc *pp, *cp;
+	size_t i;
 	int err = 0;
 
 	if (parent <= 0 || child <= 0 || parent == child)
@@ -163,6 +164,9 @@ int kp_sym_fork(pid_t parent, pid_t child)
 	}
 	memcpy(cp->maps, pp->maps, pp->nmaps * sizeof(*cp->maps));
 	cp->nmaps = cp->cap = pp->nmaps;
+	for (i = 0; i < cp->nmaps; i++)
+		if (cp->maps[i].file)
+			sym_proc_hold_file(cp, cp->maps[i].file); /* the child's own hold */
 	cp->dwarf = pp->dwarf;
 	cp->recorded = true;
 	/* the same user and name; its pid in its namespace is its own only where that is ours */
@@ -254,6 +258,15 @@ void kp_sym_forget_pid(pid_t pid)
 {
 	sym_lock();
 	sym_proc_forget(pid);
+	sym_files_trim(); /* no file pointer is in use between calls */
+	sym_unlock();
+}
+
+void kp_sym_file_cache_bounds(unsigned files_max, uint64_t bytes_max)
+{
+	sym_lock();
+	sym_files_set_bounds(files_max, bytes_max);
+	sym_files_trim();
 	sym_unlock();
 }
 
@@ -277,6 +290,7 @@ void kp_sym_get_stats(struct kp_sym_stats *st)
 	st->stacks = sym_counters.stacks;
 	st->inline_frames = sym_counters.inline_frames;
 	st->units_parsed = sym_inline_units_parsed();
+	sym_files_idle_stats(&st->files_idle, &st->files_idle_bytes, &st->files_evicted);
 	sym_unlock();
 }
 

@@ -221,6 +221,8 @@ static int map_code(const char *moduleName, unsigned long startAddr, unsigned fl
 	module = sym_intern(moduleName);
 	err = module ? sym_file_get(&ref, KP_SYM_DWARF, &f) : -ENOMEM;
 	if (!err)
+		sym_file_keep(f); /* its Symbols live until kp_sym_destroy */
+	if (!err)
 		err = code_symbol(f, module, startAddr, flags, out);
 	return err;
 }

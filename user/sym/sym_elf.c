@@ -4,8 +4,11 @@
  *
  * A file is identified by what stat() says of it (device, inode, size, mtime: an inode number
  * reused by a rebuilt binary must not return the old symbols) and by its GNU build-id (the same
- * library in two container layers is one entry), and stays cached for the life of the
- * resolver: an agent resolves the same libraries for hours. Symbols come from .symtab, else
+ * library in two container layers is one entry). A file stays cached while a process holds it
+ * (its mappings, its Symbols); one no process holds any more is kept for the next ones, the
+ * most recently released first, within bounds (IDLE_FILES, IDLE_BYTES, or what
+ * kp_sym_file_cache_bounds says): an agent resolves the same libraries for hours, but the
+ * files of processes long gone do not pile up. Symbols come from .symtab, else
  * from the .symtab of the separate debug file (sym_debugfile.c), else from .dynsym
  * (sym_symtab.c). The debug file is looked for when the file parsed has no .symtab, else only
  * when its lines are first asked for. Files that carry DWARF stay mapped (libelf mmap, no
@@ -26,11 +29,20 @@
 #include "kperf/pcerrc.h"
 #include "sym.h"
 
+#define IDLE_FILES 128
+#define IDLE_BYTES (64ull << 20)
+
 static struct sym_file *all_files;
 static struct sym_hmap by_inode; /* (dev, ino) -> newest file with that identity */
 static struct sym_hmap by_build_id; /* (first 16 bytes) -> file */
 static unsigned nparsed, ncached, ndwarf;
 static bool elf_ready;
+/* the files no one holds, most recently released first */
+static struct sym_file *idle_head, *idle_tail;
+static unsigned nidle;
+static uint64_t idle_bytes, nevicted;
+static unsigned idle_max = IDLE_FILES;
+static uint64_t idle_bytes_max = IDLE_BYTES;
 
 unsigned sym_files_parsed(void)
 {
@@ -181,6 +193,118 @@ static void file_free(struct sym_file *f)
 	free(f);
 }
 
+/* ---- holders, the idle list, eviction ---- */
+
+/* what <f> holds in memory, about: its symbols and names (the DWARF indexes grow with the
+ * lines asked for and are left out), an inflated debug image */
+static size_t file_bytes(const struct sym_file *f)
+{
+	return sizeof(*f) + f->nsyms * (sizeof(*f->syms) + sizeof(char *) + 1) + f->names_len +
+	       f->nalias_names * sizeof(*f->alias_names) + f->nsegs * sizeof(*f->segs) +
+	       f->dw_image_size;
+}
+
+static void idle_unlink(struct sym_file *f)
+{
+	if (!f->idle)
+		return;
+	if (f->idle_prev)
+		f->idle_prev->idle_next = f->idle_next;
+	else
+		idle_head = f->idle_next;
+	if (f->idle_next)
+		f->idle_next->idle_prev = f->idle_prev;
+	else
+		idle_tail = f->idle_prev;
+	f->idle_prev = f->idle_next = NULL;
+	f->idle = false;
+	nidle--;
+	idle_bytes -= f->bytes;
+}
+
+static void idle_push(struct sym_file *f)
+{
+	if (f->idle || f->users || f->kept)
+		return;
+	f->bytes = file_bytes(f); /* fixed while idle: what idle_unlink takes back */
+	f->idle = true;
+	f->idle_prev = NULL;
+	f->idle_next = idle_head;
+	if (idle_head)
+		idle_head->idle_prev = f;
+	else
+		idle_tail = f;
+	idle_head = f;
+	nidle++;
+	idle_bytes += f->bytes;
+}
+
+void sym_file_hold(struct sym_file *f)
+{
+	if (!f->users++)
+		idle_unlink(f);
+}
+
+void sym_file_release(struct sym_file *f)
+{
+	if (f->users && !--f->users)
+		idle_push(f);
+}
+
+void sym_file_keep(struct sym_file *f)
+{
+	f->kept = true;
+	idle_unlink(f);
+}
+
+static bool is_file(void *val, void *ctx)
+{
+	return val == ctx;
+}
+
+static void file_free(struct sym_file *f);
+
+static void evict(struct sym_file *f)
+{
+	struct sym_file **pp;
+	uint64_t a, b;
+
+	idle_unlink(f);
+	sym_hmap_filter(&by_inode, is_file, f); /* every identity it had (aliases too) */
+	if (f->build_id_len) {
+		build_id_key(f->build_id, f->build_id_len, &a, &b);
+		if (sym_hmap_get(&by_build_id, a, b) == f)
+			sym_hmap_del(&by_build_id, a, b);
+	}
+	for (pp = &all_files; *pp; pp = &(*pp)->next)
+		if (*pp == f) {
+			*pp = f->next;
+			break;
+		}
+	ncached--;
+	nevicted++;
+	file_free(f);
+}
+
+void sym_files_trim(void)
+{
+	while (idle_tail && (nidle > idle_max || idle_bytes > idle_bytes_max))
+		evict(idle_tail);
+}
+
+void sym_files_set_bounds(unsigned files_max, uint64_t bytes_max)
+{
+	idle_max = files_max ? files_max : IDLE_FILES;
+	idle_bytes_max = bytes_max ? bytes_max : IDLE_BYTES;
+}
+
+void sym_files_idle_stats(unsigned *n, uint64_t *bytes, uint64_t *evicted)
+{
+	*n = nidle;
+	*bytes = idle_bytes;
+	*evicted = nevicted;
+}
+
 static int cache_add(struct sym_file *f)
 {
 	uint64_t a, b;
@@ -197,6 +321,7 @@ static int cache_add(struct sym_file *f)
 	f->next = all_files;
 	all_files = f;
 	ncached++;
+	idle_push(f); /* until a process holds it */
 	return 0;
 }
 
@@ -500,6 +625,9 @@ void sym_files_free(void)
 		file_free(f);
 	}
 	all_files = NULL;
+	idle_head = idle_tail = NULL;
+	nidle = 0;
+	idle_bytes = nevicted = 0;
 	sym_hmap_free(&by_inode);
 	sym_hmap_free(&by_build_id);
 	nparsed = ncached = ndwarf = 0;

@@ -207,8 +207,9 @@ static bool same_namespace(pid_t pid)
 	return ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
 }
 
-const char *sym_mnt_point(pid_t pid)
+const char *sym_mnt_point(pid_t pid, struct sym_arena *a)
 {
+	char *copy;
 	char path[64], proc_root[64];
 	struct their_root r = { 0 };
 	struct our_view v = { &r, "", 0 };
@@ -239,5 +240,8 @@ const char *sym_mnt_point(pid_t pid)
 	    stat(proc_root, &want) == 0 && stat(v.path, &got) == 0 && want.st_dev == got.st_dev &&
 	    want.st_ino == got.st_ino)
 		return sym_intern(strcmp(v.path, "/") ? v.path : "");
-	return sym_intern(proc_root);
+	copy = sym_arena_alloc(a, strlen(proc_root) + 1);
+	if (copy)
+		strcpy(copy, proc_root);
+	return copy;
 }

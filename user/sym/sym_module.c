@@ -35,6 +35,7 @@ static bool maps_module(struct sym_proc *p, const char *path, struct sym_file *f
 		if (m->path == path && !m->file && m->kind == SYM_MAP_FILE) {
 			m->file = f;
 			m->load_tried = true;
+			sym_proc_hold_file(p, f);
 		}
 		found |= m->path == path || m->file == f;
 	}
@@ -75,6 +76,7 @@ static int map_segments(struct sym_proc *p, struct sym_file *f, const char *path
 		/* the file is known already: no need to look for it through the process */
 		m.file = f;
 		m.load_tried = true;
+		sym_proc_hold_file(p, f);
 		err = sym_proc_add_map(p, &m, false, flags);
 		if (err)
 			return err;

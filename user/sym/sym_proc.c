@@ -181,6 +181,8 @@ struct sym_file *sym_proc_map_file(struct sym_proc *p, struct sym_map *m, unsign
 	m->load_tried = true;
 	if (m->kind == SYM_MAP_VDSO) {
 		m->file = load_vdso(p, m);
+		if (m->file)
+			sym_proc_hold_file(p, m->file);
 		return m->file;
 	}
 	if (m->kind != SYM_MAP_FILE)
@@ -242,7 +244,24 @@ struct sym_file *sym_proc_map_file(struct sym_proc *p, struct sym_map *m, unsign
 	}
 	sym_demote_error();
 	m->file = f;
+	if (f)
+		sym_proc_hold_file(p, f);
 	return f;
+}
+
+void sym_proc_hold_file(struct sym_proc *p, struct sym_file *f)
+{
+	size_t i;
+
+	for (i = 0; i < p->nfiles; i++)
+		if (p->files[i] == f)
+			return;
+	if (kp_grow((void **)&p->files, &p->capfiles, p->nfiles + 1, sizeof(*p->files))) {
+		sym_file_keep(f); /* no room to note it: never evicted, rather than freed early */
+		return;
+	}
+	p->files[p->nfiles++] = f;
+	sym_file_hold(f);
 }
 
 /* ---- maps ---- */
@@ -357,7 +376,7 @@ int sym_proc_read_maps(struct sym_proc *p, unsigned flags)
 	p->gone = false;
 	if (!p->mnt_point) {
 		/* while it lives: where its root is cannot be told afterwards */
-		p->mnt_point = sym_mnt_point(p->pid);
+		p->mnt_point = sym_mnt_point(p->pid, &p->arena);
 		if (!p->mnt_point)
 			return -ENOMEM;
 	}
@@ -465,6 +484,8 @@ void sym_proc_clear_maps(struct sym_proc *p)
 
 void sym_proc_free(struct sym_proc *p)
 {
+	size_t i;
+
 	if (!p)
 		return;
 	sym_proc_clear_maps(p);
@@ -475,5 +496,8 @@ void sym_proc_free(struct sym_proc *p)
 	sym_hmap_free(&p->stacks);
 	sym_inl_store_free(&p->inl);
 	sym_arena_free(&p->arena);
+	for (i = 0; i < p->nfiles; i++)
+		sym_file_release(p->files[i]); /* its Symbols are gone: idle when no one else */
+	free(p->files);
 	free(p);
 }

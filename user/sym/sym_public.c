@@ -81,6 +81,8 @@ static int record_file(const char *fileName, unsigned flags)
 	ref.open_path = fileName;
 	sym_lock();
 	err = sym_file_get(&ref, flags, &f);
+	if (!err)
+		sym_file_keep(f); /* recorded by name: kept for the resolver's life, as libkperf */
 	if (!err && (flags & KP_SYM_DWARF)) {
 		err = sym_file_dwarf(f);
 		if (err == -ENOENT && !f->has_dwarf && !kp_failed())

@@ -339,7 +339,10 @@ static int finish_symbols(struct symvec *sv, struct sym_file *f)
 		if (v[i].end == UINT64_MAX || v[i].end <= v[i].start)
 			v[i].end = v[i].start + 1;
 	}
-	f->syms = v;
+	/* aliases took no entry of their own: give their room back */
+	f->syms = j < sv->n ? realloc(v, j * sizeof(*v)) : v;
+	if (!f->syms)
+		f->syms = v;
 	f->nsyms = j;
 	f->alias_names = al;
 	f->nalias_names = nal;
@@ -471,13 +474,11 @@ out:
 		free(sv.pool);
 		return err;
 	}
-	f->names = sv.pool;
-	if (f->nsyms) {
-		f->demangled = calloc(f->nsyms, sizeof(*f->demangled));
-		f->demangle_tried = calloc(f->nsyms, sizeof(*f->demangle_tried));
-		if (!f->demangled || !f->demangle_tried)
-			return -ENOMEM;
-	}
+	/* the pool grew by doubling: give back what it does not use (a cached file keeps it) */
+	f->names = sv.plen ? realloc(sv.pool, sv.plen) : sv.pool;
+	if (!f->names)
+		f->names = sv.pool;
+	f->names_len = sv.plen;
 	return 0;
 }
 
@@ -555,6 +556,17 @@ const char *sym_file_sym_demangled(struct sym_file *f, const struct sym_elf_sym 
 	size_t i = (size_t)(s - f->syms);
 	const char *raw = f->names + s->name;
 
+	if (!f->demangled) { /* the first name shown: most files of a profile need none */
+		f->demangled = calloc(f->nsyms, sizeof(*f->demangled));
+		f->demangle_tried = calloc(f->nsyms, sizeof(*f->demangle_tried));
+		if (!f->demangled || !f->demangle_tried) {
+			free(f->demangled);
+			free(f->demangle_tried);
+			f->demangled = NULL;
+			f->demangle_tried = NULL;
+			return raw;
+		}
+	}
 	if (!f->demangle_tried[i]) {
 		f->demangle_tried[i] = true;
 		f->demangled[i] = sym_display_name(raw);

@@ -367,6 +367,60 @@ void kp_uw_put(struct kp_uw_table *t)
 	pthread_mutex_unlock(&lock);
 }
 
+void kp_uw_key_of_table(const struct kp_uw_table *t, struct kp_uw_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->idlen = t->build_id_len;
+	memcpy(k->id, t->build_id, t->build_id_len);
+	if (!k->idlen) {
+		k->dev = t->key_dev;
+		k->ino = t->key_ino;
+		k->size = t->key_size;
+		k->mtime_ns = t->key_mtime_ns;
+	}
+}
+
+bool kp_uw_key_eq(const struct kp_uw_key *a, const struct kp_uw_key *b)
+{
+	if (a->idlen || b->idlen)
+		return a->idlen == b->idlen && !memcmp(a->id, b->id, a->idlen);
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime_ns == b->mtime_ns;
+}
+
+int kp_uw_key_of(const char *path, struct kp_uw_key *k)
+{
+	struct ident *i;
+	struct stat st;
+	Elf *elf;
+	int err = 0;
+
+	if (kp_stat_path(path, &st) == 0) {
+		pthread_mutex_lock(&lock);
+		i = ident_find(&st);
+		if (i && ident_trusted(i, &st)) {
+			kp_uw_key_of_table(i->t, k);
+			pthread_mutex_unlock(&lock);
+			return 0;
+		}
+		pthread_mutex_unlock(&lock);
+	}
+	elf_version(EV_CURRENT);
+	elf = sym_elf_open(path, &st, &err);
+	if (!elf)
+		return err;
+	memset(k, 0, sizeof(*k));
+	k->idlen = sym_elf_build_id(elf, k->id, sizeof(k->id));
+	if (!k->idlen) { /* as kp_uw_get keys a table without a build-id */
+		k->dev = (uint64_t)st.st_dev;
+		k->ino = (uint64_t)st.st_ino;
+		k->size = (uint64_t)st.st_size;
+		k->mtime_ns = ns_of(&st.st_mtim);
+	}
+	elf_end(elf);
+	return 0;
+}
+
 void kp_uw_cache_stats(struct kp_uw_cache_stats *s)
 {
 	struct kp_uw_table *t;

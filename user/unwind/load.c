@@ -1,7 +1,8 @@
 /*
  * load.c - unwind tables into the maps of a BPF object that unwinds (unwind.bpf.h): each
  * table's rows copied once into the shared row array (memory-mapped: one memcpy, not a system
- * call per row), each process's executable mappings (/proc/PID/maps) written as one kp_uw_proc
+ * call per row; only the pages of that copy are mapped, and only while it is made: a mapping of
+ * a BPF array is resident whole, and the array is 16 MiB), each process's executable mappings (/proc/PID/maps) written as one kp_uw_proc
  * entry that leads a pc to its table's rows. A file is opened through /proc/PID/map_files
  * (the very file mapped, even deleted or in another mount namespace), else through
  * /proc/PID/root. The vdso's table comes from its image, read in the process's memory (one
@@ -22,16 +23,22 @@
 #include "core/core.h"
 #include "unwind.h"
 
+/* a table whose rows are in the array: what its mappings need of it (the table itself is
+ * given back to the cache once copied: a profile of every process does not hold them all) */
 struct placed {
-	struct kp_uw_table *t; /* a reference held */
-	uint32_t off;
+	struct kp_uw_key key;
+	uint64_t base;
+	uint32_t nrows, off;
+	struct {
+		uint64_t vaddr, off, filesz;
+	} segs[8];
+	unsigned nsegs;
 };
 
 struct kp_uw_loader {
 	int rows_fd, procs_fd, want_fd, counters_fd;
 	uint32_t cap, used;
-	struct kp_uw_row *rows; /* the row array, mapped */
-	size_t map_len;
+	size_t page;
 	struct placed *placed;
 	size_t nplaced, capplaced;
 	struct kp_uw_load_stats st;
@@ -49,7 +56,7 @@ struct kp_uw_loader *kp_uw_loader_new(int rows_fd, uint32_t cap, int procs_fd, i
 				      int counters_fd)
 {
 	struct kp_uw_loader *l = calloc(1, sizeof(*l));
-	long page = sysconf(_SC_PAGESIZE);
+	void *probe;
 
 	if (!l)
 		return NULL;
@@ -58,62 +65,122 @@ struct kp_uw_loader *kp_uw_loader_new(int rows_fd, uint32_t cap, int procs_fd, i
 	l->want_fd = want_fd;
 	l->counters_fd = counters_fd;
 	l->cap = cap;
-	l->map_len = ((size_t)cap * sizeof(struct kp_uw_row) + (size_t)page - 1) &
-		     ~((size_t)page - 1);
-	l->rows = mmap(NULL, l->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, rows_fd, 0);
-	if (l->rows == MAP_FAILED) {
+	l->page = (size_t)sysconf(_SC_PAGESIZE);
+	/* the array must be mappable (BPF_F_MMAPABLE): said now, not at the first table */
+	probe = mmap(NULL, l->page, PROT_READ | PROT_WRITE, MAP_SHARED, rows_fd, 0);
+	if (probe == MAP_FAILED) {
 		int err = errno;
 
 		free(l);
 		errno = err;
 		return NULL;
 	}
+	munmap(probe, l->page);
 	return l;
+}
+
+/* copy <n> rows into the array from row <at>: the pages they fall in mapped for the copy */
+static int write_rows(struct kp_uw_loader *l, uint32_t at, const struct kp_uw_row *rows, uint32_t n)
+{
+	size_t from = (size_t)at * sizeof(*rows), len = (size_t)n * sizeof(*rows);
+	size_t off = from & ~(l->page - 1),
+	       maplen = (from + len - off + l->page - 1) & ~(l->page - 1);
+	char *m;
+
+	if (!n)
+		return 0;
+	m = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED, l->rows_fd, (off_t)off);
+	if (m == MAP_FAILED)
+		return -errno;
+	memcpy(m + (from - off), rows, len);
+	munmap(m, maplen);
+	return 0;
 }
 
 void kp_uw_loader_free(struct kp_uw_loader *l)
 {
-	size_t i;
-
 	if (!l)
 		return;
-	for (i = 0; i < l->nplaced; i++)
-		kp_uw_put(l->placed[i].t);
 	free(l->placed);
-	munmap(l->rows, l->map_len);
 	free(l);
 }
 
-/* the rows of <t> in the array: their first index, or -ENOSPC */
-static int64_t place(struct kp_uw_loader *l, struct kp_uw_table *t)
+static const struct placed *find_placed(const struct kp_uw_loader *l, const struct kp_uw_key *k)
 {
 	size_t i;
 
 	for (i = 0; i < l->nplaced; i++)
-		if (l->placed[i].t == t) {
-			kp_uw_put(t); /* the loader holds one reference already */
-			return l->placed[i].off;
-		}
+		if (kp_uw_key_eq(&l->placed[i].key, k))
+			return &l->placed[i];
+	return NULL;
+}
+
+/* <t>'s rows in the array (once: a table placed before is found by its key); the reference
+ * is given back. NULL when it does not fit (-ENOSPC in *errp), or on an error. */
+static const struct placed *place(struct kp_uw_loader *l, struct kp_uw_table *t, int *errp)
+{
+	const struct placed *found;
+	struct kp_uw_key key;
+	struct placed *pl;
+	unsigned i;
+
+	kp_uw_key_of_table(t, &key);
+	found = find_placed(l, &key);
+	*errp = 0;
+	if (found) {
+		kp_uw_put(t);
+		return found;
+	}
 	if (t->nrows > l->cap - l->used) {
 		l->st.tables_full++;
-		kp_uw_put(t);
-		return -ENOSPC;
+		*errp = -ENOSPC;
+	} else if (kp_grow((void **)&l->placed, &l->capplaced, l->nplaced + 1,
+			   sizeof(*l->placed))) {
+		*errp = -ENOMEM;
+	} else {
+		*errp = write_rows(l, l->used, t->rows, t->nrows);
 	}
-	if (kp_grow((void **)&l->placed, &l->capplaced, l->nplaced + 1, sizeof(*l->placed))) {
+	if (*errp) {
 		kp_uw_put(t);
-		return -ENOMEM;
+		return NULL;
 	}
-	memcpy(&l->rows[l->used], t->rows, (size_t)t->nrows * sizeof(*t->rows));
-	l->placed[l->nplaced].t = t;
-	l->placed[l->nplaced++].off = l->used;
+	pl = &l->placed[l->nplaced++];
+	pl->key = key;
+	pl->base = t->base;
+	pl->nrows = t->nrows;
+	pl->off = l->used;
+	pl->nsegs = t->nsegs < 8 ? t->nsegs : 8;
+	for (i = 0; i < pl->nsegs; i++) {
+		pl->segs[i].vaddr = t->segs[i].vaddr;
+		pl->segs[i].off = t->segs[i].off;
+		pl->segs[i].filesz = t->segs[i].filesz;
+	}
 	l->used += t->nrows;
 	l->st.tables++;
 	l->st.rows += t->nrows;
-	return l->placed[l->nplaced - 1].off;
+	kp_uw_put(t);
+	return pl;
+}
+
+/* the table of the file at <path> in the array: found by its key when placed already (no
+ * compile, even when the cache has let it go since), else had from the cache and placed */
+static const struct placed *get_placed(struct kp_uw_loader *l, const char *path, int *errp,
+				       char *why, size_t whylen)
+{
+	const struct placed *pl;
+	struct kp_uw_table *t;
+	struct kp_uw_key k;
+
+	if (kp_uw_key_of(path, &k) == 0 && (pl = find_placed(l, &k))) {
+		*errp = 0;
+		return pl;
+	}
+	t = kp_uw_get(path, errp, why, whylen);
+	return t ? place(l, t, errp) : NULL;
 }
 
 /* the load bias of a mapping of <t>'s file at <start> from file offset <off> */
-static bool bias_of(const struct kp_uw_table *t, uint64_t start, uint64_t off, uint64_t *bias)
+static bool bias_of(const struct placed *t, uint64_t start, uint64_t off, uint64_t *bias)
 {
 	unsigned i;
 
@@ -180,10 +247,10 @@ int kp_uw_loader_add_pid(struct kp_uw_loader *l, int pid)
 		char perms[8], file[4096] = "", fpath[4200];
 		struct kp_uw_map *m;
 		struct kp_uw_table *t;
+		const struct placed *pl = NULL;
 		uint64_t bias;
-		int64_t at;
 		char why[128];
-		int n = 0, e;
+		int n = 0, e = 0;
 
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off, &n) <
 		    4)
@@ -202,32 +269,31 @@ int kp_uw_loader_add_pid(struct kp_uw_loader *l, int pid)
 		if (!strcmp(file, "[vdso]")) {
 			t = vdso_table(pid, start, end, &e);
 			off = 0; /* the image maps from its start */
+			if (t)
+				pl = place(l, t, &e);
 		} else if (file[0] != '/') {
 			continue; /* anonymous (JIT): frame pointers */
 		} else {
 			snprintf(fpath, sizeof(fpath), "/proc/%d/map_files/%llx-%llx", pid, start,
 				 end);
-			t = kp_uw_get(fpath, &e, why, sizeof(why));
+			pl = get_placed(l, fpath, &e, why, sizeof(why));
+			if (!pl && e != -ENOSPC) {
+				snprintf(fpath, sizeof(fpath), "/proc/%d/root%s", pid, file);
+				pl = get_placed(l, fpath, &e, why, sizeof(why));
+			}
 		}
-		if (!t && file[0] == '/') {
-			snprintf(fpath, sizeof(fpath), "/proc/%d/root%s", pid, file);
-			t = kp_uw_get(fpath, &e, why, sizeof(why));
+		if (!pl) {
+			if (e != -ENOSPC) /* no room: counted as tables_full */
+				l->st.files_without++;
+			continue;
 		}
-		if (!t) {
+		if (!bias_of(pl, start, off, &bias)) {
 			l->st.files_without++;
 			continue;
 		}
-		if (!bias_of(t, start, off, &bias)) {
-			kp_uw_put(t);
-			l->st.files_without++;
-			continue;
-		}
-		at = place(l, t);
-		if (at < 0)
-			continue;
-		m->adj = bias + t->base;
-		m->row_off = (__u32)at;
-		m->nrows = t->nrows;
+		m->adj = bias + pl->base;
+		m->row_off = pl->off;
+		m->nrows = pl->nrows;
 	}
 	free(text);
 	err = bpf_map_update_elem(l->procs_fd, &key, proc, BPF_ANY) ? -errno : 0;

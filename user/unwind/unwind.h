@@ -88,6 +88,19 @@ struct kp_uw_table *kp_uw_get_image(const void *image, size_t len, int *errp, ch
 				    size_t whylen);
 void kp_uw_put(struct kp_uw_table *t);
 
+/* What identifies a table: its file's build-id, else (idlen 0) the file's identity. */
+struct kp_uw_key {
+	uint8_t id[64];
+	size_t idlen;
+	uint64_t dev, ino, size;
+	int64_t mtime_ns;
+};
+/* The key of the table kp_uw_get(<path>) would give, without compiling it: from a stat() when
+ * the file is known, else from its build-id read. 0 or -errno. */
+int kp_uw_key_of(const char *path, struct kp_uw_key *k);
+void kp_uw_key_of_table(const struct kp_uw_table *t, struct kp_uw_key *k);
+bool kp_uw_key_eq(const struct kp_uw_key *a, const struct kp_uw_key *b);
+
 struct kp_uw_cache_stats {
 	uint64_t compiled; /* tables compiled */
 	uint64_t hits; /* kp_uw_get answered from the cache */
