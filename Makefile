@@ -24,6 +24,7 @@ CC         ?= gcc
 CXX        ?= g++
 PKG_CONFIG ?= pkg-config
 CRITERION  := -lcriterion
+GOARCH     := amd64
 else ifeq ($(ARCH),arm64)
 BUILD      ?= build/arm64
 CROSS      ?= aarch64-linux-gnu-
@@ -35,6 +36,8 @@ PKG_CONFIG ?= $(CROSS)pkg-config
 # aarch64 gcc omits the frame record of leaf functions unless told: the workloads keep it,
 # so that a sample in a leaf unwinds through its caller (x86's frame pointers always do)
 WL_ARCH_CFLAGS := -mno-omit-leaf-frame-pointer
+# the Go workload is cross-built too (it was an x86-64 binary in build/arm64 before)
+GOARCH     := arm64
 CROSS_ROOT ?= $(KERNEL_CACHE)/rootfs-arm64
 CROSS_LIBS := $(CROSS_ROOT)/usr/lib/aarch64-linux-gnu
 CRITERION  := $(CROSS_LIBS)/libcriterion.so.3 -Wl,-rpath-link,$(CROSS_LIBS)
@@ -317,7 +320,7 @@ GO_WORKLOADS := $(if $(GO),$(BUILD)/workloads/utrace_go)
 
 $(BUILD)/workloads/utrace_go: $(wildcard tests/workloads/utrace_go/*)
 	@mkdir -p $(dir $@)
-	cd tests/workloads/utrace_go && GO111MODULE=off GOFLAGS= CGO_ENABLED=0 \
+	cd tests/workloads/utrace_go && GO111MODULE=off GOFLAGS= CGO_ENABLED=0 GOARCH=$(GOARCH) \
 		GOCACHE=$(abspath $(BUILD))/go-cache $(GO) build -o $(abspath $@) .
 
 # the JVM workload of the JIT tests, built only where a JDK is installed; its tests skip otherwise

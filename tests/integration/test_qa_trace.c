@@ -25,11 +25,21 @@ Test(qa_trace, full_summary_map_is_counted_and_records_stay_exact)
 	struct PmuTraceData *d;
 	struct PmuTraceStats st;
 	int pd = tt_trace_workload(&a, &x, NULL, NULL), n, i, getppid = 0, write = 0, openat = 0;
+	char rows[512] = "";
+	size_t len;
 
 	/* the workload calls getppid, then write, then openat: the map holds the first two,
 	 * the openat calls are counted in their syscall's overflow row, pid 0 */
 	n = PmuTraceReadSummary(pd, &s);
 	cr_assert_eq(n, 3, "%d summary rows: %s", n, Perror());
+	for (i = 0, len = 0; i < n && len < sizeof(rows); i++)
+		len += (size_t)snprintf(rows + len, sizeof(rows) - len, " [%d %s %s %lu]", s[i].pid,
+					s[i].comm, s[i].funcs, (unsigned long)s[i].calls);
+	if (s[0].pid != 0 && !PmuTraceGetStats(pd, &st))
+		cr_assert_fail(
+			"no overflow row first: rows:%s; summaryDropped %lu, summaryNoMemory "
+			"%lu",
+			rows, (unsigned long)st.summaryDropped, (unsigned long)st.summaryNoMemory);
 	cr_assert_eq(s[0].pid, 0);
 	cr_assert_str_eq(s[0].comm, KPERF_TRACE_OVERFLOW_COMM);
 	cr_assert_str_eq(s[0].funcs, "openat");

@@ -22,7 +22,8 @@ static void fini(void)
 TestSuite(sym_mnt, .fini = fini, .timeout = 60);
 
 /* a root for sym_hot in <dir>: the workload, libwl.so beside it (its rpath is $ORIGIN), and
- * the libraries ldd lists, at their paths */
+ * the libraries the dynamic loader lists, at their paths (LD_TRACE_LOADED_OBJECTS is what
+ * ldd asks the loader for; ldd itself is a bash script, and a root may have no bash) */
 static void fill_root(const char *dir)
 {
 	char bin[PATH_MAX], lib[PATH_MAX];
@@ -30,7 +31,7 @@ static void fill_root(const char *dir)
 	abs_of(tu_path("workloads/sym_hot"), bin);
 	abs_of(tu_path("workloads/libwl.so"), lib);
 	cr_assert_eq(sh("cp '%s' '%s/sym_hot' && cp '%s' '%s/libwl.so' && "
-			"for f in $(ldd '%s' | grep -o '/[^ ]*'); do "
+			"for f in $(LD_TRACE_LOADED_OBJECTS=1 '%s' | grep -o '/[^ ]*'); do "
 			"mkdir -p '%s'$(dirname $f) && cp -L $f '%s'$f; done",
 			bin, dir, lib, dir, bin, dir, dir),
 		     0);

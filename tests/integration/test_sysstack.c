@@ -323,10 +323,21 @@ Test(sysstack, libc_call_paths_reach_main_with_the_eh_frame_unwinder)
 	KperfTraceStackSummaryFree(s);
 	tt_finish(pd);
 
-	/* frame pointers only: libc has none, the stack stops in it */
+	/* frame pointers only. x86_64: libc has none, the stack stops in it. aarch64: libc keeps
+	 * frame records, and the record of the libc function write_path called holds the return
+	 * address into write_path; but write_path (-fomit-frame-pointer) has no record of its
+	 * own, so the walk goes on from the frame it was entered with and never finds its
+	 * caller, main, which only .eh_frame gives */
 	s = nofp_writes(KPERF_CALL_GRAPH_FP, &n, &pd);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+#if defined(__aarch64__)
+		if (user_depth(s[i].stack, s[i].kernelFrames, "write_path") >= 0)
+			cr_assert_lt(user_depth(s[i].stack, s[i].kernelFrames, "main"), 0,
+				     "frame pointers alone found main above write_path");
+#else
 		cr_assert_lt(user_depth(s[i].stack, s[i].kernelFrames, "write_path"), 0);
+#endif
+	}
 	KperfTraceStackSummaryFree(s);
 	tt_finish(pd);
 }

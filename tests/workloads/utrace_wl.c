@@ -48,35 +48,76 @@ __attribute__((noinline)) long ut_rec(long depth)
 	return r + 1;
 }
 
-/* two return paths, each with its own return instruction */
-__attribute__((noinline)) long ut_multi(long x)
-{
-	if (x & 1) {
-		sink += x;
-		__asm__ volatile("" ::: "memory");
-		return sink * 3;
-	}
-	sink -= x;
-	return sink;
-}
+/* Three functions whose instructions the tests count are written in assembly, because the
+ * compiler would not keep them exact: ut_multi has two return paths, each with its own return
+ * instruction (aarch64 GCC merges them into one epilogue); ut_bare is nothing but its return
+ * (entry and return at one address); ut_tail leaves by a jump to ut_f, so it is entered but
+ * never returns by itself. (GCC ignores __attribute__((naked)) on aarch64: there, a "naked" C
+ * function got a frame record pushed and never popped, and the workload crashed on its own.)
+ *   long ut_multi(long x): odd x: sink += x, returns sink * 3; even x: sink -= x, returns sink
+ */
+long ut_multi(long x);
+void ut_bare(void);
+long ut_tail(long x);
 
-/* a function that is nothing but its return: entry and return at one address */
-__attribute__((naked, noinline)) void ut_bare(void)
-{
-	__asm__ volatile("ret");
-}
-
-/* a function that leaves by a jump: its entry is probed, it has no return of its own */
 #if defined(__x86_64__)
-__attribute__((naked, noinline)) long ut_tail(long x)
-{
-	__asm__ volatile("jmp ut_f");
-}
+__asm__(".text\n"
+	".globl ut_multi\n"
+	".type ut_multi, @function\n"
+	"ut_multi:\n"
+	"	mov sink(%rip), %rax\n"
+	"	test $1, %dil\n"
+	"	jnz 1f\n"
+	"	sub %rdi, %rax\n"
+	"	mov %rax, sink(%rip)\n"
+	"	ret\n"
+	"1:	add %rdi, %rax\n"
+	"	mov %rax, sink(%rip)\n"
+	"	lea (%rax,%rax,2), %rax\n"
+	"	ret\n"
+	".size ut_multi, .-ut_multi\n"
+	".globl ut_bare\n"
+	".type ut_bare, @function\n"
+	"ut_bare:\n"
+	"	ret\n"
+	".size ut_bare, .-ut_bare\n"
+	".globl ut_tail\n"
+	".type ut_tail, @function\n"
+	"ut_tail:\n"
+	"	jmp ut_f\n"
+	".size ut_tail, .-ut_tail\n");
 #elif defined(__aarch64__)
-__attribute__((naked, noinline)) long ut_tail(long x)
-{
-	__asm__ volatile("b ut_f");
-}
+__asm__(".text\n"
+	".p2align 2\n"
+	".globl ut_multi\n"
+	".type ut_multi, %function\n"
+	"ut_multi:\n"
+	"	adrp x1, sink\n"
+	"	ldr x2, [x1, :lo12:sink]\n"
+	"	tbnz w0, #0, 1f\n"
+	"	sub x2, x2, x0\n"
+	"	str x2, [x1, :lo12:sink]\n"
+	"	mov x0, x2\n"
+	"	ret\n"
+	"1:	add x2, x2, x0\n"
+	"	str x2, [x1, :lo12:sink]\n"
+	"	add x0, x2, x2, lsl #1\n"
+	"	ret\n"
+	".size ut_multi, .-ut_multi\n"
+	".p2align 2\n"
+	".globl ut_bare\n"
+	".type ut_bare, %function\n"
+	"ut_bare:\n"
+	"	ret\n"
+	".size ut_bare, .-ut_bare\n"
+	".p2align 2\n"
+	".globl ut_tail\n"
+	".type ut_tail, %function\n"
+	"ut_tail:\n"
+	"	b ut_f\n"
+	".size ut_tail, .-ut_tail\n");
+#else
+#error "utrace_wl: ut_multi, ut_bare and ut_tail are written for x86_64 and aarch64 only"
 #endif
 
 /* the names GCC gives a constant-propagated copy and a cold piece of a function */
