@@ -27,6 +27,7 @@ export PYTHONDONTWRITEBYTECODE=1
 export HOME=/root
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 : >"$out/phases"
+top=$(pwd)
 
 # phase NAME SECONDS CMD...: run with a time limit, log its status and duration
 phase() {
@@ -89,14 +90,10 @@ if [ "$unit" = 1 ]; then
 	phase unit 900 "$build/tests/unit" --jobs 2 --verbose --json="$out/unit.json"
 fi
 # a test that hangs is cut off by the phase's limit; table.py then reads the verbose log
-# the late suites (skip.list) in a phase of their own after the others
+# the late suites (skip.list) in a phase of their own, after the Python tests
 notfirst=$suites${suites:+${late:+|}}$late
 phase integration 1200 "$build/tests/integration" --jobs 1 --verbose \
 	${notfirst:+--filter "!($notfirst)/*"} --json="$out/integration.json"
-if [ -n "$late" ]; then
-	phase integration-late 900 "$build/tests/integration" --jobs 1 --verbose \
-		--filter "@($late)/*" --json="$out/integration-late.json"
-fi
 if command -v python3 >/dev/null && python3 -c 'import pytest' 2>/dev/null; then
 	# the copy of the tree run.sh took beside the build copies, when there is one
 	tree=$(dirname "$build")/tree
@@ -105,5 +102,11 @@ if command -v python3 >/dev/null && python3 -c 'import pytest' 2>/dev/null; then
 	phase python 600 env KPERF_BPF_LIB="$build/lib/libkperf-bpf.so" PYTHONPATH=python \
 		python3 -m pytest -q -p no:cacheprovider --durations=0 $ignore \
 		--junitxml="$out/python.xml" tests/python
+fi
+# the late suites after the Python tests: those prove more per minute of emulation
+cd "$top"
+if [ -n "$late" ]; then
+	phase integration-late 900 "$build/tests/integration" --jobs 1 --verbose \
+		--filter "@($late)/*" --json="$out/integration-late.json"
 fi
 echo done >>"$out/phases"

@@ -12,7 +12,7 @@
 #
 # Environment: KPERF_KERNEL_CACHE (kernels, root; default /var/cache/kperf-kernels),
 # KPERF_KERNEL_OUT (results; default build/kernels), KPERF_KERNEL_TIMEOUT (seconds per boot,
-# default 2100: the guest's own phases end before), KPERF_KERNEL_JOBS (guests at once,
+# default 3000: the guest's own phases, 2820 s at most, end before), KPERF_KERNEL_JOBS (guests at once,
 # default 2: a guest's tests mostly keep one vCPU busy), KPERF_KERNEL_SMP (vCPUs per guest, 2),
 # KPERF_KERNEL_ALL=1 (also the suites tests/kernels/skip.list leaves out),
 # KPERF_BUILD / KPERF_BUILD_ARM64 (build trees, default build and build/arm64),
@@ -27,7 +27,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 cache=${KPERF_KERNEL_CACHE:-/var/cache/kperf-kernels}
 outroot=$(realpath -m "${KPERF_KERNEL_OUT:-$src/build/kernels}")
-limit=${KPERF_KERNEL_TIMEOUT:-2100}
+limit=${KPERF_KERNEL_TIMEOUT:-3000}
 jobs=${KPERF_KERNEL_JOBS:-2}
 smp=${KPERF_KERNEL_SMP:-2}
 build_amd64=$(cd "$src" && realpath -m "${KPERF_BUILD:-build}")
