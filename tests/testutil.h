@@ -249,6 +249,25 @@ static inline int tu_bpf_fds(void)
 	return n;
 }
 
+/* The open fds of BPF objects and of perf events: what attached programs hold (before 5.15 a
+ * program on a tracepoint is attached through a perf event, whose fd is its link). */
+static inline int tu_attach_fds(void)
+{
+	char path[64], link[256];
+	int fd, n = 0;
+	ssize_t len;
+
+	for (fd = 0; fd < 4096; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = '\0';
+		n += strstr(link, "bpf") || strstr(link, "[perf_event]");
+	}
+	return n;
+}
+
 /* A child that waits for a byte and only then execs <argv> (so that the exec itself can be
  * observed), optionally pinned to <pin_cpu> (-1: not pinned), its stdout in a pipe. */
 struct tu_child {

@@ -191,11 +191,11 @@ Test(timeline, disabled_records_nothing_and_leaves_its_own_thread_out)
 	td = KperfTimelineOpen(&o);
 	cr_assert_geq(td, 0, "%d %s", Perrorno(), Perror());
 	cr_assert_eq(KperfTimelineEnable(td), 0, "%s", Perror());
-	on_fds = tu_bpf_fds();
+	on_fds = tu_attach_fds();
 	for (i = 0; i < 5; i++)
 		syscall(SYS_getppid);
 	cr_assert_eq(KperfTimelineDisable(td), 0, "%s", Perror());
-	off_fds = tu_bpf_fds();
+	off_fds = tu_attach_fds();
 	cr_expect_lt(off_fds, on_fds, "the syscall programs stay attached while disabled");
 	for (i = 0; i < 11; i++)
 		syscall(SYS_getppid);
