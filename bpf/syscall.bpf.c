@@ -141,6 +141,16 @@ struct {
 	__type(value, struct kp_sys_stack_stat);
 } stack_summary SEC(".maps");
 
+/* the summary by stack's overflow rows, per syscall number: the calls stack_summary had no
+ * row for, when full (-E2BIG), and from cfg.nomem_base on, when the kernel could not allocate
+ * one (-ENOMEM); counted under their syscall without their process and stacks */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1); /* resized by userspace with stacks: the syscall numbers, twice */
+	__type(key, __u32);
+	__type(value, struct kp_sys_stack_stat);
+} stack_by_nr SEC(".maps");
+
 static __always_inline bool want_stacks(void)
 {
 	return cfg.kernel_stack || cfg.user_stack;
@@ -424,7 +434,7 @@ static __always_inline void update_summary(kp_task_t *t, __u32 tgid, __u32 nr, _
 	add_call(s, dur, ret);
 }
 
-/* the call by its stacks at entry */
+/* the call by its stacks at entry; without a row for them, in its syscall's overflow row */
 static __always_inline void
 update_stack_summary(kp_task_t *t, __u32 tgid, const struct kp_task_state *st, __u64 dur, long ret)
 {
@@ -435,15 +445,23 @@ update_stack_summary(kp_task_t *t, __u32 tgid, const struct kp_task_state *st, _
 
 	s = bpf_map_lookup_elem(&stack_summary, &key);
 	if (!s) {
-		long err = bpf_map_update_elem(&stack_summary, &key, &init, BPF_NOEXIST);
+		/* a test may ask for the allocator's failure (cfg.fault_nomem) */
+		long err = cfg.fault_nomem ?
+				   -KP_ENOMEM :
+				   bpf_map_update_elem(&stack_summary, &key, &init, BPF_NOEXIST);
 
-		s = bpf_map_lookup_elem(&stack_summary, &key);
-		if (!s) {
+		s = cfg.fault_nomem ? NULL : bpf_map_lookup_elem(&stack_summary, &key);
+		if (s) {
+			cur_comm(t, s->comm);
+		} else {
 			count(err == -KP_E2BIG ? KP_CNT_STACK_SUMMARY_FULL :
 						 KP_CNT_STACK_SUMMARY_NOMEM);
-			return;
+			/* the key's process is not needed any more: it holds the row's index */
+			key.tgid = st->nr + (err == -KP_E2BIG ? 0 : cfg.nomem_base);
+			s = bpf_map_lookup_elem(&stack_by_nr, &key.tgid);
+			if (!s)
+				return; /* a number beyond the table: counted missing */
 		}
-		cur_comm(t, s->comm);
 	}
 	s->calls++;
 	if (ret < 0)

@@ -173,6 +173,9 @@ static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
 	/* the maps of stacks cost nothing unless asked for (a map of 0 entries is EINVAL) */
 	m = bpf_object__find_map_by_name(b->obj, "stack_summary");
 	bpf_map__set_max_entries(m, o->kernel_stack || o->user_stack ? o->summary_entries : 1);
+	/* its overflow rows: full, then (from nomem_base) no memory */
+	bpf_map__set_max_entries(bpf_object__find_map_by_name(b->obj, "stack_by_nr"),
+				 o->kernel_stack || o->user_stack ? 2 * b->by_nr_entries : 1);
 	m = bpf_object__find_map_by_name(b->obj, "stacks");
 	bpf_map__set_max_entries(m, o->kernel_stack || o->user_stack ? o->stack_entries : 1);
 	m = bpf_object__find_map_by_name(b->obj, "targets");
@@ -387,6 +390,7 @@ int kp_sys_bpf_open(const struct kp_sys_bpf_opts *o, struct kp_sys_bpf **out)
 		}
 	}
 	b->stack_summary_fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "stack_summary"));
+	b->stack_by_nr_fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "stack_by_nr"));
 	b->stacks_fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "stacks"));
 	if (o->record_events) {
 		b->ringbuf_bytes = o->ringbuf_bytes;

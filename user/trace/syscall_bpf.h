@@ -34,7 +34,8 @@ struct kp_sys_bpf {
 	struct bpf_program *progs[NPROGS];
 	struct bpf_link *links[NPROGS];
 	struct ring_buffer *rb;
-	int summary_fd, counters_fd, by_nr_fd, stack_summary_fd, stacks_fd, cg_summary_fd;
+	int summary_fd, counters_fd, by_nr_fd, stack_summary_fd, stack_by_nr_fd, stacks_fd,
+		cg_summary_fd;
 	size_t ringbuf_bytes;
 	size_t record_size; /* kp_sys_event, or kp_sys_event_stk with stacks */
 	kp_sys_event_fn on_event;

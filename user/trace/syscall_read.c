@@ -19,6 +19,7 @@
 #include "kperf/pcerrc.h"
 #include "kperf/pmu.h"
 #include "stack/stack.h"
+#include "stack_capture.h"
 #include "syscall_bpf.h"
 
 /* a call whose row the kernel could not allocate: into its row here (harvest_lock held) */
@@ -458,8 +459,10 @@ int kp_sys_bpf_stack_summary(struct kp_sys_bpf *b, struct kp_sys_stack_row **row
 {
 	struct kp_sys_stack_key key, next, *prev = NULL;
 	struct kp_sys_stack_row *out = NULL;
+	uint64_t cnt[KP_CNT_MAX];
 	size_t cap = 0, n = 0;
 	char *vals;
+	__u32 nr;
 
 	*rows = NULL;
 	vals = cpu_values(b);
@@ -478,6 +481,30 @@ int kp_sys_bpf_stack_summary(struct kp_sys_bpf *b, struct kp_sys_stack_row **row
 			     add_stack_stat, &out[n].stat))
 			continue; /* deleted meanwhile */
 		if (out[n].stat.calls)
+			n++;
+	}
+	/* the calls it had no row for, by syscall: read only when the counters say there are
+	 * some (else every syscall number's per-CPU values, twice) */
+	kp_sys_bpf_counters(b, cnt);
+	for (nr = 0; nr < 2 * b->by_nr_entries; nr++) {
+		bool nomem = nr >= b->by_nr_entries;
+
+		if (!cnt[nomem ? KP_CNT_STACK_SUMMARY_NOMEM : KP_CNT_STACK_SUMMARY_FULL])
+			continue;
+		if (kp_grow((void **)&out, &cap, n + 1, sizeof(*out))) {
+			free(out);
+			free(vals);
+			return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+		}
+		out[n].key = (struct kp_sys_stack_key){
+			.tgid = nomem ? KP_SYS_NOMEM_TGID : KP_SYS_OVERFLOW_TGID,
+			.nr = nr % b->by_nr_entries,
+			.kstack = KP_CAP_NONE,
+			.ustack = KP_CAP_NONE,
+		};
+		if (!sum_cpus(b, b->stack_by_nr_fd, &nr, vals, sizeof(out[n].stat), add_stack_stat,
+			      &out[n].stat) &&
+		    out[n].stat.calls)
 			n++;
 	}
 	free(vals);
