@@ -407,7 +407,7 @@ static void print_stacks(FILE *out, int pd, const struct trace_opts *o,
 	}
 	full = stack_overflow(ss, nss, KPERF_TRACE_OVERFLOW_COMM);
 	nomem = stack_overflow(ss, nss, KPERF_TRACE_NOMEM_COMM);
-	/* said here from the rows, whatever the format: the library's warning is the last one */
+	/* said here from the rows in the CLI's words (its option), whatever the format */
 	if (!interval && full)
 		fprintf(stderr,
 			"kperf-bpf trace: warning: %" PRIu64 " calls are counted in the summary by "
@@ -420,9 +420,7 @@ static void print_stacks(FILE *out, int pd, const struct trace_opts *o,
 			"stack without their process and stack (pid 0, %s): the kernel could not "
 			"allocate their rows at that moment\n",
 			nomem, KPERF_TRACE_STACK_NOMEM);
-	if (GetWarn() &&
-	    !(!interval && full + nomem && strstr(GetWarnMsg(), "in the summary by stack")))
-		fprintf(stderr, "kperf-bpf trace: warning: %s\n", GetWarnMsg());
+	kp_cli_warnings("trace", !interval && full + nomem ? "in the summary by stack" : NULL);
 	if (o->format == FORMAT_FOLDED)
 		err = kp_report_stacks_folded(out, ss, nss);
 	else if (o->format == FORMAT_SVG)
@@ -578,8 +576,7 @@ int cmd_trace(int argc, char **argv)
 		goto done;
 	}
 	kp_cli_pids_to_processes(o.pids, o.npids);
-	if (GetWarn())
-		fprintf(stderr, "kperf-bpf trace: warning: %s\n", GetWarnMsg());
+	kp_cli_warnings("trace", NULL);
 	if (kp_cli_watch_pids("trace", o.pids, o.npids, &watch))
 		goto done;
 	if (PmuTraceEnable(pd)) {
