@@ -4,8 +4,9 @@
  * moment) is counted in its syscall's pid 0 row with a one-frame stack that says why, never
  * lost. `sysstack --deep 40 400 100` makes its 500 getppid calls from 41 distinct stacks (40
  * depths of ppid_at_depth, 10 calls each, then ppid_from_b); a summary of 4 rows keeps 4 of
- * them, and every row together, the overflow row included, has exactly the 500 calls: through the API (both BPF variants), the fault of the
- * allocator (KPERF_BPF_FAULT_NOMEM) and the CLI's table, JSON, CSV and folded outputs.
+ * them, and every row together, the overflow row included, has exactly the 500 calls:
+ * through the API (both BPF variants), the fault of the allocator (KPERF_BPF_FAULT_NOMEM)
+ * and the CLI's table, JSON, CSV, folded and SVG outputs; every warning of a read is said.
  */
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
@@ -263,11 +264,40 @@ Test(sysstack_overflow, cli_outputs_show_the_overflow_row)
 	save = NULL;
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		lines++;
-		/* the comm as it is, the frame's spaces folded */
-		pid0 += !strncmp(line, "[map full];[stack_table_full];getppid_[k] ", 42);
+		/* the comm is the root frame: its blank folded like the frames' */
+		pid0 += !strncmp(line, "[map_full];[stack_table_full];getppid_[k] ", 42);
 	}
 	cr_assert_eq(lines, ROWS + 1, "%s", out);
 	cr_assert_eq(pid0, 1);
 	assert_said(err, overflow);
 	free(out);
+
+	/* the flame graph: the overflow row's frames under the root */
+	out = cli("svg", err, sizeof(err));
+	cr_assert(strstr(out, "<title>[map full]"), "%.3000s", out);
+	cr_assert(strstr(out, "<title>[stack table full]"), "%.3000s", out);
+	assert_said(err, overflow);
+	free(out);
+}
+
+/* a read with two reasons to warn (its map full, and stacks not kept: a stack map of 2
+ * entries for 41 stacks) says both: the second does not hide the first */
+Test(sysstack_overflow, every_warning_of_a_read_is_said)
+{
+	struct PmuTraceAttr a = { .callStack = 1, .symbolMode = RESOLVE_ELF };
+	struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts, .summaryOnly = 1, .summaryEntries = 1,
+					     .stackEntries = 2, .callGraph = KPERF_CALL_GRAPH_FP);
+	struct KperfTraceStackSummary *s;
+	struct tu_proc w;
+	int pd = ss_trace_argv(&a, &x, &w, deep_argv);
+
+	cr_assert_gt(KperfTraceReadStackSummary(pd, &s), 0);
+	KperfTraceStackSummaryFree(s);
+	cr_assert(strstr(GetWarnMsg(), " calls are counted in the summary by stack without "
+				       "their process and stack (pid 0, [stack table full]): "
+				       "its map was full (raise summaryEntries)\n"),
+		  "%s", GetWarnMsg());
+	cr_assert(strstr(GetWarnMsg(), " call stacks were not kept ("), "%s", GetWarnMsg());
+	tu_kill(&w);
+	tt_finish(pd);
 }
