@@ -50,7 +50,7 @@
 #define KP_E2BIG 7 /* what a full hash map's update returns, negated */
 #define KP_ENOMEM 12 /* ... and one whose allocator had nothing ready */
 
-_Static_assert(KP_CNT_CAP + KP_CAP_FAILS == KP_CNT_MAX, "stack counters do not fit");
+_Static_assert(KP_CNT_CAP + KP_CAP_FAILS <= KP_CNT_STACK_LATE, "stack counters do not fit");
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -434,6 +434,33 @@ static __always_inline void update_summary(kp_task_t *t, __u32 tgid, __u32 nr, _
 	add_call(s, dur, ret);
 }
 
+/* a call whose row in the summary by stack could not be allocated at this moment (-ENOMEM,
+ * not a full map): to userspace through the exits ring, where it is added to its row; false
+ * when the ring is not read (no stack notes) or full */
+static __always_inline bool late_stack_call(kp_task_t *t, const struct kp_sys_stack_key *key,
+					    __u64 dur, long ret)
+{
+	struct kp_sys_late_stack_call *n;
+
+	if (!cfg.stack_notes || cfg.fault_nomem >= 2)
+		return false;
+	n = bpf_ringbuf_reserve(&exits, sizeof(*n), 0);
+	if (!n)
+		return false;
+	n->tgid = key->tgid;
+	n->kind = KP_SYS_NOTE_STACK_CALL;
+	n->nr = key->nr;
+	n->pad = 0;
+	n->kstack = key->kstack;
+	n->ustack = key->ustack;
+	n->dur_ns = dur;
+	n->ret = ret;
+	cur_comm(t, n->comm);
+	bpf_ringbuf_submit(n, BPF_RB_NO_WAKEUP);
+	count(KP_CNT_STACK_LATE);
+	return true;
+}
+
 /* the call by its stacks at entry; without a row for them, in its syscall's overflow row */
 static __always_inline void
 update_stack_summary(kp_task_t *t, __u32 tgid, const struct kp_task_state *st, __u64 dur, long ret)
@@ -454,6 +481,9 @@ update_stack_summary(kp_task_t *t, __u32 tgid, const struct kp_task_state *st, _
 		if (s) {
 			cur_comm(t, s->comm);
 		} else {
+			/* not full: the allocator had nothing ready (-ENOMEM); to userspace */
+			if (err != -KP_E2BIG && late_stack_call(t, &key, dur, ret))
+				return;
 			count(err == -KP_E2BIG ? KP_CNT_STACK_SUMMARY_FULL :
 						 KP_CNT_STACK_SUMMARY_NOMEM);
 			/* the key's process is not needed any more: it holds the row's index */

@@ -38,11 +38,15 @@ enum kp_counter {
 	KP_CNT_SUMMARY_NOMEM = 6,
 	/* ... and the exits ring was full too: counted in the per-syscall no-memory row */
 	KP_CNT_NOMEM_FOLDED = 7,
-	/* no memory for the call's row in the stack summary map: counted by stack in its
-	 * syscall's no-memory row (stack_by_nr's second half) */
+	/* no memory for the call's row in the stack summary map, and the exits ring full: counted
+	 * by stack in its syscall's no-memory row (stack_by_nr's second half) */
 	KP_CNT_STACK_SUMMARY_NOMEM = 8,
 	KP_CNT_CAP = 9, /* KP_CAP_FAILS counters of stack_capture.bpf.h from here on */
-	KP_CNT_MAX = 12
+	/* no memory for the call's row in the stack summary map at that moment (not full): the
+	 * call went to userspace in the exits ring (struct kp_sys_late_stack_call) and is counted
+	 * in its row there */
+	KP_CNT_STACK_LATE = 12,
+	KP_CNT_MAX = 13
 };
 
 /* the tgid of the summary's overflow rows (by_nr, when the hash is full; stack_by_nr, when
@@ -110,6 +114,7 @@ struct kp_sys_exit_note {
 enum kp_sys_note_kind {
 	KP_SYS_NOTE_EXIT = 0, /* struct kp_sys_exit_note */
 	KP_SYS_NOTE_CALL = 1, /* struct kp_sys_late_call */
+	KP_SYS_NOTE_STACK_CALL = 2, /* struct kp_sys_late_stack_call */
 };
 
 /* a call whose summary row the kernel could not allocate (-ENOMEM), sent through the exits
@@ -119,6 +124,20 @@ struct kp_sys_late_call {
 	__u32 kind; /* KP_SYS_NOTE_CALL */
 	__u32 nr;
 	__u32 pad;
+	__u64 dur_ns;
+	__s64 ret;
+	char comm[KP_COMM_LEN];
+};
+
+/* a call whose row in the summary by stack the kernel could not allocate (-ENOMEM), through
+ * the exits ring: userspace adds it to the row of its key */
+struct kp_sys_late_stack_call {
+	__u32 tgid;
+	__u32 kind; /* KP_SYS_NOTE_STACK_CALL */
+	__u32 nr;
+	__u32 pad;
+	__u64 kstack;
+	__u64 ustack;
 	__u64 dur_ns;
 	__s64 ret;
 	char comm[KP_COMM_LEN];
@@ -196,7 +215,10 @@ struct kp_sys_config {
 	__u8 fault_nomem;
 	__u8 by_cgroup; /* the summary is cg_summary (struct kp_sys_cg_key), no exit notes */
 	__u32 nomem_base; /* by_nr's (and stack_by_nr's) index of the no-memory row of syscall 0 */
-	__u32 pad2;
+	/* userspace reads the exits ring with stacks: a row of the summary by stack the kernel
+	 * could not allocate goes there (struct kp_sys_late_stack_call) */
+	__u8 stack_notes;
+	__u8 pad2[3];
 };
 
 #endif

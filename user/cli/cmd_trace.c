@@ -418,7 +418,8 @@ static void print_stacks(FILE *out, int pd, const struct trace_opts *o,
 		fprintf(stderr,
 			"kperf-bpf trace: warning: %" PRIu64 " calls are counted in the summary by "
 			"stack without their process and stack (pid 0, %s): the kernel could not "
-			"allocate their rows at that moment\n",
+			"allocate their rows at that moment and the ring that brings such calls to "
+			"their rows was full\n",
 			nomem, KPERF_TRACE_STACK_NOMEM);
 	kp_cli_warnings("trace", !interval && full + nomem ? "in the summary by stack" : NULL);
 	if (o->format == FORMAT_FOLDED)

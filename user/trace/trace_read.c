@@ -40,7 +40,8 @@ void kp_trace_warn_drops(struct kp_trace *t)
 		kp_warn(KPERF_WARN_SUMMARY_FULL,
 			"%llu calls are counted in the summary by stack without their process and "
 			"stack (pid 0, " KPERF_TRACE_STACK_NOMEM "): the kernel could not allocate "
-			"their rows at that moment (-ENOMEM, the map was not full)",
+			"their rows at that moment (-ENOMEM, the map was not full) and the ring that "
+			"brings such calls to their rows was full",
 			(unsigned long long)c[KP_CNT_STACK_SUMMARY_NOMEM]);
 	if (c[KP_CNT_STATE_FULL])
 		kp_warn(KPERF_WARN_SUMMARY_FULL,
