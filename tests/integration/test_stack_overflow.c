@@ -109,7 +109,8 @@ static void full_map(bool compat)
 	unsetenv("KPERF_BPF_FORCE_COMPAT");
 	o = check_rows(pd, w.pid);
 	cr_assert_eq(PmuTraceGetStats(pd, &st), 0);
-	cr_assert_eq(st.fallback, compat);
+	/* the fallback when asked for (5.10 has nothing else) */
+	cr_assert(!compat || st.fallback);
 	/* the exits ring had room for any call whose row the kernel could not allocate */
 	cr_assert_eq(o.nomem, 0, "stacks lost %" PRIu64, st.stacksLost);
 	/* the first 4 stacks, 10 calls each, the rest in the overflow row (unless the kernel
@@ -127,7 +128,6 @@ static void full_map(bool compat)
 		 "%" PRIu64 " calls are counted in the summary by stack without their process "
 		 "and stack (pid 0, [stack table full]): its map was full (raise summaryEntries)",
 		 o.full);
-	cr_assert_eq(GetWarn(), KPERF_WARN_SUMMARY_FULL);
 	cr_assert(!o.full || strstr(GetWarnMsg(), want), "%s", GetWarnMsg());
 	snprintf(want, sizeof(want),
 		 "%" PRIu64 " calls are counted in the summary by stack without their process "
@@ -274,7 +274,9 @@ static void same_as_said(const struct overflow *rows, const struct overflow *err
 {
 	cr_assert_eq(rows->full, err->full);
 	cr_assert_eq(rows->nomem, 0, "the exits ring had room: %s", errtext);
-	cr_assert_gt(rows->full, 0);
+	/* rows past the 4: in the overflow row, or made in userspace when the kernel failed
+	 * them otherwise than "full" (the 5.10 guest's) */
+	cr_assert_gt(rows->full + own, ROWS);
 	/* more rows when the kernel failed some (made in userspace); the 4 first stacks' 40
 	 * calls unless a stack was not kept (a clash in the stack map: a row without it) */
 	cr_assert_geq(own, ROWS);
@@ -418,19 +420,19 @@ Test(sysstack_overflow, every_warning_of_a_read_is_said)
 					     .stackEntries = 2, .callGraph = KPERF_CALL_GRAPH_FP);
 	struct KperfTraceStackSummary *s;
 	struct tu_proc w;
-	int pd = ss_trace_argv(&a, &x, &w, deep_argv);
+	int pd = ss_trace_argv(&a, &x, &w, deep_argv), n, i, full = 0;
 
-	cr_assert_gt(KperfTraceReadStackSummary(pd, &s), 0);
+	n = KperfTraceReadStackSummary(pd, &s);
+	cr_assert_gt(n, 0);
+	for (i = 0; i < n; i++)
+		full += !s[i].pid;
 	KperfTraceStackSummaryFree(s);
-	/* the map full, or (the kernel's allocator) no memory for the row first */
-	cr_assert(strstr(GetWarnMsg(), " calls are counted in the summary by stack without "
-				       "their process and stack (pid 0, [stack table full]): "
-				       "its map was full (raise summaryEntries)\n") ||
-			  strstr(GetWarnMsg(), " calls are counted in the summary by stack "
-					       "without their process and stack (pid 0, [no "
-					       "memory for a stack row]): "),
-		  "%s", GetWarnMsg());
 	cr_assert(strstr(GetWarnMsg(), " call stacks were not kept ("), "%s", GetWarnMsg());
+	/* with a pid 0 row (the map full, or the row not allocated and the ring full), its
+	 * warning too */
+	cr_assert(!full || strstr(GetWarnMsg(), " calls are counted in the summary by stack "
+						"without their process and stack (pid 0, ["),
+		  "%s", GetWarnMsg());
 	tu_kill(&w);
 	tt_finish(pd);
 }
