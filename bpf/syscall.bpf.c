@@ -50,7 +50,7 @@
 #define KP_E2BIG 7 /* what a full hash map's update returns, negated */
 #define KP_ENOMEM 12 /* ... and one whose allocator had nothing ready */
 
-_Static_assert(KP_CNT_CAP + KP_CAP_FAILS == KP_CNT_MAX, "stack counters do not fit");
+_Static_assert(KP_CNT_CAP + KP_CAP_FAILS <= KP_CNT_STACK_LATE, "stack counters do not fit");
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -140,6 +140,16 @@ struct {
 	__type(key, struct kp_sys_stack_key);
 	__type(value, struct kp_sys_stack_stat);
 } stack_summary SEC(".maps");
+
+/* the summary by stack's overflow rows, per syscall number: the calls stack_summary had no
+ * row for, when full (-E2BIG), and from cfg.nomem_base on, when the kernel could not allocate
+ * one (-ENOMEM); counted under their syscall without their process and stacks */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1); /* resized by userspace with stacks: the syscall numbers, twice */
+	__type(key, __u32);
+	__type(value, struct kp_sys_stack_stat);
+} stack_by_nr SEC(".maps");
 
 static __always_inline bool want_stacks(void)
 {
@@ -424,7 +434,34 @@ static __always_inline void update_summary(kp_task_t *t, __u32 tgid, __u32 nr, _
 	add_call(s, dur, ret);
 }
 
-/* the call by its stacks at entry */
+/* a call whose row in the summary by stack could not be allocated at this moment (-ENOMEM,
+ * not a full map): to userspace through the exits ring, where it is added to its row; false
+ * when the ring is not read (no stack notes) or full */
+static __always_inline bool late_stack_call(kp_task_t *t, const struct kp_sys_stack_key *key,
+					    __u64 dur, long ret)
+{
+	struct kp_sys_late_stack_call *n;
+
+	if (!cfg.stack_notes || cfg.fault_nomem >= 2)
+		return false;
+	n = bpf_ringbuf_reserve(&exits, sizeof(*n), 0);
+	if (!n)
+		return false;
+	n->tgid = key->tgid;
+	n->kind = KP_SYS_NOTE_STACK_CALL;
+	n->nr = key->nr;
+	n->pad = 0;
+	n->kstack = key->kstack;
+	n->ustack = key->ustack;
+	n->dur_ns = dur;
+	n->ret = ret;
+	cur_comm(t, n->comm);
+	bpf_ringbuf_submit(n, BPF_RB_NO_WAKEUP);
+	count(KP_CNT_STACK_LATE);
+	return true;
+}
+
+/* the call by its stacks at entry; without a row for them, in its syscall's overflow row */
 static __always_inline void
 update_stack_summary(kp_task_t *t, __u32 tgid, const struct kp_task_state *st, __u64 dur, long ret)
 {
@@ -435,15 +472,26 @@ update_stack_summary(kp_task_t *t, __u32 tgid, const struct kp_task_state *st, _
 
 	s = bpf_map_lookup_elem(&stack_summary, &key);
 	if (!s) {
-		long err = bpf_map_update_elem(&stack_summary, &key, &init, BPF_NOEXIST);
+		/* a test may ask for the allocator's failure (cfg.fault_nomem) */
+		long err = cfg.fault_nomem ?
+				   -KP_ENOMEM :
+				   bpf_map_update_elem(&stack_summary, &key, &init, BPF_NOEXIST);
 
-		s = bpf_map_lookup_elem(&stack_summary, &key);
-		if (!s) {
+		s = cfg.fault_nomem ? NULL : bpf_map_lookup_elem(&stack_summary, &key);
+		if (s) {
+			cur_comm(t, s->comm);
+		} else {
+			/* not full: the allocator had nothing ready (-ENOMEM); to userspace */
+			if (err != -KP_E2BIG && late_stack_call(t, &key, dur, ret))
+				return;
 			count(err == -KP_E2BIG ? KP_CNT_STACK_SUMMARY_FULL :
 						 KP_CNT_STACK_SUMMARY_NOMEM);
-			return;
+			/* the key's process is not needed any more: it holds the row's index */
+			key.tgid = st->nr + (err == -KP_E2BIG ? 0 : cfg.nomem_base);
+			s = bpf_map_lookup_elem(&stack_by_nr, &key.tgid);
+			if (!s)
+				return; /* a number beyond the table: counted missing */
 		}
-		cur_comm(t, s->comm);
 	}
 	s->calls++;
 	if (ret < 0)

@@ -27,7 +27,9 @@ enum kp_counter {
 	KP_CNT_DROPPED = 0, /* per-call record not reserved: ring buffer full */
 	KP_CNT_SUMMARY_FULL = 1, /* call counted in the per-syscall overflow row: map full */
 	KP_CNT_STATE_FULL = 2, /* call not timed: no room for its start time */
-	KP_CNT_STACK_SUMMARY_FULL = 3, /* call not counted by stack: stack summary map full */
+	/* call counted by stack in its syscall's overflow row (stack_by_nr): stack summary map
+	 * full */
+	KP_CNT_STACK_SUMMARY_FULL = 3,
 	KP_CNT_EXITS_LOST = 4, /* exit notice not queued: its rows stay in the map */
 	KP_CNT_UNWOKEN = 5, /* records submitted since the reader was last woken (per CPU) */
 	/* the summary map could not allocate the call's row at that moment (not full: the
@@ -36,17 +38,23 @@ enum kp_counter {
 	KP_CNT_SUMMARY_NOMEM = 6,
 	/* ... and the exits ring was full too: counted in the per-syscall no-memory row */
 	KP_CNT_NOMEM_FOLDED = 7,
-	/* call not counted by stack: no memory for its row in the stack summary map */
+	/* no memory for the call's row in the stack summary map, and the exits ring full: counted
+	 * by stack in its syscall's no-memory row (stack_by_nr's second half) */
 	KP_CNT_STACK_SUMMARY_NOMEM = 8,
 	KP_CNT_CAP = 9, /* KP_CAP_FAILS counters of stack_capture.bpf.h from here on */
-	KP_CNT_MAX = 12
+	/* no memory for the call's row in the stack summary map at that moment (not full): the
+	 * call went to userspace in the exits ring (struct kp_sys_late_stack_call) and is counted
+	 * in its row there */
+	KP_CNT_STACK_LATE = 12,
+	KP_CNT_MAX = 13
 };
 
-/* the tgid of the summary's overflow rows (by_nr, when the hash is full): calls counted
- * without their process */
+/* the tgid of the summary's overflow rows (by_nr, when the hash is full; stack_by_nr, when
+ * the summary by stack is): calls counted without their process */
 #define KP_SYS_OVERFLOW_TGID 0xfffffffeu
 /* the tgid of the rows of calls whose row the kernel could not allocate (-ENOMEM) while the
- * exits ring was full too: by_nr's second half, when the summary is the hash */
+ * exits ring was full too: by_nr's second half, when the summary is the hash; in the summary
+ * by stack, stack_by_nr's second half (no ring there) */
 #define KP_SYS_NOMEM_TGID 0xfffffffdu
 
 struct kp_sys_key {
@@ -106,6 +114,7 @@ struct kp_sys_exit_note {
 enum kp_sys_note_kind {
 	KP_SYS_NOTE_EXIT = 0, /* struct kp_sys_exit_note */
 	KP_SYS_NOTE_CALL = 1, /* struct kp_sys_late_call */
+	KP_SYS_NOTE_STACK_CALL = 2, /* struct kp_sys_late_stack_call */
 };
 
 /* a call whose summary row the kernel could not allocate (-ENOMEM), sent through the exits
@@ -115,6 +124,20 @@ struct kp_sys_late_call {
 	__u32 kind; /* KP_SYS_NOTE_CALL */
 	__u32 nr;
 	__u32 pad;
+	__u64 dur_ns;
+	__s64 ret;
+	char comm[KP_COMM_LEN];
+};
+
+/* a call whose row in the summary by stack the kernel could not allocate (-ENOMEM), through
+ * the exits ring: userspace adds it to the row of its key */
+struct kp_sys_late_stack_call {
+	__u32 tgid;
+	__u32 kind; /* KP_SYS_NOTE_STACK_CALL */
+	__u32 nr;
+	__u32 pad;
+	__u64 kstack;
+	__u64 ustack;
 	__u64 dur_ns;
 	__s64 ret;
 	char comm[KP_COMM_LEN];
@@ -187,12 +210,15 @@ struct kp_sys_config {
 	__u8 single;
 	__u8 exit_notes; /* queue a kp_sys_exit_note when a process exits */
 	__u8 follow_fork; /* children of targets are targets */
-	/* tests (KPERF_BPF_FAULT_NOMEM): 1, every new summary row fails as if the allocator had
-	 * no memory; 2, and the exits ring is full too */
+	/* tests (KPERF_BPF_FAULT_NOMEM): 1, every new summary row (and row of the summary by
+	 * stack) fails as if the allocator had no memory; 2, and the exits ring is full too */
 	__u8 fault_nomem;
 	__u8 by_cgroup; /* the summary is cg_summary (struct kp_sys_cg_key), no exit notes */
-	__u32 nomem_base; /* by_nr's index of the no-memory row of syscall 0 */
-	__u32 pad2;
+	__u32 nomem_base; /* by_nr's (and stack_by_nr's) index of the no-memory row of syscall 0 */
+	/* userspace reads the exits ring with stacks: a row of the summary by stack the kernel
+	 * could not allocate goes there (struct kp_sys_late_stack_call) */
+	__u8 stack_notes;
+	__u8 pad2[3];
 };
 
 #endif

@@ -48,13 +48,12 @@ static inline const struct Symbol *ss_user_leaf(const struct Stack *s)
 	return NULL;
 }
 
-/* trace `sysstack --wait --hold A B` by pid with <a> and <x> until it made its calls; the
- * workload is left alive (tu_kill it) and the handle disabled */
-static inline int ss_trace(struct PmuTraceAttr *a, const struct KperfTraceOpts *x,
-			   struct tu_proc *w)
+/* trace the sysstack workload <argv> (with --wait --hold) by pid with <a> and <x> until it
+ * made its calls; the workload is left alive (tu_kill it) and the handle disabled */
+static inline int ss_trace_argv(struct PmuTraceAttr *a, const struct KperfTraceOpts *x,
+				struct tu_proc *w, char **argv)
 {
 	static const char *funcs[] = { "getppid" };
-	char *argv[] = { "sysstack", "--wait", "--hold", "300", "200", NULL };
 	char buf[8] = { 0 };
 	int pid, pd;
 
@@ -75,6 +74,15 @@ static inline int ss_trace(struct PmuTraceAttr *a, const struct KperfTraceOpts *
 	cr_assert_str_eq(buf, "done\n");
 	cr_assert_eq(PmuTraceDisable(pd), 0);
 	return pd;
+}
+
+/* ss_trace_argv of `sysstack --wait --hold 300 200` */
+static inline int ss_trace(struct PmuTraceAttr *a, const struct KperfTraceOpts *x,
+			   struct tu_proc *w)
+{
+	char *argv[] = { "sysstack", "--wait", "--hold", "300", "200", NULL };
+
+	return ss_trace_argv(a, x, w, argv);
 }
 
 #endif

@@ -197,20 +197,30 @@ struct PmuTraceStats {
 	unsigned fallback; /* 1: the raw_syscalls / hash-map fallback is in use */
 	unsigned ringBufferKb; /* the ring buffer size in use */
 	/* with callStack: calls counted without their stack (stack map full, or the stack
-	 * could not be taken), and calls missing from the summary by stack (its map full) */
+	 * could not be taken), and calls counted in the summary by stack without their process
+	 * and stack (its map full: the pid 0 KPERF_TRACE_STACK_FULL rows) */
 	uint64_t stacksLost;
 	uint64_t stackSummaryDropped;
 	/* calls whose row in the in-kernel summary the kernel could not allocate at that moment
 	 * (-ENOMEM: its allocator had no memory ready; the map was not full, that is
 	 * summaryDropped's [map full]): counted in their process's row all the same, through
 	 * userspace, except those also in the pid 0 KPERF_TRACE_NOMEM_COMM rows (that ring full
-	 * too). With callStack, the calls missing from the summary by stack for that reason. */
+	 * too). With callStack, the calls of the summary by stack's pid 0 KPERF_TRACE_STACK_NOMEM
+	 * rows, there for that reason. */
 	uint64_t summaryNoMemory;
 	uint64_t stackSummaryNoMemory;
 };
 
 /* One (process, syscall, stack at entry) of the summary by stack, which a trace keeps in the
- * kernel when opened with callStack (whatever summaryOnly says): cumulative since the open. */
+ * kernel when opened with callStack (whatever summaryOnly says): cumulative since the open.
+ * pid 0: the calls of a syscall the summary by stack had no row for, counted without their
+ * process and stack. Their comm is KPERF_TRACE_OVERFLOW_COMM when its map was full
+ * (summaryEntries sizes it too), their stack one frame named KPERF_TRACE_STACK_FULL; or
+ * KPERF_TRACE_NOMEM_COMM and KPERF_TRACE_STACK_NOMEM when the kernel could not allocate the
+ * row at that moment (-ENOMEM, the map not full). */
+#define KPERF_TRACE_STACK_FULL "[stack table full]"
+#define KPERF_TRACE_STACK_NOMEM "[no memory for a stack row]"
+
 struct KperfTraceStackSummary {
 	const char *funcs; /* syscall name */
 	int nr; /* syscall number */

@@ -196,7 +196,8 @@ int Perrorno(void);
 const char *Perror(void);
 /* the warning of the last call of this thread, SUCCESS when there is none */
 int GetWarn(void);
-/* the warning message of the last call of this thread; "" when there is none */
+/* the warning message of the last call of this thread; "" when there is none. A call with
+ * several warnings has each on a line of its own (GetWarn is the latest's code). */
 const char *GetWarnMsg(void);
 
 #ifdef __cplusplus

@@ -871,18 +871,23 @@ class TraceStats:
     fallback: bool  # the raw_syscalls / hash-map fallback is in use
     ringBufferKb: int  # ring buffer size in use (0: summaryOnly)
     stacksLost: int = 0  # callStack: calls counted without their stack (stack map full)
-    stackSummaryDropped: int = 0  # callStack: calls missing from the summary by stack
+    # callStack: calls in the summary by stack's pid 0 "[stack table full]" rows (its map full)
+    stackSummaryDropped: int = 0
     # calls whose kernel row could not be allocated at that moment (-ENOMEM, map not full):
     # still in their process's row, except those in the pid 0 "[no memory]" rows
     summaryNoMemory: int = 0
-    stackSummaryNoMemory: int = 0  # callStack: missing from the summary by stack for that
+    # callStack: for that reason in the summary by stack's "[no memory for a stack row]" rows
+    stackSummaryNoMemory: int = 0
 
 
 @dataclass(frozen=True)
 class TraceStackSummary:
     """One (process, syscall, stack at entry) of the summary by stack (callStack), cumulative
     since trace_open. stack: kernel frames first (kernelFrames of them), then user frames, each
-    part leaf first; None when no stack was kept for those calls."""
+    part leaf first; None when no stack was kept for those calls. pid 0: the calls of a
+    syscall the summary by stack had no row for, counted without their process and stack;
+    comm "[map full]" and one frame "[stack table full]" (its map was full), or "[no memory]"
+    and "[no memory for a stack row]" (the kernel could not allocate the row)."""
 
     funcs: str
     nr: int

@@ -213,6 +213,39 @@ Test(errors, recode_keeps_the_message)
 	cr_assert_str_eq(Perror(), "cpu 9 does not exist");
 }
 
+/* a call's second warning does not hide its first (issue 19: calls in an overflow row, then
+ * records dropped): each is a line, once; when they fill the message the oldest go */
+Test(errors, every_warning_of_a_call_is_kept)
+{
+	char line[200];
+	int i;
+
+	kp_clear();
+	kp_warn(KPERF_WARN_SUMMARY_FULL, "%d calls in the overflow row", 460);
+	kp_warn(KPERF_WARN_RECORDS_DROPPED, "%d records dropped", 7);
+	kp_warn(KPERF_WARN_SUMMARY_FULL, "%d calls in the overflow row", 460);
+	cr_assert_eq(GetWarn(), KPERF_WARN_SUMMARY_FULL);
+	cr_assert_str_eq(GetWarnMsg(), "460 calls in the overflow row\n7 records dropped");
+	/* a line that only starts like one kept is another */
+	kp_warn(KPERF_WARN_RECORDS_DROPPED, "%d records", 7);
+	cr_assert_str_eq(GetWarnMsg(),
+			 "460 calls in the overflow row\n7 records dropped\n7 records");
+	kp_clear();
+	cr_assert_eq(GetWarn(), SUCCESS);
+	cr_assert_str_eq(GetWarnMsg(), "");
+	/* 100 lines of ~100 bytes: the latest ones stay, whole */
+	memset(line, 'x', 95);
+	line[95] = '\0';
+	for (i = 0; i < 100; i++)
+		kp_warn(KPERF_WARN_SYM_INCOMPLETE, "%02d %s", i, line);
+	cr_assert_lt(strlen(GetWarnMsg()), 2048);
+	cr_assert(!strncmp(GetWarnMsg() + strlen(GetWarnMsg()) - 98, "99 ", 3), "%s", GetWarnMsg());
+	cr_assert(strstr(GetWarnMsg(), "\n98 x"), "%s", GetWarnMsg());
+	cr_assert_null(strstr(GetWarnMsg(), "00 x"));
+	cr_assert_eq(GetWarnMsg()[0] >= '0' && GetWarnMsg()[0] <= '9', 1, "starts with a line");
+	kp_clear();
+}
+
 Test(util, edit_distance)
 {
 	cr_assert_eq(kp_edit_distance("getppid", "getpid"), 1);

@@ -200,3 +200,64 @@ Test(stack_report, an_event_with_its_stack)
 		  "%s", out);
 	free(out);
 }
+
+/* the summary by stack's overflow row (pid 0, one frame that says why) and a comm with a
+ * blank and a ';': each stays one frame of its folded line (flamegraph.pl and speedscope
+ * split frames at ';' and the count at the last blank) */
+static struct Symbol full_s = { .module = "", .symbolName = "[stack table full]" };
+static struct Stack full1 = { .symbol = &full_s };
+static const struct KperfTraceStackSummary odd_rows[] = {
+	{ .funcs = "getppid",
+	  .nr = 110,
+	  .pid = 0,
+	  .comm = "[map full]",
+	  .calls = 460,
+	  .totalNs = 46000,
+	  .stack = &full1 },
+	{ .funcs = "getppid",
+	  .nr = 110,
+	  .pid = 43,
+	  .comm = "my job;2\tx",
+	  .calls = 3,
+	  .totalNs = 3000,
+	  .stack = &a1,
+	  .kernelFrames = 1 },
+};
+
+static void folded_odd(FILE *f)
+{
+	cr_assert_eq(kp_report_stacks_folded(f, odd_rows, 2), 0);
+}
+
+static void table_odd(FILE *f)
+{
+	static const struct PmuTraceSummary s[] = {
+		{ .funcs = "getppid", .nr = 110, .pid = 43, .comm = "my job;2\tx", .calls = 3 },
+	};
+
+	kp_report_syscall_stacks(f, KP_FORMAT_TABLE, s, 1, odd_rows, 2, 5);
+}
+
+static void csv_odd(FILE *f)
+{
+	kp_report_syscall_stacks(f, KP_FORMAT_CSV, sum, 1, odd_rows, 1, 1);
+}
+
+Test(stack_report, overflow_row_and_odd_comms_in_every_format)
+{
+	char *out = render(folded_odd);
+
+	cr_assert_str_eq(out, "[map_full];[stack_table_full];getppid_[k] 46000\n"
+			      "my_job_2_x;main;ppid_from_a;getppid_[k] 3000\n");
+	free(out);
+	out = render(table_odd);
+	cr_assert(strstr(out, "\n[map full] (0) getppid: 460 calls without their process and "
+			      "stack\n  #1  460 calls  total 0.046 ms  avg 0.100 us  max 0.000 us"
+			      "  errors 0\n      [stack table full]\n"),
+		  "%s", out);
+	free(out);
+	out = render(csv_odd);
+	cr_assert_str_eq(out, "stack,0,,\"[map full]\",,getppid,110,,,,460,0,46000,0,0,100,,,,,"
+			      "\"[stack table full]\"\n");
+	free(out);
+}

@@ -1,9 +1,11 @@
 /*
  * sysstack - getppid from two functions with known counts, for the syscall stack tests.
  *
- *   sysstack [--wait] [--hold] A B
+ *   sysstack [--wait] [--hold] [--deep K] A B
  *
- * ppid_from_a makes A getppid calls, then ppid_from_b makes B. Each makes the syscall itself
+ * ppid_from_a makes A getppid calls, then ppid_from_b makes B. With --deep K, the A calls are
+ * made by ppid_at_depth at recursion depths 0 to K-1 in turn instead: K distinct user stacks
+ * (for the tests of a summary by stack with fewer rows than stacks). Each makes the syscall itself
  * (an inline syscall instruction, not libc's wrapper: the wrapper has no frame of its own, so
  * a frame-pointer unwinder would skip the function that called it). The source lines of the
  * two calls carry the markers SYSSTACK_LINE_A and SYSSTACK_LINE_B, for the tests to find.
@@ -65,8 +67,23 @@ __attribute__((noinline)) static void ppid_from_b(long n)
 	note(n);
 }
 
+/* one getppid <d> calls below: its stack is one frame longer per depth */
+__attribute__((noinline)) static void ppid_at_depth(long d)
+{
+	long r;
+
+	if (d > 0) {
+		ppid_at_depth(d - 1);
+		note(0); /* not a tail call: the frame stays */
+		return;
+	}
+	RAW_GETPPID(r);
+	sink = r;
+}
+
 int main(int argc, char **argv)
 {
+	long deep = 0, k;
 	int i = 1, wait = 0, hold = 0;
 	char c;
 
@@ -75,16 +92,24 @@ int main(int argc, char **argv)
 			wait = 1;
 		else if (!strcmp(argv[i], "--hold"))
 			hold = 1;
+		else if (!strcmp(argv[i], "--deep") && i + 1 < argc)
+			deep = atol(argv[++i]);
 	}
 	if (hold)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (argc - i != 2) {
-		fprintf(stderr, "usage: sysstack [--wait] [--hold] A B\n");
+		fprintf(stderr, "usage: sysstack [--wait] [--hold] [--deep K] A B\n");
 		return 2;
 	}
 	if (wait && read(0, &c, 1) < 0)
 		return 1;
-	ppid_from_a(atol(argv[i]));
+	if (deep > 0) {
+		for (k = 0; k < atol(argv[i]); k++)
+			ppid_at_depth(k % deep);
+		note(atol(argv[i]));
+	} else {
+		ppid_from_a(atol(argv[i]));
+	}
 	ppid_from_b(atol(argv[i + 1]));
 	if (hold) {
 		printf("done\n");

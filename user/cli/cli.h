@@ -94,6 +94,10 @@ int kp_cli_exit_code(int status);
 int kp_cli_parse_int_list(const char *s, int **out);
 /* "a,b,c" -> strings (malloc'd, pointing into a copy of s); returns the count or -1 */
 int kp_cli_split(const char *s, char ***out);
+/* The warnings of the last library call on stderr, one "kperf-bpf CMD: warning: ..." line
+ * each (a call may have several), but those containing <skip> (NULL: none), which the
+ * caller said in its own words. */
+void kp_cli_warnings(const char *cmd, const char *skip);
 /* ms since the process started (CLOCK_MONOTONIC, from main()) */
 double kp_cli_elapsed_ms(void);
 void kp_cli_start_clock(void);

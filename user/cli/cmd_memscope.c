@@ -310,8 +310,7 @@ int cmd_memscope(int argc, char **argv)
 		fprintf(stderr, "kperf-bpf memscope: %s\n", Perror());
 		goto done;
 	}
-	if (GetWarn())
-		fprintf(stderr, "kperf-bpf memscope: warning: %s\n", GetWarnMsg());
+	kp_cli_warnings("memscope", NULL);
 	kp_cli_pids_to_processes(o.pids, o.npids);
 	if (kp_cli_watch_pids("memscope", o.pids, o.npids, &watch))
 		goto done;

@@ -508,8 +508,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "kperf-bpf record: %s\n", Perror());
 		goto done;
 	}
-	if (GetWarn())
-		fprintf(stderr, "kperf-bpf record: warning: %s\n", GetWarnMsg());
+	kp_cli_warnings("record", NULL);
 	if (write_profile(&o, prof, d, n, &meta)) {
 		if (Perrorno())
 			fprintf(stderr, "kperf-bpf record: %s\n", Perror());

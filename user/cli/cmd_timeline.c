@@ -294,8 +294,7 @@ int cmd_timeline(int argc, char **argv)
 		fprintf(stderr, "kperf-bpf timeline: %s\n", Perror());
 		goto done;
 	}
-	if (GetWarn())
-		fprintf(stderr, "kperf-bpf timeline: warning: %s\n", GetWarnMsg());
+	kp_cli_warnings("timeline", NULL);
 	kp_cli_pids_to_processes(o.pids, o.npids);
 	if (kp_cli_watch_pids("timeline", o.pids, o.npids, &watch))
 		goto done;

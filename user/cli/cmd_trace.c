@@ -380,20 +380,48 @@ static void fill_meta(int pd, struct kp_trace_meta *m, double start_ms, double a
 	}
 }
 
+/* the calls of the summary by stack's overflow rows (pid 0) with comm <comm> */
+static uint64_t stack_overflow(const struct KperfTraceStackSummary *ss, int nss, const char *comm)
+{
+	uint64_t calls = 0;
+	int i;
+
+	for (i = 0; i < nss; i++)
+		if (!ss[i].pid && !strcmp(ss[i].comm, comm))
+			calls += ss[i].calls;
+	return calls;
+}
+
 /* the summary by stack, after the summary <s> (or alone: folded, svg) */
 static void print_stacks(FILE *out, int pd, const struct trace_opts *o,
-			 const struct PmuTraceSummary *s, int n, double duration_s)
+			 const struct PmuTraceSummary *s, int n, double duration_s, bool interval)
 {
 	struct KperfTraceStackSummary *ss = NULL;
 	int nss = KperfTraceReadStackSummary(pd, &ss), err = 0;
+	uint64_t full, nomem;
 
 	if (nss < 0) {
 		fprintf(stderr, "kperf-bpf trace: cannot read the summary by stack: %s\n",
 			Perror());
 		return;
 	}
-	if (GetWarn())
-		fprintf(stderr, "kperf-bpf trace: warning: %s\n", GetWarnMsg());
+	full = stack_overflow(ss, nss, KPERF_TRACE_OVERFLOW_COMM);
+	nomem = stack_overflow(ss, nss, KPERF_TRACE_NOMEM_COMM);
+	/* said here from the rows in the CLI's words (its option), whatever the format */
+	if (!interval && full)
+		fprintf(stderr,
+			"kperf-bpf trace: warning: %" PRIu64 " calls are counted in the summary by "
+			"stack without their process and stack (pid 0, %s): its map was full "
+			"(raise --summary-entries)\n",
+			full, KPERF_TRACE_STACK_FULL);
+	if (!interval && nomem)
+		fprintf(stderr,
+			"kperf-bpf trace: warning: %" PRIu64 " calls are counted in the summary by "
+			"stack without their process and stack (pid 0, %s): the kernel could not "
+			"allocate their rows at that moment and the ring that brings such calls to "
+			"their rows was full\n",
+			nomem, KPERF_TRACE_STACK_NOMEM);
+	kp_cli_warnings("trace", !interval && full + nomem ? "in the summary by stack" : NULL);
 	if (o->format == FORMAT_FOLDED)
 		err = kp_report_stacks_folded(out, ss, nss);
 	else if (o->format == FORMAT_SVG)
@@ -454,7 +482,7 @@ static void print_summary(FILE *out, int pd, const struct trace_opts *o, bool in
 			"their start times could not be stored\n",
 			m.not_counted);
 	if (o->format == FORMAT_FOLDED || o->format == FORMAT_SVG) {
-		print_stacks(out, pd, o, s, n, m.duration_s);
+		print_stacks(out, pd, o, s, n, m.duration_s, interval);
 		PmuTraceSummaryFree(s);
 		return;
 	}
@@ -462,7 +490,7 @@ static void print_summary(FILE *out, int pd, const struct trace_opts *o, bool in
 		fputc('{', out);
 	kp_report_syscalls(out, o->format, s, n, &m, o->hist);
 	if (o->stack)
-		print_stacks(out, pd, o, s, n, m.duration_s);
+		print_stacks(out, pd, o, s, n, m.duration_s, interval);
 	if (o->format == KP_FORMAT_JSON)
 		fputs("}\n", out);
 	fflush(out);
@@ -549,8 +577,7 @@ int cmd_trace(int argc, char **argv)
 		goto done;
 	}
 	kp_cli_pids_to_processes(o.pids, o.npids);
-	if (GetWarn())
-		fprintf(stderr, "kperf-bpf trace: warning: %s\n", GetWarnMsg());
+	kp_cli_warnings("trace", NULL);
 	if (kp_cli_watch_pids("trace", o.pids, o.npids, &watch))
 		goto done;
 	if (PmuTraceEnable(pd)) {

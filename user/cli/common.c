@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "core/core.h"
+#include "kperf/pcerrc.h"
 
 static volatile sig_atomic_t interrupted;
 static struct timespec t_start;
@@ -236,6 +237,25 @@ int kp_cli_parse_int_list(const char *s, int **out)
 void kp_cli_start_clock(void)
 {
 	clock_gettime(CLOCK_MONOTONIC, &t_start);
+}
+
+void kp_cli_warnings(const char *cmd, const char *skip)
+{
+	const char *p = GetWarnMsg(), *nl;
+
+	if (!GetWarn())
+		return;
+	for (; *p; p = *nl ? nl + 1 : nl) {
+		int len;
+
+		nl = strchr(p, '\n');
+		if (!nl)
+			nl = p + strlen(p);
+		len = (int)(nl - p);
+		if (skip && memmem(p, (size_t)len, skip, strlen(skip)))
+			continue;
+		fprintf(stderr, "kperf-bpf %s: warning: %.*s\n", cmd, len, p);
+	}
 }
 
 double kp_cli_elapsed_ms(void)

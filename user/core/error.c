@@ -6,13 +6,14 @@
  * which event) and kept until the next public call of the same thread.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core.h"
 #include "kperf/pcerrc.h"
 
-#define KP_MSG_MAX 2048 /* room for the last lines of a verifier log */
+#define KP_MSG_MAX 2048 /* room for the last lines of a verifier log, or a few warnings */
 
 static __thread int err_code;
 static __thread char err_msg[KP_MSG_MAX];
@@ -30,14 +31,54 @@ int kp_fail(int code, int neg_errno, const char *fmt, ...)
 	return neg_errno < 0 ? neg_errno : -EINVAL;
 }
 
+/* <line> is one of the lines of warn_msg */
+static bool warned(const char *line)
+{
+	size_t len = strlen(line);
+	const char *p;
+
+	for (p = warn_msg; (p = strstr(p, line)); p++)
+		if ((p == warn_msg || p[-1] == '\n') && (p[len] == '\n' || !p[len]))
+			return true;
+	return false;
+}
+
+/* Every warning of a call reaches the caller: a second one (records dropped, say) must not
+ * hide the first (calls in an overflow row). Each is a line of the message, once; when they
+ * fill it, the oldest lines go first. The code is the latest warning's. */
 void kp_warn(int code, const char *fmt, ...)
 {
+	char line[KP_MSG_MAX];
+	size_t have, len;
 	va_list ap;
 
 	warn_code = code;
 	va_start(ap, fmt);
-	vsnprintf(warn_msg, sizeof(warn_msg), fmt, ap);
+	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	if (!warn_msg[0] || warned(line)) {
+		if (!warn_msg[0])
+			memcpy(warn_msg, line, sizeof(warn_msg));
+		return;
+	}
+	len = strlen(line);
+	have = strlen(warn_msg);
+	while (have && have + 1 + len >= sizeof(warn_msg)) {
+		char *nl = strchr(warn_msg, '\n');
+
+		if (!nl) {
+			have = 0;
+			break;
+		}
+		have -= (size_t)(nl + 1 - warn_msg);
+		memmove(warn_msg, nl + 1, have + 1);
+	}
+	if (!have) {
+		memcpy(warn_msg, line, sizeof(warn_msg));
+		return;
+	}
+	warn_msg[have] = '\n';
+	memcpy(warn_msg + have + 1, line, len + 1);
 }
 
 void kp_clear(void)

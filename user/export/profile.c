@@ -66,6 +66,17 @@ int kp_export_folded(FILE *f, const struct PmuData *d, int n)
 	return kp_export_folded_by(f, d, n, NULL);
 }
 
+/* <label> as one frame of a folded line: ';' separates frames and the last blank the count
+ * (flamegraph.pl, speedscope), a line break ends the stack: each is '_' */
+static void fold_label(char *label)
+{
+	char *p;
+
+	for (p = label; *p; p++)
+		if (*p == ';' || *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+			*p = '_';
+}
+
 /* one folded line of <d> (without its value) into a malloc'd string */
 static char *folded_line(const struct PmuData *d, const struct kp_profile_meta *m)
 {
@@ -80,15 +91,16 @@ static char *folded_line(const struct PmuData *d, const struct kp_profile_meta *
 	for (st = d->stack; st && depth < 512; st = st->next)
 		if (st->symbol)
 			frames[depth++] = st;
-	fputs(d->comm && *d->comm ? d->comm : "[unknown]", f);
+	/* the comm is the root frame: folded like the others (perf's stackcollapse turns its
+	 * spaces into '_' too), so "[map full]" or a thread named "a;b c" stays one frame */
+	snprintf(label, sizeof(label), "%s", d->comm && *d->comm ? d->comm : "[unknown]");
+	fold_label(label);
+	fputs(label, f);
 	for (j = depth - 1; j >= 0; j--) {
 		const struct Symbol *s = frames[j]->symbol;
-		char *p;
 
 		kp_frame_label(s, label, sizeof(label));
-		for (p = label; *p; p++) /* ';' separates frames, ' ' ends the stack */
-			if (*p == ';' || *p == ' ' || *p == '\n')
-				*p = '_';
+		fold_label(label);
 		fprintf(f, ";%s%s", label,
 			is_kernel(s)	    ? "_[k]" :
 			kp_sym_is_inline(s) ? "_[i]" :

@@ -120,9 +120,20 @@ void kp_report_event_stack(FILE *f, enum kp_format fmt, const struct Stack *s)
 	}
 }
 
+/* the stack rows of process row <r>; pid 0 rows are overflow rows in both, not the same */
 static bool same_row(const struct PmuTraceSummary *r, const struct KperfTraceStackSummary *s)
 {
-	return r->pid == s->pid && r->nr == s->nr;
+	return r->pid && r->pid == s->pid && r->nr == s->nr;
+}
+
+static void stack_head(FILE *f, int rank, const struct KperfTraceStackSummary *r)
+{
+	fprintf(f,
+		"  #%d  %" PRIu64 " calls  total %.3f ms  avg %.3f us  max %.3f us"
+		"  errors %" PRIu64 "\n",
+		rank, r->calls, (double)r->totalNs / 1e6,
+		r->calls ? (double)r->totalNs / (double)r->calls / 1e3 : 0.0,
+		(double)r->maxNs / 1e3, r->errors);
 }
 
 static void table(FILE *f, const struct PmuTraceSummary *s, int n,
@@ -150,13 +161,7 @@ static void table(FILE *f, const struct PmuTraceSummary *s, int n,
 
 			if (!same_row(&s[i], r))
 				continue;
-			shown++;
-			fprintf(f,
-				"  #%d  %" PRIu64 " calls  total %.3f ms  avg %.3f us  max %.3f us"
-				"  errors %" PRIu64 "\n",
-				shown, r->calls, (double)r->totalNs / 1e6,
-				r->calls ? (double)r->totalNs / (double)r->calls / 1e3 : 0.0,
-				(double)r->maxNs / 1e3, r->errors);
+			stack_head(f, ++shown, r);
 			for (st = r->stack; st; st = st->next) {
 				if (user_frame(st)) {
 					frame_line(f, "      ", st->symbol);
@@ -168,6 +173,18 @@ static void table(FILE *f, const struct PmuTraceSummary *s, int n,
 						 "      [stack not kept]\n",
 				      f);
 		}
+	}
+	/* the calls the summary by stack had no row for, by syscall (pid 0) */
+	for (j = 0; j < nss; j++) {
+		const struct KperfTraceStackSummary *r = &ss[j];
+
+		if (r->pid)
+			continue;
+		fprintf(f, "\n%s (0) %s: %" PRIu64 " calls without their process and stack\n",
+			r->comm, r->funcs, r->calls);
+		stack_head(f, 1, r);
+		fprintf(f, "      %s\n",
+			r->stack && r->stack->symbol ? r->stack->symbol->symbolName : "");
 	}
 }
 

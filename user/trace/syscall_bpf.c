@@ -100,6 +100,7 @@ static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
 	cfg->single = b->single;
 	cfg->by_cgroup = b->by_cgroup;
 	cfg->exit_notes = !b->single && !b->by_cgroup;
+	cfg->stack_notes = o->kernel_stack || o->user_stack;
 	cfg->filter_pid = o->ntgids > 0;
 	cfg->filter_cpu = o->ncpus > 0;
 	cfg->filter_syscall = o->nnrs > 0;
@@ -167,12 +168,16 @@ static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
 	cfg->nomem_base = b->by_nr_entries;
 	bpf_map__set_max_entries(bpf_object__find_map_by_name(b->obj, "by_nr"),
 				 b->single ? b->by_nr_entries : 2 * b->by_nr_entries);
-	if (b->single || b->by_cgroup)
+	/* no exits to note: a page, unless stacks' calls without a row may come (256 KiB) */
+	if ((b->single || b->by_cgroup) && !cfg->stack_notes)
 		bpf_map__set_max_entries(bpf_object__find_map_by_name(b->obj, "exits"),
 					 (__u32)getpagesize());
 	/* the maps of stacks cost nothing unless asked for (a map of 0 entries is EINVAL) */
 	m = bpf_object__find_map_by_name(b->obj, "stack_summary");
 	bpf_map__set_max_entries(m, o->kernel_stack || o->user_stack ? o->summary_entries : 1);
+	/* its overflow rows: full, then (from nomem_base) no memory */
+	bpf_map__set_max_entries(bpf_object__find_map_by_name(b->obj, "stack_by_nr"),
+				 o->kernel_stack || o->user_stack ? 2 * b->by_nr_entries : 1);
 	m = bpf_object__find_map_by_name(b->obj, "stacks");
 	bpf_map__set_max_entries(m, o->kernel_stack || o->user_stack ? o->stack_entries : 1);
 	m = bpf_object__find_map_by_name(b->obj, "targets");
@@ -333,6 +338,7 @@ int kp_sys_bpf_open(const struct kp_sys_bpf_opts *o, struct kp_sys_bpf **out)
 	b->ncpus = libbpf_num_possible_cpus();
 	pthread_mutex_init(&b->harvest_lock, NULL);
 	b->exited.max_rows = MAX_EXITED_ROWS;
+	kp_map_init(&b->late_index, true);
 	if (btf && strcmp(btf, "/sys/kernel/btf/vmlinux"))
 		custom = btf; /* an external BTF file (e.g. from BTFHub) */
 
@@ -375,7 +381,9 @@ int kp_sys_bpf_open(const struct kp_sys_bpf_opts *o, struct kp_sys_bpf **out)
 	b->counters_fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "counters"));
 	b->by_nr_fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "by_nr"));
 	b->cg_summary_fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "cg_summary"));
-	if (!b->single && !b->by_cgroup) {
+	/* read for the exits and the calls whose summary row could not be allocated, and with
+	 * stacks for the calls whose row in the summary by stack could not be */
+	if ((!b->single && !b->by_cgroup) || o->kernel_stack || o->user_stack) {
 		b->exits_rb =
 			ring_buffer__new(bpf_map__fd(bpf_object__find_map_by_name(b->obj, "exits")),
 					 kp_sys_bpf_on_exit_note, b, NULL);
@@ -387,6 +395,7 @@ int kp_sys_bpf_open(const struct kp_sys_bpf_opts *o, struct kp_sys_bpf **out)
 		}
 	}
 	b->stack_summary_fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "stack_summary"));
+	b->stack_by_nr_fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "stack_by_nr"));
 	b->stacks_fd = bpf_map__fd(bpf_object__find_map_by_name(b->obj, "stacks"));
 	if (o->record_events) {
 		b->ringbuf_bytes = o->ringbuf_bytes;
@@ -514,6 +523,7 @@ void kp_sys_bpf_close(struct kp_sys_bpf *b)
 		return;
 	destroy_objects(b);
 	kp_sys_table_free(&b->exited);
+	kp_sys_bpf_free_late_stacks(b);
 	free(b->pending);
 	pthread_mutex_destroy(&b->harvest_lock);
 	free(b);

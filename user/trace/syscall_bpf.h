@@ -34,7 +34,8 @@ struct kp_sys_bpf {
 	struct bpf_program *progs[NPROGS];
 	struct bpf_link *links[NPROGS];
 	struct ring_buffer *rb;
-	int summary_fd, counters_fd, by_nr_fd, stack_summary_fd, stacks_fd, cg_summary_fd;
+	int summary_fd, counters_fd, by_nr_fd, stack_summary_fd, stack_by_nr_fd, stacks_fd,
+		cg_summary_fd;
 	size_t ringbuf_bytes;
 	size_t record_size; /* kp_sys_event, or kp_sys_event_stk with stacks */
 	kp_sys_event_fn on_event;
@@ -54,10 +55,17 @@ struct kp_sys_bpf {
 	size_t npending, pcap;
 	uint64_t late_calls; /* calls with no row in the kernel, added to their row here */
 	uint64_t late_lost; /* ... that found no memory here either */
+	/* rows of the summary by stack the kernel could not allocate (-ENOMEM), made here by
+	 * their calls (struct kp_sys_late_stack_call); indexed by their key as a string */
+	struct kp_sys_stack_row *late_stacks;
+	size_t nlate_stacks, late_stacks_cap;
+	struct kp_map late_index;
 };
 
 /* The exits ring's callback (syscall_read.c), with harvest_lock held: an exit, or a call
  * with no row in the kernel. */
 int kp_sys_bpf_on_exit_note(void *ctx, void *data, size_t size);
+/* the rows of the summary by stack made in userspace (syscall_read.c), at the close */
+void kp_sys_bpf_free_late_stacks(struct kp_sys_bpf *b);
 
 #endif

@@ -19,6 +19,7 @@
 #include "kperf/pcerrc.h"
 #include "kperf/pmu.h"
 #include "stack/stack.h"
+#include "stack_capture.h"
 #include "syscall_bpf.h"
 
 /* a call whose row the kernel could not allocate: into its row here (harvest_lock held) */
@@ -40,6 +41,62 @@ static void late_call(struct kp_sys_bpf *b, const struct kp_sys_late_call *c)
 	b->late_calls++;
 }
 
+/* the index key of a row of the summary by stack */
+static void stack_key_text(const struct kp_sys_stack_key *k, char *buf, size_t size)
+{
+	snprintf(buf, size, "%u:%u:%llx:%llx", k->tgid, k->nr, (unsigned long long)k->kstack,
+		 (unsigned long long)k->ustack);
+}
+
+/* a call whose row in the summary by stack the kernel could not allocate: into its row here
+ * (harvest_lock held) */
+static void late_stack_call(struct kp_sys_bpf *b, const struct kp_sys_late_stack_call *c)
+{
+	struct kp_sys_stack_row r = {
+		.key = { .tgid = c->tgid, .nr = c->nr, .kstack = c->kstack, .ustack = c->ustack },
+		.stat = { .calls = 1,
+			  .errors = c->ret < 0,
+			  .total_ns = c->dur_ns,
+			  .min_ns = c->dur_ns,
+			  .max_ns = c->dur_ns }
+	};
+	struct kp_map_slot *slot;
+	bool created = false;
+	char text[80], *key;
+	uintptr_t at;
+
+	b->late_calls++;
+	memcpy(r.stat.comm, c->comm, sizeof(r.stat.comm));
+	stack_key_text(&r.key, text, sizeof(text));
+	at = (uintptr_t)kp_map_get(&b->late_index, text);
+	if (at) {
+		kp_sys_stack_stat_add(&b->late_stacks[at - 1].stat, &r.stat);
+		return;
+	}
+	/* a new row: bounded like the exited processes' rows; out of memory, the only loss */
+	key = b->nlate_stacks < MAX_EXITED_ROWS ? strdup(text) : NULL;
+	if (!key ||
+	    kp_grow((void **)&b->late_stacks, &b->late_stacks_cap, b->nlate_stacks + 1,
+		    sizeof(*b->late_stacks)) ||
+	    !(slot = kp_map_slot(&b->late_index, key, &created))) {
+		free(key);
+		b->late_lost++;
+		return;
+	}
+	b->late_stacks[b->nlate_stacks++] = r;
+	slot->val = (void *)(uintptr_t)b->nlate_stacks;
+}
+
+void kp_sys_bpf_free_late_stacks(struct kp_sys_bpf *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->late_index.cap; i++)
+		free((void *)b->late_index.slots[i].key);
+	kp_map_free(&b->late_index);
+	free(b->late_stacks);
+}
+
 /* the exits ring's callback, with harvest_lock held: an exit, or a call with no row */
 int kp_sys_bpf_on_exit_note(void *ctx, void *data, size_t size)
 {
@@ -51,6 +108,11 @@ int kp_sys_bpf_on_exit_note(void *ctx, void *data, size_t size)
 	if (n->kind == KP_SYS_NOTE_CALL) {
 		if (size >= sizeof(struct kp_sys_late_call))
 			late_call(b, data);
+		return 0;
+	}
+	if (n->kind == KP_SYS_NOTE_STACK_CALL) {
+		if (size >= sizeof(struct kp_sys_late_stack_call))
+			late_stack_call(b, data);
 		return 0;
 	}
 	if (b->npending >= MAX_PENDING)
@@ -454,12 +516,51 @@ int kp_sys_bpf_cg_forget(struct kp_sys_bpf *b, const uint64_t *ids, unsigned n)
 	return removed;
 }
 
+/* the rows of the summary by stack made here (their calls found no memory for a row in the
+ * kernel) added to the <n> rows read from the kernel: to the row of the same key, or as rows
+ * of their own; -ENOMEM */
+static int merge_late_stacks(struct kp_sys_bpf *b, struct kp_sys_stack_row **out, size_t *cap,
+			     size_t *n)
+{
+	size_t i, kernel_rows = *n;
+	char text[80], *used;
+	uintptr_t at;
+	int err = 0;
+
+	kp_sys_bpf_harvest(b); /* the calls still in the exits ring */
+	pthread_mutex_lock(&b->harvest_lock);
+	used = calloc(b->nlate_stacks + 1, 1);
+	if (!used)
+		err = -ENOMEM;
+	for (i = 0; !err && b->nlate_stacks && i < kernel_rows; i++) {
+		stack_key_text(&(*out)[i].key, text, sizeof(text));
+		at = (uintptr_t)kp_map_get(&b->late_index, text);
+		if (at) {
+			kp_sys_stack_stat_add(&(*out)[i].stat, &b->late_stacks[at - 1].stat);
+			used[at - 1] = 1;
+		}
+	}
+	for (i = 0; !err && i < b->nlate_stacks; i++) {
+		if (used[i] || !b->late_stacks[i].stat.calls)
+			continue;
+		if (kp_grow((void **)out, cap, *n + 1, sizeof(**out)))
+			err = -ENOMEM;
+		else
+			(*out)[(*n)++] = b->late_stacks[i];
+	}
+	pthread_mutex_unlock(&b->harvest_lock);
+	free(used);
+	return err;
+}
+
 int kp_sys_bpf_stack_summary(struct kp_sys_bpf *b, struct kp_sys_stack_row **rows)
 {
 	struct kp_sys_stack_key key, next, *prev = NULL;
 	struct kp_sys_stack_row *out = NULL;
+	uint64_t cnt[KP_CNT_MAX];
 	size_t cap = 0, n = 0;
 	char *vals;
+	__u32 nr;
 
 	*rows = NULL;
 	vals = cpu_values(b);
@@ -478,6 +579,35 @@ int kp_sys_bpf_stack_summary(struct kp_sys_bpf *b, struct kp_sys_stack_row **row
 			     add_stack_stat, &out[n].stat))
 			continue; /* deleted meanwhile */
 		if (out[n].stat.calls)
+			n++;
+	}
+	if (merge_late_stacks(b, &out, &cap, &n)) {
+		free(out);
+		free(vals);
+		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+	}
+	/* the calls it had no row for, by syscall: read only when the counters say there are
+	 * some (else every syscall number's per-CPU values, twice) */
+	kp_sys_bpf_counters(b, cnt);
+	for (nr = 0; nr < 2 * b->by_nr_entries; nr++) {
+		bool nomem = nr >= b->by_nr_entries;
+
+		if (!cnt[nomem ? KP_CNT_STACK_SUMMARY_NOMEM : KP_CNT_STACK_SUMMARY_FULL])
+			continue;
+		if (kp_grow((void **)&out, &cap, n + 1, sizeof(*out))) {
+			free(out);
+			free(vals);
+			return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
+		}
+		out[n].key = (struct kp_sys_stack_key){
+			.tgid = nomem ? KP_SYS_NOMEM_TGID : KP_SYS_OVERFLOW_TGID,
+			.nr = nr % b->by_nr_entries,
+			.kstack = KP_CAP_NONE,
+			.ustack = KP_CAP_NONE,
+		};
+		if (!sum_cpus(b, b->stack_by_nr_fd, &nr, vals, sizeof(out[n].stat), add_stack_stat,
+			      &out[n].stat) &&
+		    out[n].stat.calls)
 			n++;
 	}
 	free(vals);
@@ -545,6 +675,13 @@ int kp_sys_bpf_forget(struct kp_sys_bpf *b, const int *tgids, unsigned n)
 	nkeys = pick_keys(b->stack_summary_fd, ksize, want_listed, &listed, &keys);
 	delete_keys(b->stack_summary_fd, keys, nkeys, ksize);
 	free(keys);
+	/* and its rows made here: emptied (a later call of the same key starts it again) */
+	pthread_mutex_lock(&b->harvest_lock);
+	for (size_t i = 0; i < b->nlate_stacks; i++)
+		for (unsigned j = 0; j < n; j++)
+			if (b->late_stacks[i].key.tgid == (__u32)tgids[j])
+				memset(&b->late_stacks[i].stat, 0, sizeof(b->late_stacks[i].stat));
+	pthread_mutex_unlock(&b->harvest_lock);
 	return removed;
 }
 

@@ -38,8 +38,10 @@ void kp_trace_warn_drops(struct kp_trace *t)
 			(unsigned long long)c[KP_CNT_NOMEM_FOLDED]);
 	if (c[KP_CNT_STACK_SUMMARY_NOMEM])
 		kp_warn(KPERF_WARN_SUMMARY_FULL,
-			"%llu calls are missing from the summary by stack: the kernel could not "
-			"allocate their rows at that moment (-ENOMEM, the map was not full)",
+			"%llu calls are counted in the summary by stack without their process and "
+			"stack (pid 0, " KPERF_TRACE_STACK_NOMEM "): the kernel could not allocate "
+			"their rows at that moment (-ENOMEM, the map was not full) and the ring that "
+			"brings such calls to their rows was full",
 			(unsigned long long)c[KP_CNT_STACK_SUMMARY_NOMEM]);
 	if (c[KP_CNT_STATE_FULL])
 		kp_warn(KPERF_WARN_SUMMARY_FULL,
@@ -47,7 +49,8 @@ void kp_trace_warn_drops(struct kp_trace *t)
 			(unsigned long long)c[KP_CNT_STATE_FULL]);
 	if (c[KP_CNT_STACK_SUMMARY_FULL])
 		kp_warn(KPERF_WARN_SUMMARY_FULL,
-			"%llu calls are missing from the summary by stack: its map is full (raise "
+			"%llu calls are counted in the summary by stack without their process and "
+			"stack (pid 0, " KPERF_TRACE_STACK_FULL "): its map was full (raise "
 			"summaryEntries)",
 			(unsigned long long)c[KP_CNT_STACK_SUMMARY_FULL]);
 	if (c[KP_CNT_CAP + KP_CAP_FAIL_FULL] + c[KP_CNT_CAP + KP_CAP_FAIL_CLASH])

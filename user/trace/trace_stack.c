@@ -256,6 +256,39 @@ static int cmp_total(const void *a, const void *b)
 
 #define NAME_SLOT 24
 
+/* the one frame of the overflow rows (read-only: shared by every array handed out) */
+static struct Symbol full_sym = { .module = "",
+				  .symbolName = KPERF_TRACE_STACK_FULL,
+				  .mangleName = KPERF_TRACE_STACK_FULL,
+				  .fileName = "",
+				  .mntPoint = "" };
+static struct Symbol nomem_sym = { .module = "",
+				   .symbolName = KPERF_TRACE_STACK_NOMEM,
+				   .mangleName = KPERF_TRACE_STACK_NOMEM,
+				   .fileName = "",
+				   .mntPoint = "" };
+static struct Stack full_stack = { .symbol = &full_sym };
+static struct Stack nomem_stack = { .symbol = &nomem_sym };
+
+/* row <r>'s process, its comm into <comm> (a NAME_SLOT), and the overflow rows' stack into
+ * *stack */
+static pid_t row_process(const struct kp_sys_stack_row *r, char *comm, struct Stack **stack)
+{
+	if (r->key.tgid == KP_SYS_OVERFLOW_TGID || r->key.tgid == KP_SYS_NOMEM_TGID) {
+		bool full = r->key.tgid == KP_SYS_OVERFLOW_TGID;
+
+		snprintf(comm, NAME_SLOT, "%s",
+			 full ? KPERF_TRACE_OVERFLOW_COMM : KPERF_TRACE_NOMEM_COMM);
+		*stack = full ? &full_stack : &nomem_stack;
+		return 0;
+	}
+	if (r->key.tgid == KP_PID_OUTSIDE)
+		snprintf(comm, NAME_SLOT, "%s", KP_PIDNS_OUTSIDE_COMM);
+	else
+		snprintf(comm, NAME_SLOT, "%.*s", KP_COMM_LEN, r->stat.comm);
+	return (pid_t)r->key.tgid;
+}
+
 KP_EXPORT int KperfTraceReadStackSummary(int pd, struct KperfTraceStackSummary **out)
 {
 	struct KperfTraceStackSummary *s = NULL;
@@ -297,6 +330,7 @@ KP_EXPORT int KperfTraceReadStackSummary(int pd, struct KperfTraceStackSummary *
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
+		/* the overflow rows have no stacks to resolve (KP_CAP_NONE) */
 		pids[i] = rows[i].key.tgid;
 		stk[i].kstack = rows[i].key.kstack;
 		stk[i].ustack = rows[i].key.ustack;
@@ -313,11 +347,8 @@ KP_EXPORT int KperfTraceReadStackSummary(int pd, struct KperfTraceStackSummary *
 		const struct kp_sys_stack_row *r = &rows[i];
 		char *comm = (char *)(s + n) + (size_t)i * 2 * NAME_SLOT, *name = comm + NAME_SLOT;
 		const char *label = kp_syscall_name((int)r->key.nr);
+		pid_t pid = row_process(r, comm, &stacks[i]);
 
-		if (r->key.tgid == KP_PID_OUTSIDE)
-			snprintf(comm, NAME_SLOT, "%s", KP_PIDNS_OUTSIDE_COMM);
-		else
-			snprintf(comm, NAME_SLOT, "%.*s", KP_COMM_LEN, r->stat.comm);
 		if (label)
 			snprintf(name, NAME_SLOT, "%s", label);
 		else
@@ -325,7 +356,7 @@ KP_EXPORT int KperfTraceReadStackSummary(int pd, struct KperfTraceStackSummary *
 		s[i] = (struct KperfTraceStackSummary){
 			.funcs = name,
 			.nr = (int)r->key.nr,
-			.pid = (pid_t)r->key.tgid,
+			.pid = pid,
 			.comm = comm,
 			.calls = r->stat.calls,
 			.errors = r->stat.errors,
