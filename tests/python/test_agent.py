@@ -165,7 +165,7 @@ def test_sighup_reloads_the_config_file(tmp_path):
     cfg.write_text("# bounds\ntop-comm = 2\ngrace = 10\n")
     agent = Agent("--config", cfg)
     try:
-        cfg.write_text("top-comm = 1\n")
+        cfg.write_text("top-comm = 1\ncache-mb = 0\n")
         agent.proc.send_signal(signal.SIGHUP)
         assert wait_until(lambda: "configuration reloaded" in agent.stderr(), timeout=20)
         cfg.write_text("top-comm = many\n")
@@ -182,6 +182,7 @@ def test_sighup_reloads_the_config_file(tmp_path):
     (["--listen", "9464"], "--listen wants ADDRESS:PORT (127.0.0.1:9464), not '9464'"),
     (["--top-comm", "-1"], "--top-comm wants a whole number from 0 to 1000, not '-1'"),
     (["--interval", "0"], "--interval wants a whole number from 1 to 3600, not '0'"),
+    (["--cache-mb", "lots"], "--cache-mb wants a whole number from 0 to 65536, not 'lots'"),
     (["-p", "12x"], "-p wants pids like 1234,5678, not '12x'"),
     (["--bogus"], "unknown option '--bogus'"),
     (["--config", "/nonexistent/agent.conf"],
