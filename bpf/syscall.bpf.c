@@ -455,56 +455,24 @@ update_stack_summary(kp_task_t *t, __u32 tgid, const struct kp_task_state *st, _
 		s->max_ns = dur;
 }
 
-/* Before a record of thread <tid>: its name, when the reader does not have it (the thread's
- * first record, a rename, an exec). Most records carry no name: two loads of the task's
- * comm compared with the storage's copy. False when the name could not be sent: the record
- * is dropped then (the reader would give it the thread's previous name). */
-static __always_inline bool send_name(kp_task_t *t, __u32 tid, struct kp_task_state *st)
-{
-	struct kp_sys_name *n;
-	__u64 comm[KP_COMM_LEN / 8];
-
-	if (tid >= KP_SYS_COMM_TIDS)
-		return true; /* outside the caller's namespace: no name */
-	cur_comm(t, (char *)comm);
-	if (st->comm_tid == tid && st->comm_not[0] == ~comm[0] && st->comm_not[1] == ~comm[1])
-		return true;
-	n = bpf_ringbuf_reserve(&events, sizeof(*n), 0);
-	if (!n)
-		return false;
-	n->tid = tid;
-	n->pad = 0;
-	((__u64 *)n->comm)[0] = comm[0];
-	((__u64 *)n->comm)[1] = comm[1];
-	bpf_ringbuf_submit(n, BPF_RB_NO_WAKEUP);
-	st->comm_not[0] = ~comm[0];
-	st->comm_not[1] = ~comm[1];
-	st->comm_tid = tid;
-	return true;
-}
-
-static __always_inline void emit_record(kp_task_t *t, __u64 id, struct kp_task_state *st,
+static __always_inline void emit_record(kp_task_t *t, __u64 id, const struct kp_task_state *st,
 					__u64 start, __u64 dur, long ret)
 {
-	struct kp_sys_rec *e;
+	struct kp_sys_event *e;
 	__u64 flags = BPF_RB_NO_WAKEUP, *unwoken;
 	__u32 unwoken_idx = KP_CNT_UNWOKEN;
 
 	if (dur < cfg.min_duration_ns)
 		return;
-	if (!send_name(t, (__u32)id, st)) {
-		count(KP_CNT_DROPPED);
-		return;
-	}
 	if (want_stacks()) {
 		/* the record with its stacks: the same record, the ids after it */
-		struct kp_sys_rec_stk *es = bpf_ringbuf_reserve(&events, sizeof(*es), 0);
+		struct kp_sys_event_stk *es = bpf_ringbuf_reserve(&events, sizeof(*es), 0);
 
 		if (es) {
 			es->kstack = st->kstack;
 			es->ustack = st->ustack;
 		}
-		e = (struct kp_sys_rec *)es;
+		e = (struct kp_sys_event *)es;
 	} else {
 		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	}
@@ -522,6 +490,7 @@ static __always_inline void emit_record(kp_task_t *t, __u64 id, struct kp_task_s
 	e->fd = st->fd;
 	e->fd_kind = st->fd_kind;
 	e->fd_ino = st->fd_ino;
+	cur_comm(t, e->comm);
 	/* wake the reader only when enough is waiting: one wake-up per call would cost
 	 * more than the tracing itself; the reader also polls on a timer. Counted per CPU
 	 * (no ring buffer query): every wakeup_records records of a CPU */
@@ -536,12 +505,10 @@ static __always_inline void emit_record(kp_task_t *t, __u64 id, struct kp_task_s
 static __always_inline void on_exit(long ret)
 {
 	__u64 id, now, start, dur;
-	struct kp_task_state *st;
+	struct kp_task_state *st, copy;
 	kp_task_t *t = cur_task();
-	__u32 nr;
 
 #ifdef KPERF_COMPAT
-	struct kp_task_state copy;
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 
 	st = bpf_map_lookup_elem(&task_state, &tid);
@@ -553,22 +520,16 @@ static __always_inline void on_exit(long ret)
 	if (!st || !st->start_ns)
 		return;
 	now = bpf_ktime_get_ns();
-	start = st->start_ns;
-	st->start_ns = 0;
-#ifdef KPERF_COMPAT
-	/* an LRU entry can be recycled for another thread meanwhile: the call's copy (the
-	 * thread's own task storage, in the other object, is its own until it exits) */
 	copy = *st;
-	st = &copy;
-#endif
-	nr = st->nr;
+	st->start_ns = 0;
+	start = copy.start_ns;
 	dur = now - start;
 	id = cur_ids(t);
-	update_summary(t, id >> 32, nr, dur, ret);
+	update_summary(t, id >> 32, copy.nr, dur, ret);
 	if (want_stacks())
-		update_stack_summary(t, id >> 32, st, dur, ret);
+		update_stack_summary(t, id >> 32, &copy, dur, ret);
 	if (cfg.record_events)
-		emit_record(t, id, st, start, dur, ret);
+		emit_record(t, id, &copy, start, dur, ret);
 }
 
 /* ---- process tree: follow forks, arm on exec, forget on exit ---- */

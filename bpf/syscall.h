@@ -95,13 +95,6 @@ struct kp_task_state {
 	__u32 fd_kind; /* enum kp_fd_kind */
 	__u32 state; /* enum kp_target_state (task_filter) */
 	__u64 kstack, ustack; /* stack ids at entry (cfg.kernel_stack, user_stack), else 0 */
-	/* the command name last sent for the thread in a kp_sys_name (cfg.record_events), as
-	 * its bitwise complement: a storage never sent for (zeros) matches no name, whose last
-	 * byte is always NUL; and the tid it was sent under (an exec by a thread other than the
-	 * leader gives it the leader's) */
-	__u64 comm_not[KP_COMM_LEN / 8];
-	__u32 comm_tid;
-	__u32 pad;
 };
 
 /* a process whose last thread exited: its summary rows can leave the map (the exits ring) */
@@ -127,45 +120,7 @@ struct kp_sys_late_call {
 	char comm[KP_COMM_LEN];
 };
 
-/* one completed call as the ring buffer carries it: kp_sys_event without the command name
- * (56 bytes, 64 with the ring's header: a cache line per call). The name comes in a
- * kp_sys_name, before the first record of the thread and whenever it changed. */
-struct kp_sys_rec {
-	__u64 start_ns;
-	__u64 dur_ns;
-	__s64 ret;
-	__u32 tgid;
-	__u32 tid;
-	__u32 cpu;
-	__u32 nr;
-	__s32 fd; /* the first argument, as an int */
-	__u32 fd_kind; /* enum kp_fd_kind of that descriptor (fd_mask syscalls) */
-	__u64 fd_ino; /* its inode number (fd_mask syscalls, KP_FD_SOCKET/PIPE) */
-};
-
-/* with cfg.kernel_stack or cfg.user_stack: the stack ids at entry after the record (ids of
- * the stacks map, KP_CAP_NONE when none) */
-struct kp_sys_rec_stk {
-	struct kp_sys_rec r;
-	__u64 kstack;
-	__u64 ustack;
-};
-
-/* the command name of thread <tid> from its next record on, in the events ring before that
- * record (told apart from a record by its size). Its records go on without a name until it
- * changes. A record whose name could not be sent is dropped (and counted). */
-struct kp_sys_name {
-	__u32 tid;
-	__u32 pad;
-	char comm[KP_COMM_LEN];
-};
-
-/* threads numbered from here on (none but KP_PID_OUTSIDE: pid_max is at most 2^22) get no
- * kp_sys_name: their records have no name (they are labelled as outside the namespace) */
-#define KP_SYS_COMM_TIDS (1U << 22)
-
-/* one completed call as userspace hands it on (user/trace rebuilds it from a kp_sys_rec and
- * the thread's name it keeps) */
+/* one completed call, through the ring buffer */
 struct kp_sys_event {
 	__u64 start_ns;
 	__u64 dur_ns;
@@ -174,13 +129,14 @@ struct kp_sys_event {
 	__u32 tid;
 	__u32 cpu;
 	__u32 nr;
-	char comm[KP_COMM_LEN]; /* the thread's command name when the call returned */
-	__s32 fd;
-	__u32 fd_kind;
-	__u64 fd_ino;
+	char comm[KP_COMM_LEN];
+	__s32 fd; /* the first argument, as an int */
+	__u32 fd_kind; /* enum kp_fd_kind of that descriptor (fd_mask syscalls) */
+	__u64 fd_ino; /* its inode number (fd_mask syscalls, KP_FD_SOCKET/PIPE) */
 };
 
-/* ... with the stacks taken at its entry (cfg.kernel_stack or cfg.user_stack) */
+/* one completed call with the stacks taken at its entry: the record when cfg.kernel_stack or
+ * cfg.user_stack is set (ids of the stacks map, KP_CAP_NONE when none) */
 struct kp_sys_event_stk {
 	struct kp_sys_event e;
 	__u64 kstack;

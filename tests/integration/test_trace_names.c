@@ -1,11 +1,10 @@
 /*
  * test_trace_names.c - a per-call record names its thread as the thread was named when the
- * call returned, though the ring buffer carries a thread's name only before its first record
- * and when it changed (issue 15: 64-byte records). The `syscalls` workload's threads rename
- * themselves before each kind of call (--rename: wK-getppid, wK-write, wK-openat); every
- * record must carry its thread's name of that moment, exactly, in the task-storage object,
- * in the raw_syscalls fallback, and under a flood that a tiny ring buffer cannot hold (a
- * record whose name could not be sent is dropped and counted, never misnamed).
+ * call returned (issue 15: exactness kept whatever the record's layout). The `syscalls`
+ * workload's threads rename themselves before each kind of call (--rename: wK-getppid,
+ * wK-write, wK-openat); every record must carry its thread's name of that moment, exactly,
+ * in the task-storage object, in the raw_syscalls fallback, and under a flood that a tiny
+ * ring buffer cannot hold (what is kept is named right; every call is a record or a drop).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>

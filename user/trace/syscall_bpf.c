@@ -37,63 +37,13 @@ static const char *const prog_names[NPROGS] = {
 	"kp_proc_fork_ns", "kp_mark_fork", "kp_mark_targets", "kp_uw_exec",
 };
 
-/* where the name of thread <tid> is kept (create: its chunk made if need be), NULL for a
- * thread with no name (outside the caller's namespace) or no memory for its chunk (its
- * records are then handed on with no name) */
-static char *name_slot(struct kp_sys_bpf *b, __u32 tid, bool create)
-{
-	char **chunk;
-
-	if (tid >= KP_SYS_COMM_TIDS)
-		return NULL;
-	chunk = &b->names[tid / KP_SYS_NAME_CHUNK];
-	if (!*chunk && create)
-		*chunk = calloc(KP_SYS_NAME_CHUNK, KP_COMM_LEN);
-	return *chunk ? *chunk + (size_t)(tid % KP_SYS_NAME_CHUNK) * KP_COMM_LEN : NULL;
-}
-
-/* The events ring: a thread's name (struct kp_sys_name), kept for its records that follow;
- * or a record (struct kp_sys_rec[_stk]), handed on as the kp_sys_event[_stk] it stands for,
- * with the name its thread had when the call returned. */
 static int on_rb_sample(void *ctx, void *data, size_t size)
 {
 	struct kp_sys_bpf *b = ctx;
-	const struct kp_sys_rec *r = data;
-	struct kp_sys_event_stk full = { 0 };
-	const char *name;
 
-	if (size == sizeof(struct kp_sys_name)) {
-		const struct kp_sys_name *n = data;
-		char *slot = name_slot(b, n->tid, true);
-
-		if (slot)
-			memcpy(slot, n->comm, KP_COMM_LEN);
-		return 0;
-	}
-	if (size < b->record_size || !b->on_event)
-		return 0;
-	full.e = (struct kp_sys_event){
-		.start_ns = r->start_ns,
-		.dur_ns = r->dur_ns,
-		.ret = r->ret,
-		.tgid = r->tgid,
-		.tid = r->tid,
-		.cpu = r->cpu,
-		.nr = r->nr,
-		.fd = r->fd,
-		.fd_kind = r->fd_kind,
-		.fd_ino = r->fd_ino,
-	};
-	name = name_slot(b, r->tid, false);
-	if (name)
-		memcpy(full.e.comm, name, KP_COMM_LEN);
-	if (b->record_size == sizeof(struct kp_sys_rec_stk)) {
-		const struct kp_sys_rec_stk *rs = data;
-
-		full.kstack = rs->kstack;
-		full.ustack = rs->ustack;
-	}
-	return b->on_event(b->ctx, &full.e);
+	if (size >= b->record_size && b->on_event)
+		return b->on_event(b->ctx, data);
+	return 0;
 }
 
 static void set_bit(volatile __u64 *mask, unsigned bit)
@@ -377,8 +327,8 @@ int kp_sys_bpf_open(const struct kp_sys_bpf_opts *o, struct kp_sys_bpf **out)
 	if (!b)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 	b->on_event = o->on_event;
-	b->record_size = o->kernel_stack || o->user_stack ? sizeof(struct kp_sys_rec_stk) :
-							    sizeof(struct kp_sys_rec);
+	b->record_size = o->kernel_stack || o->user_stack ? sizeof(struct kp_sys_event_stk) :
+							    sizeof(struct kp_sys_event);
 	b->ctx = o->ctx;
 	b->ncpus = libbpf_num_possible_cpus();
 	pthread_mutex_init(&b->harvest_lock, NULL);
@@ -564,8 +514,6 @@ void kp_sys_bpf_close(struct kp_sys_bpf *b)
 		return;
 	destroy_objects(b);
 	kp_sys_table_free(&b->exited);
-	for (size_t i = 0; i < KP_SYS_COMM_TIDS / KP_SYS_NAME_CHUNK; i++)
-		free(b->names[i]);
 	free(b->pending);
 	pthread_mutex_destroy(&b->harvest_lock);
 	free(b);

@@ -24,7 +24,6 @@
 #define PROG_UW_EXEC 8 /* unwinding from tables: a process that execs needs its new ones */
 #define NPROGS 9
 
-#define KP_SYS_NAME_CHUNK 4096 /* thread names per chunk of kp_sys_bpf.names (64 KiB) */
 #define MAX_EXITED_ROWS (1U << 18) /* rows of exited processes kept (~170 MB at most) */
 #define MAX_PENDING (1U << 16) /* exited processes waiting for their rows to be moved */
 
@@ -37,10 +36,7 @@ struct kp_sys_bpf {
 	struct ring_buffer *rb;
 	int summary_fd, counters_fd, by_nr_fd, stack_summary_fd, stacks_fd, cg_summary_fd;
 	size_t ringbuf_bytes;
-	size_t record_size; /* kp_sys_rec, or kp_sys_rec_stk with stacks */
-	/* the names of threads by number, as the events ring last gave them (kp_sys_name):
-	 * chunks of KP_SYS_NAME_CHUNK names, made when a thread of theirs is first named */
-	char *names[KP_SYS_COMM_TIDS / KP_SYS_NAME_CHUNK];
+	size_t record_size; /* kp_sys_event, or kp_sys_event_stk with stacks */
 	kp_sys_event_fn on_event;
 	void *ctx;
 	bool compat;
