@@ -1,7 +1,10 @@
 /*
  * trace_overhead - what syscall tracing costs a process, as ratios measured in one run.
  *
- * A child process makes N getppid() calls and reports ns per call. It runs untraced, under
+ * A child process makes N getppid() calls and reports ns per call: of its own CPU time by
+ * default (the time the kernel charges the thread, syscalls and the programs run in them
+ * included, but not the time other tasks of a shared machine hold its CPU), of wall-clock
+ * time with --wall (what the README figures before 2026-11-29 are). It runs untraced, under
  * the floor (bpf/bench_floor.bpf.c: sys_enter/sys_exit programs that only read their tgid:
  * what any program on those tracepoints costs every process), under kperf-bpf in
  * summary-only and per-call modes, untraced while another process is traced (a bystander),
@@ -13,7 +16,10 @@
  * programs' own time per call (sys_enter + sys_exit). Also reports how long
  * `kperf-bpf trace` takes to attach.
  *
- *   trace_overhead [--calls N] [--rounds R] [--no-peers]
+ *   trace_overhead [--calls N] [--rounds R] [--no-peers] [--wall] [--ring-kb KB]
+ *
+ * --ring-kb: kperf-bpf's ring buffer for the per-call records (ringBufferKb; default its
+ * default).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -61,10 +67,12 @@ struct child {
 };
 
 static long calls = 2000000;
+static bool wall; /* wall-clock time per call, not the child's CPU time */
+static unsigned ring_kb; /* KperfTraceOpts.ringBufferKb, 0: the default */
 static unsigned long long drops; /* per-call records dropped, all rounds */
 /* run time and count of the sys_enter + sys_exit programs (the floor's, kperf-bpf's) of the
  * stats pass, per configuration */
-static unsigned long long run_ns[NCONFIG], run_cnt[NCONFIG];
+static unsigned long long run_ns[NCONFIG][2], run_cnt[NCONFIG][2]; /* [sys_enter, sys_exit] */
 static bool stats_pass; /* BPF_ENABLE_STATS is on: collect run_ns, run_cnt */
 
 /* add the run time of the loaded sys_enter/sys_exit programs of <cfg> (bpf_stats) */
@@ -85,8 +93,10 @@ static void prog_stats(enum config cfg)
 			continue;
 		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
 		    (!strcmp(info.name, enter) || !strcmp(info.name, exit))) {
-			run_ns[cfg] += info.run_time_ns;
-			run_cnt[cfg] += info.run_cnt;
+			int which = !strcmp(info.name, exit);
+
+			run_ns[cfg][which] += info.run_time_ns;
+			run_cnt[cfg][which] += info.run_cnt;
 		}
 		close(fd);
 	}
@@ -96,7 +106,7 @@ static double now_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(wall ? CLOCK_MONOTONIC : CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
@@ -210,8 +220,8 @@ static double measure(enum config cfg, long n)
 	case PER_CALL:
 	case OTHER_TRACED: {
 		struct PmuTraceAttr a = { .pidList = pids, .numPid = 1 };
-		struct KperfTraceOpts x =
-			KPERF_OPTS(KperfTraceOpts, .summaryOnly = cfg != PER_CALL);
+		struct KperfTraceOpts x = KPERF_OPTS(KperfTraceOpts, .summaryOnly = cfg != PER_CALL,
+						     .ringBufferKb = ring_kb);
 		struct PmuTraceStats st;
 
 		if (cfg == OTHER_TRACED) {
@@ -315,10 +325,15 @@ int main(int argc, char **argv)
 			rounds = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--no-peers"))
 			peers = false;
+		else if (!strcmp(argv[i], "--wall"))
+			wall = true;
+		else if (!strcmp(argv[i], "--ring-kb") && i + 1 < argc)
+			ring_kb = (unsigned)atoi(argv[++i]);
 	}
 	if (rounds < 1 || rounds > MAX_ROUNDS || calls < 1000) {
 		fprintf(stderr,
-			"usage: trace_overhead [--calls N>=1000] [--rounds 1..31] [--no-peers]\n");
+			"usage: trace_overhead [--calls N>=1000] [--rounds 1..31] [--no-peers] "
+			"[--wall] [--ring-kb KB]\n");
 		return 2;
 	}
 	for (c = 0; c < NCONFIG; c++)
@@ -327,8 +342,9 @@ int main(int argc, char **argv)
 	run[PERF_TRACE] = peers && have("perf");
 	run[STRACE] = peers && have("strace");
 
-	printf("syscall tracing overhead: %ld getppid() calls per run, %d rounds, median\n\n",
-	       calls, rounds);
+	printf("syscall tracing overhead: %ld getppid() calls per run, %d rounds, median, ns of "
+	       "%s per call\n\n",
+	       calls, rounds, wall ? "wall-clock time" : "the caller's CPU time");
 	for (r = 0; r < rounds; r++) {
 		for (c = 0; c < NCONFIG; c++) {
 			/* the slow peers get fewer calls: ns per call is what is compared */
@@ -367,8 +383,9 @@ int main(int argc, char **argv)
 		printf("%-46s %9.1f %9.2fx %8.2fx", names[c], med[c], med[c] / med[UNTRACED],
 		       med[c] / med[FLOOR]);
 		/* both programs' time per call (sys_enter + sys_exit), in the stats pass */
-		if (run_cnt[c])
-			printf(" %14.1f", (double)run_ns[c] / ((double)run_cnt[c] / 2));
+		if (run_cnt[c][0] && run_cnt[c][1])
+			printf(" %14.1f", (double)run_ns[c][0] / (double)run_cnt[c][0] +
+						  (double)run_ns[c][1] / (double)run_cnt[c][1]);
 		putchar('\n');
 	}
 	printf("\nvs floor: summary %.2fx (target 1.15), per-call %.2fx (target 1.30, %llu records "
@@ -377,6 +394,12 @@ int main(int argc, char **argv)
 	       med[OTHER_TRACED] / med[FLOOR]);
 	if (stats_fd < 0)
 		printf("(no program run times: BPF_ENABLE_STATS refused)\n");
+	for (c = FLOOR; c <= OTHER_TRACED && stats_fd >= 0; c++)
+		if (run_cnt[c][0] && run_cnt[c][1])
+			printf("%s: sys_enter %.1f ns/run (%llu runs), sys_exit %.1f ns/run (%llu runs)\n",
+			       names[c], (double)run_ns[c][0] / (double)run_cnt[c][0],
+			       run_cnt[c][0], (double)run_ns[c][1] / (double)run_cnt[c][1],
+			       run_cnt[c][1]);
 	if (run[BPFTRACE])
 		printf("bpftrace vs kperf-bpf summary: %.2fx\n", med[BPFTRACE] / med[SUMMARY]);
 	printf("kperf-bpf trace attached %.1f ms after it started\n", attach_ms());

@@ -8,14 +8,17 @@
  * (children + 1) * threads * counts.
  *
  *   syscalls [--getppid N] [--writes N] [--fails N] [--threads T] [--children C]
- *            [--one-at-a-time] [--wait] [--sleep-ms MS]
+ *            [--one-at-a-time] [--wait] [--sleep-ms MS] [--rename]
  * --one-at-a-time forks each child once the previous one is reaped (many short-lived
  * processes, however many C is).
  * --wait blocks on reading one byte from stdin before any counted call, so a tracer can
  * attach to the pid first. --sleep-ms sleeps before exiting (a target that lives on).
+ * --rename: worker K names its thread wK-getppid, wK-write, wK-openat (prctl PR_SET_NAME, one
+ * more call each) before each of its three kinds of calls.
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,18 +28,30 @@
 #include <unistd.h>
 
 static long n_getppid = 50000, n_writes = 2000, n_fails = 300;
-static int devnull;
+static int devnull, rename_threads;
+
+static void name_thread(long k, const char *what)
+{
+	char name[16];
+
+	if (!rename_threads)
+		return;
+	snprintf(name, sizeof(name), "w%ld-%s", k, what);
+	prctl(PR_SET_NAME, name);
+}
 
 static void *worker(void *arg)
 {
+	long i, k = (long)arg;
 	char c = 'x';
-	long i;
 
-	(void)arg;
+	name_thread(k, "getppid");
 	for (i = 0; i < n_getppid; i++)
 		syscall(SYS_getppid);
+	name_thread(k, "write");
 	for (i = 0; i < n_writes; i++)
 		syscall(SYS_write, devnull, &c, 1);
+	name_thread(k, "openat");
 	for (i = 0; i < n_fails; i++)
 		syscall(SYS_openat, AT_FDCWD, "/nonexistent/kperf-bpf-workload", O_RDONLY);
 	return NULL;
@@ -51,7 +66,7 @@ static void run(int threads)
 		worker(NULL);
 	} else {
 		for (i = 0; i < threads; i++)
-			pthread_create(&tids[i], NULL, worker, NULL);
+			pthread_create(&tids[i], NULL, worker, (void *)(long)i);
 		for (i = 0; i < threads; i++)
 			pthread_join(tids[i], NULL);
 	}
@@ -83,6 +98,8 @@ int main(int argc, char **argv)
 			wait_go = 1;
 		else if (!strcmp(a, "--one-at-a-time"))
 			serial = 1;
+		else if (!strcmp(a, "--rename"))
+			rename_threads = 1;
 		else {
 			fprintf(stderr, "syscalls: unknown argument %s\n", a);
 			return 2;
