@@ -81,14 +81,14 @@ rc=$?
 T=
 expected=$(cat "$TMP"/loop.* | awk '{c += $1; p += $2} END {print c + 0, p + 0}')
 # the final summary's rows: summary,pid,tid,"comm",cpu,syscall,nr,...,calls (11th field)
-awk -F, -v exp="$expected" '
+awk -F, -v want="$expected" '
 	$1 == "summary" {
 		rows++
 		if ($4 == "\"kpchurn19\"") { churn += $11; crows++ }
 		if ($2 == 0) { pid0 += $11; print "pid 0 row:", $0 }
 	}
 	END {
-		split(exp, e, " ")
+		split(want, e, " ")
 		printf "expected calls %d (processes %d)\ncounted  calls %d in %d rows of kpchurn19 (%s)\n", e[1], e[2], churn, crows, churn == e[1] ? "exact" : "NOT EXACT"
 		printf "pid 0 rows: %d calls\nrows in the final summary: %d\n", pid0, rows
 	}' "$TMP/out.csv"
