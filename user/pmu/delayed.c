@@ -19,7 +19,34 @@
 #include "sym/sym.h"
 
 static pthread_mutex_t users_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct kp_map users; /* tgid -> number of holders */
+static struct kp_map users; /* tgid -> number of holders (0: none any more) */
+static size_t nheld; /* tgids with holders */
+
+/* the map without the tgids no one holds (kp_map has no removal): an agent's profiles see
+ * every pid of a node's churn, which would otherwise stay as slots for good */
+static void compact_users(void)
+{
+	struct kp_map fresh;
+	size_t i;
+
+	if (users.len < 2 * nheld + 1024)
+		return;
+	kp_map_init(&fresh, false);
+	for (i = 0; i < users.cap; i++) {
+		struct kp_map_slot *s, *o = &users.slots[i];
+
+		if (!o->key || !o->val)
+			continue;
+		s = kp_map_slot(&fresh, o->key, NULL);
+		if (!s) {
+			kp_map_free(&fresh);
+			return; /* out of memory: the old map stays */
+		}
+		s->val = o->val;
+	}
+	kp_map_free(&users);
+	users = fresh;
+}
 
 void kp_pmu_sym_hold(int tgid)
 {
@@ -27,8 +54,10 @@ void kp_pmu_sym_hold(int tgid)
 
 	pthread_mutex_lock(&users_lock);
 	slot = kp_map_slot(&users, (void *)(uintptr_t)tgid, NULL);
-	if (slot)
+	if (slot) {
+		nheld += !slot->val;
 		slot->val = (void *)((uintptr_t)slot->val + 1);
+	}
 	pthread_mutex_unlock(&users_lock);
 }
 
@@ -42,7 +71,10 @@ void kp_pmu_sym_release(int tgid)
 	if (slot && (uintptr_t)slot->val > 0) {
 		slot->val = (void *)((uintptr_t)slot->val - 1);
 		last = !slot->val;
+		nheld -= last;
 	}
+	if (last)
+		compact_users();
 	pthread_mutex_unlock(&users_lock);
 	if (last)
 		kp_sym_forget_pid(tgid);
