@@ -68,6 +68,22 @@ Test(trace_nomem, rows_not_allocated_keep_their_calls_json)
 	free(out);
 }
 
+/* a warning line other than the one a kernel without tp_btf always gives (5.10: the
+ * raw_syscalls fallback) */
+static bool other_warnings(const char *out)
+{
+	const char *w;
+
+	for (w = strstr(out, "warning"); w; w = strstr(w + 1, "warning")) {
+		const char *eol = strchr(w, '\n');
+		const char *fb = strstr(w, "raw_syscalls fallback");
+
+		if (!fb || (eol && fb > eol))
+			return true;
+	}
+	return false;
+}
+
 Test(trace_nomem, rows_not_allocated_are_said_csv_and_table)
 {
 	char line[256];
@@ -85,7 +101,7 @@ Test(trace_nomem, rows_not_allocated_are_said_csv_and_table)
 		 "process's row all the same\n",
 		 ALL);
 	cr_expect(strstr(out, line), "%.3000s", out);
-	cr_expect(!strstr(out, "warning"), "%.3000s", out);
+	cr_expect(!other_warnings(out), "%.3000s", out);
 	free(out);
 
 	out = run(1, "table", "2>/dev/null", &st);
