@@ -24,42 +24,64 @@ Test(qa_trace, full_summary_map_is_counted_and_records_stay_exact)
 	struct PmuTraceSummary *s;
 	struct PmuTraceData *d;
 	struct PmuTraceStats st;
-	int pd = tt_trace_workload(&a, &x, NULL, NULL), n, i, getppid = 0, write = 0, openat = 0;
-	char rows[512] = "";
+	pid_t pid;
+	int pd = tt_trace_workload(&a, &x, NULL, &pid), n, i, getppid = 0, write = 0, openat = 0;
+	char rows[512] = "", msg[512];
 	size_t len;
+	int warn;
 
-	/* the workload calls getppid, then write, then openat: the map holds the first two,
-	 * the openat calls are counted in their syscall's overflow row, pid 0 */
+	/* The workload calls getppid, then write, then openat: the map holds the first two. The
+	 * openat calls find no room. Where the kernel's update says so (-E2BIG), they are counted
+	 * in their syscall's overflow row, pid 0 ([map full]). The 6.1 arm64 guest answered
+	 * otherwise (summaryDropped 0, summaryNoMemory 300; 5.10 amd64 failed the same check):
+	 * those calls took the path of a row the kernel could not allocate, through userspace
+	 * into their own process's row. Either way every call is counted once, and the counters
+	 * say which way it went. */
 	n = PmuTraceReadSummary(pd, &s);
+	warn = GetWarn();
+	snprintf(msg, sizeof(msg), "%s", GetWarnMsg());
 	cr_assert_eq(n, 3, "%d summary rows: %s", n, Perror());
 	for (i = 0, len = 0; i < n && len < sizeof(rows); i++)
 		len += (size_t)snprintf(rows + len, sizeof(rows) - len, " [%d %s %s %lu]", s[i].pid,
 					s[i].comm, s[i].funcs, (unsigned long)s[i].calls);
-	if (s[0].pid != 0 && !PmuTraceGetStats(pd, &st))
-		cr_assert_fail(
-			"no overflow row first: rows:%s; summaryDropped %lu, summaryNoMemory "
-			"%lu",
-			rows, (unsigned long)st.summaryDropped, (unsigned long)st.summaryNoMemory);
-	cr_assert_eq(s[0].pid, 0);
-	cr_assert_str_eq(s[0].comm, KPERF_TRACE_OVERFLOW_COMM);
-	cr_assert_str_eq(s[0].funcs, "openat");
-	cr_assert_eq(s[0].calls, 300);
-	cr_assert_eq(s[0].errors, 300);
-	cr_assert_str_eq(s[1].funcs, "getppid");
-	cr_assert_eq(s[1].calls, 50000);
-	cr_assert_str_eq(s[2].funcs, "write");
-	cr_assert_eq(s[2].calls, 2000);
-	cr_assert_eq(GetWarn(), KPERF_WARN_SUMMARY_FULL, "%s", GetWarnMsg());
-	cr_assert(strstr(GetWarnMsg(), "300 calls are counted without their process (pid 0, "
-				       "[map full]): the summary map was full (raise "
-				       "summaryEntries)"),
-		  "%s", GetWarnMsg());
-	PmuTraceSummaryFree(s);
 	cr_assert_eq(PmuTraceGetStats(pd, &st), 0);
-	cr_assert_eq(st.summaryDropped, 300);
-	cr_assert_eq(st.summaryNoMemory, 0, "a full map (-E2BIG) is not a want of memory");
-	cr_assert_eq(st.dropped, 0);
 	cr_assert_eq(GetWarn(), SUCCESS, "a call without news clears the warning");
+	cr_assert_eq(st.dropped, 0);
+	cr_assert_eq(st.summaryDropped + st.summaryNoMemory, 300,
+		     "the openat calls, one way or the other: rows:%s; summaryDropped %lu, "
+		     "summaryNoMemory %lu",
+		     rows, (unsigned long)st.summaryDropped, (unsigned long)st.summaryNoMemory);
+	if (st.summaryDropped) {
+		cr_assert_eq(st.summaryDropped, 300, "rows:%s", rows);
+		cr_assert_eq(s[0].pid, 0, "rows:%s", rows);
+		cr_assert_str_eq(s[0].comm, KPERF_TRACE_OVERFLOW_COMM);
+		cr_assert_str_eq(s[0].funcs, "openat");
+		cr_assert_eq(s[0].calls, 300);
+		cr_assert_eq(s[0].errors, 300);
+		cr_assert_eq(warn, KPERF_WARN_SUMMARY_FULL, "%s", msg);
+		cr_assert(strstr(msg, "300 calls are counted without their process (pid 0, "
+				      "[map full]): the summary map was full (raise "
+				      "summaryEntries)"),
+			  "%s", msg);
+	} else {
+		/* openat in its process's row, wherever its total time sorts it */
+		for (i = 0; i < n && strcmp(s[i].funcs, "openat"); i++)
+			;
+		cr_assert_lt(i, n, "rows:%s", rows);
+		cr_assert_eq(s[i].pid, pid, "rows:%s", rows);
+		cr_assert_str_eq(s[i].comm, "syscalls");
+		cr_assert_eq(s[i].calls, 300);
+		cr_assert_eq(s[i].errors, 300);
+		cr_assert_eq(warn, SUCCESS, "nothing was left uncounted: %s", msg);
+	}
+	for (i = 0; i < n; i++)
+		if (strcmp(s[i].funcs, "openat")) {
+			cr_assert_eq(s[i].pid, pid, "rows:%s", rows);
+			cr_assert_eq(s[i].calls, strcmp(s[i].funcs, "getppid") ? 2000 : 50000,
+				     "rows:%s", rows);
+			cr_assert_str_eq(s[i].funcs, s[i].calls == 2000 ? "write" : "getppid");
+		}
+	PmuTraceSummaryFree(s);
 
 	/* per-call records do not depend on the summary */
 	n = PmuTraceRead(pd, &d);
