@@ -168,10 +168,12 @@ static __always_inline void kp_uw_exec_reset(void)
 
 	if (!kp_uw_on)
 		return;
+	/* a held one is marked stopped before its entry goes: a sample that interrupts this
+	 * program in between finds it held, not a process without tables (kp_uw_unwind) */
+	kp_uw_hold_stop(tgid, KP_UW_HOLD_EXEC);
 	bpf_map_delete_elem(&kp_py_procs, &tgid); /* another program now: looked at again */
 	if (bpf_map_delete_elem(&kp_uw_procs, &tgid) == 0)
 		kp_uw_ask(tgid);
-	kp_uw_hold_stop(tgid, KP_UW_HOLD_EXEC);
 }
 
 /* the process <tgid> is gone (its last thread, or its leader, exits): no hold is left armed
@@ -541,6 +543,11 @@ static __always_inline int kp_uw_unwind(const struct kp_uw_hint *hint, struct kp
 		kp_uw_count(KP_UW_CNT_NO_REGS);
 		return -1;
 	}
+	/* a held command between its exec and its stop: its new image's registers, the old
+	 * image's tables until its entry goes (frame pointers, not counted) */
+	held = bpf_map_lookup_elem(&kp_uw_hold, &tgid);
+	if (held && *held == KP_UW_HOLD_EXEC_STOPPED)
+		return -1;
 	if (!bpf_map_lookup_elem(&kp_uw_procs, &tgid)) {
 		/* a process on its way out (its entry dropped at its exit by an owner's
 		 * sched_process_exit program, then its files closed), or a held command between
@@ -548,7 +555,6 @@ static __always_inline int kp_uw_unwind(const struct kp_uw_hint *hint, struct kp
 		 * KP_UW_HOLD_EXEC: the exec's own kernel path, the old image's pc): not late
 		 * tables; frame pointers, not counted as a process not loaded yet (under TCG these
 		 * took 4-5 samples of a 60 ms run). One armed for its next exec is counted. */
-		held = bpf_map_lookup_elem(&kp_uw_hold, &tgid);
 		if ((BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), flags) &
 		     KP_UW_PF_EXITING) ||
 		    (held && *held != KP_UW_HOLD_EXEC))
