@@ -614,5 +614,6 @@ int kp_ms_exit(void *ctx)
 		return 0;
 	tgid = kp_pidns_current() >> 32;
 	bpf_map_delete_elem(&targets, &tgid);
+	kp_uw_exit_reset(tgid);
 	return 0;
 }

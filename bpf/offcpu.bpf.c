@@ -332,8 +332,10 @@ static __always_inline int on_exit(void)
 		t->start_ns = 0;
 	}
 	/* the leader's exit: a later process with the same pid is not a target */
-	if (cfg.filter_pid && tgid == (__u32)id)
+	if (cfg.filter_pid && tgid == (__u32)id) {
 		bpf_map_delete_elem(&targets, &tgid);
+		kp_uw_exit_reset(tgid);
+	}
 	return 0;
 }
 

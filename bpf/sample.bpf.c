@@ -48,7 +48,8 @@ struct counts_map {
 struct counts_map counts0 SEC(".maps");
 struct counts_map counts1 SEC(".maps");
 
-/* tracepoint (and filter_sample) process filter: tgid -> 1 (perThread: tid -> 1) */
+/* tracepoint (and filter_sample) process filter: tgid -> enum kp_sample_target (perThread:
+ * tid -> KP_SAMPLE_TARGET_ON) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
@@ -152,8 +153,9 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, __u32 evt)
 	if (cfg.filter_sample) {
 		/* the targets are the caller's namespace's pids, as the fork tracking's */
 		__u32 tgid = id >> 32;
+		__u8 *t = bpf_map_lookup_elem(&targets, &tgid);
 
-		if (!bpf_map_lookup_elem(&targets, &tgid))
+		if (!t || *t != KP_SAMPLE_TARGET_ON)
 			return 0;
 	}
 	key.evt = evt;
@@ -267,8 +269,12 @@ static __always_inline bool tp_wanted(__u64 id)
 		      (1ULL << (cpu & 63))))
 			return false;
 	}
-	if (cfg.filter_pid && !bpf_map_lookup_elem(&targets, &target))
-		return false;
+	if (cfg.filter_pid) {
+		__u8 *t = bpf_map_lookup_elem(&targets, &target);
+
+		if (!t || *t != KP_SAMPLE_TARGET_ON)
+			return false;
+	}
 	return true;
 }
 
@@ -414,15 +420,33 @@ TP_RECORD_SLOT(6)
 TP_RECORD_SLOT(7)
 _Static_assert(KP_TP_SLOTS == 8, "one kp_tp_record_N per slot");
 
-/* processes forked by a target are targets too (threads share the tgid already) */
+/* processes forked by a target are targets too, in its state (threads share the tgid) */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(kp_tp_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = kp_pidns_task_tgid(parent), ctgid = kp_pidns_task_tgid(child);
-	__u8 one = 1;
+	__u8 *t, st;
 
-	if (ptgid != ctgid && ctgid != KP_PID_OUTSIDE && bpf_map_lookup_elem(&targets, &ptgid))
-		bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+	if (ptgid == ctgid || ctgid == KP_PID_OUTSIDE)
+		return 0;
+	t = bpf_map_lookup_elem(&targets, &ptgid);
+	if (t) {
+		st = *t;
+		bpf_map_update_elem(&targets, &ctgid, &st, BPF_ANY);
+	}
+	return 0;
+}
+
+/* a launched command execs: sampled from here on (before, it was kperf-bpf's child: its
+ * samples and tracepoint hits, in the launcher's code and in execve, are not the command's) */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(kp_tp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = kp_pidns_current() >> 32;
+	__u8 *t = bpf_map_lookup_elem(&targets, &tgid);
+
+	if (t && *t == KP_SAMPLE_TARGET_EXEC)
+		*t = KP_SAMPLE_TARGET_ON;
 	return 0;
 }
 
@@ -443,9 +467,6 @@ int BPF_PROG(kp_tp_exit, struct task_struct *p)
 SEC("tp_btf/sched_process_exec") /* BTF: no tracefs needed (it may not be mounted) */
 int BPF_PROG(kp_uw_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	__u32 tgid = kp_pidns_current() >> 32;
-
-	bpf_map_delete_elem(&kp_py_procs, &tgid); /* another program now: looked at again */
 	kp_uw_exec_reset();
 	return 0;
 }
@@ -463,6 +484,7 @@ int BPF_PROG(kp_uw_exit, struct task_struct *p)
 	bpf_map_delete_elem(&kp_uw_procs, &tgid);
 	bpf_map_delete_elem(&kp_uw_want, &tgid);
 	bpf_map_delete_elem(&kp_py_procs, &tgid);
+	kp_uw_exit_reset(tgid);
 	return 0;
 }
 

@@ -26,6 +26,14 @@ enum kp_sample_counter {
 	KP_SCNT_MAX = 5
 };
 
+/* the values of `targets`: sampled, or a launched command sampled from its exec on (a per-cpu
+ * event or a tracepoint sees it before, as kperf-bpf's child: perf's enable_on_exec, for the
+ * programs that filter processes themselves) */
+enum kp_sample_target {
+	KP_SAMPLE_TARGET_ON = 1,
+	KP_SAMPLE_TARGET_EXEC = 2,
+};
+
 /* aggregation key: one distinct (process, thread, cpu, event, stacks) */
 struct kp_sample_key {
 	__u32 tgid;

@@ -117,8 +117,10 @@ static __always_inline void kp_uw_ask(__u32 tgid)
  * its exec, KP_UW_HOLD_EXEC): at its exec it stops (SIGSTOP) and asks, userspace loads what is
  * mapped (the program, ld.so, the vdso), places kp_uw_entry at the program's entry point and
  * continues it (KP_UW_HOLD_ENTRY); at the entry, ld.so has mapped every library the program
- * needs: it stops and asks again, userspace loads them and continues it. So its first
- * samples, before and after main, unwind from tables, not from frame pointers. */
+ * needs: it stops and asks again, userspace loads them and continues it, armed again
+ * (KP_UW_HOLD_EXEC) for its next exec: a wrapper (env, nice, taskset, chroot, sh -c) execs the
+ * real program, which is held the same way. So its first samples, before and after main,
+ * unwind from tables, not from frame pointers. The process's exit drops its entry. */
 #define KP_UW_SIGSTOP 19
 enum kp_uw_hold_state {
 	KP_UW_HOLD_EXEC = 1, /* armed: stop at the exec */
@@ -166,9 +168,19 @@ static __always_inline void kp_uw_exec_reset(void)
 
 	if (!kp_uw_on)
 		return;
+	/* a held one is marked stopped before its entry goes: a sample that interrupts this
+	 * program in between finds it held, not a process without tables (kp_uw_unwind) */
+	kp_uw_hold_stop(tgid, KP_UW_HOLD_EXEC);
+	bpf_map_delete_elem(&kp_py_procs, &tgid); /* another program now: looked at again */
 	if (bpf_map_delete_elem(&kp_uw_procs, &tgid) == 0)
 		kp_uw_ask(tgid);
-	kp_uw_hold_stop(tgid, KP_UW_HOLD_EXEC);
+}
+
+/* the process <tgid> is gone (its last thread, or its leader, exits): no hold is left armed
+ * for a later process given its pid */
+static __always_inline void kp_uw_exit_reset(__u32 tgid)
+{
+	bpf_map_delete_elem(&kp_uw_hold, &tgid);
 }
 
 /* placed by userspace at a held command's entry point (its pid only) */
@@ -523,6 +535,7 @@ static __always_inline int kp_uw_unwind(const struct kp_uw_hint *hint, struct kp
 	__u32 zero = 0, i, tgid = kp_pidns_current() >> 32;
 	struct kp_uw_walk *w = bpf_map_lookup_elem(&kp_uw_walks, &zero);
 	const struct kp_py_proc *py;
+	__u32 *held;
 
 	if (!w)
 		return -1;
@@ -530,15 +543,21 @@ static __always_inline int kp_uw_unwind(const struct kp_uw_hint *hint, struct kp
 		kp_uw_count(KP_UW_CNT_NO_REGS);
 		return -1;
 	}
+	/* a held command between its exec and its stop: its new image's registers, the old
+	 * image's tables until its entry goes (frame pointers, not counted) */
+	held = bpf_map_lookup_elem(&kp_uw_hold, &tgid);
+	if (held && *held == KP_UW_HOLD_EXEC_STOPPED)
+		return -1;
 	if (!bpf_map_lookup_elem(&kp_uw_procs, &tgid)) {
 		/* a process on its way out (its entry dropped at its exit by an owner's
 		 * sched_process_exit program, then its files closed), or a held command between
-		 * its execve and the stop that has its tables loaded (kp_uw_hold: the exec's own
-		 * kernel path, the old image's pc): not late tables; frame pointers, not counted
-		 * as a process not loaded yet (under TCG these took 4-5 samples of a 60 ms run) */
+		 * its execve and the stop that has its tables loaded (kp_uw_hold past
+		 * KP_UW_HOLD_EXEC: the exec's own kernel path, the old image's pc): not late
+		 * tables; frame pointers, not counted as a process not loaded yet (under TCG these
+		 * took 4-5 samples of a 60 ms run). One armed for its next exec is counted. */
 		if ((BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), flags) &
 		     KP_UW_PF_EXITING) ||
-		    bpf_map_lookup_elem(&kp_uw_hold, &tgid))
+		    (held && *held != KP_UW_HOLD_EXEC))
 			return -1;
 		kp_uw_count(KP_UW_CNT_NO_PROC);
 		kp_uw_ask(tgid);

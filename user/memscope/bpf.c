@@ -19,6 +19,7 @@
 #include "core/pidns.h"
 #include "kperf/pcerrc.h"
 #include "memscope.h"
+#include "runtime/python.h"
 #include "stack_capture.h"
 #include "trace/trace.h"
 #include "unwind/unwind.h"
@@ -68,6 +69,7 @@ int kp_ms_bpf_open(const struct kp_ms_bpf_opts *o, struct kp_ms_bpf **out)
 	struct kp_ms_bpf *b;
 	long type;
 	int err, i;
+	bool py;
 
 	*out = NULL;
 	if (kp_read_long(UPROBE_PMU_TYPE, &type))
@@ -112,12 +114,17 @@ int kp_ms_bpf_open(const struct kp_ms_bpf_opts *o, struct kp_ms_bpf **out)
 		bpf_map__set_max_entries(b->skel->maps.stacks, 1);
 	b->skel->rodata->kp_uw_on = o->stacks && !o->fp_stacks;
 	kp_uw_owner_size(b->skel->obj, b->skel->rodata->kp_uw_on, 1);
+	/* CPython frames in the allocation stacks, as sampling reads them */
+	py = b->skel->rodata->kp_uw_on && kp_py_kernel_reads();
+	b->skel->rodata->kp_py_max_threads = py ? KP_PY_MAX_THREADS : 0;
+	b->skel->rodata->kp_py_max_walk = py ? KP_PY_MAX_WALK : 0;
+	kp_uw_owner_py_size(b->skel->obj, py, 1);
 	err = memscope_bpf__load(b->skel);
 	if (err)
 		goto fail;
 	/* the targets' tables are loaded as their probes are placed */
 	if (b->skel->rodata->kp_uw_on) {
-		err = kp_uw_owner_start(b->skel->obj, NULL, 0, false, &b->uw);
+		err = kp_uw_owner_start_py(b->skel->obj, NULL, 0, false, py, &b->uw);
 		if (err) {
 			kp_fail(LIBPERF_ERR_FAIL_MMAP, err, "cannot load the unwind tables: %s",
 				strerror(-err));
@@ -349,12 +356,20 @@ unsigned kp_ms_bpf_stack(struct kp_ms_bpf *b, uint64_t id, uint64_t *ips, unsign
 	struct kp_cap_stack s;
 	__u64 key = id;
 	unsigned i, n;
+	bool py_drained = false;
 
 	if (!id || bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.stacks), &key, &s))
 		return 0;
 	n = s.n < max ? s.n : max;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		ips[i] = s.ip[i];
+		/* a Python frame: its code object is named before the stack is (copied by BPF
+		 * before the record was sent) */
+		if ((ips[i] & KP_PY_TAG_MASK) == KP_PY_TAG && !py_drained) {
+			kp_uw_owner_py_drain(b->uw);
+			py_drained = true;
+		}
+	}
 	return n;
 }
 

@@ -19,6 +19,7 @@
 #include "offcpu.h"
 #include "offcpu_event.h"
 #include "pidns_cfg.h" /* the rodata of stack_capture.bpf.h (unwind.bpf.h) */
+#include "runtime/python.h"
 #include "stack/stack.h"
 #include "unwind/unwind.h"
 #include "skel/offcpu.skel.h"
@@ -147,7 +148,7 @@ static int load(struct kp_offcpu *c, const struct kp_offcpu_opts *o)
 	unsigned entries = o->entries ? o->entries : DEF_ENTRIES;
 	unsigned stacks = o->stacks ? o->stacks : DEF_STACKS;
 	int i, err, hold_fd;
-
+	bool py;
 	size_t ring = getpagesize();
 
 	if (entries > MAX_ENTRIES || stacks > MAX_ENTRIES)
@@ -204,6 +205,11 @@ static int load(struct kp_offcpu *c, const struct kp_offcpu_opts *o)
 	bpf_map__set_max_entries(s->maps.children, o->npids ? TARGETS : 1);
 	s->rodata->kp_uw_on = o->user_stack && !o->fp_stacks;
 	kp_uw_owner_size(s->obj, s->rodata->kp_uw_on, (unsigned)o->npids);
+	py = s->rodata->kp_uw_on && o->python_frames && kp_py_kernel_reads();
+	s->rodata->kp_py_keep_interp = o->python_keep_interp;
+	s->rodata->kp_py_max_threads = py ? KP_PY_MAX_THREADS : 0;
+	s->rodata->kp_py_max_walk = py ? KP_PY_MAX_WALK : 0;
+	kp_uw_owner_py_size(s->obj, py, (unsigned)o->npids);
 	hold_fd = s->rodata->kp_uw_on ? kp_uw_owner_hold_fd(o->hold_with) : -1;
 	if (hold_fd >= 0 && bpf_map__reuse_fd(s->maps.kp_uw_hold, hold_fd))
 		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
@@ -214,8 +220,8 @@ static int load(struct kp_offcpu *c, const struct kp_offcpu_opts *o)
 	/* the targets' tables now (a command not exec'ed yet has kperf-bpf's mappings: it is held
 	 * at its exec while its own load), their children's when first asked for */
 	if (s->rodata->kp_uw_on) {
-		err = kp_uw_owner_start(s->obj, o->pids, (unsigned)o->npids,
-					o->from_exec && hold_fd < 0, &c->uw);
+		err = kp_uw_owner_start_py(s->obj, o->pids, (unsigned)o->npids,
+					   o->from_exec && hold_fd < 0, py, &c->uw);
 		if (!err && hold_fd >= 0)
 			err = kp_uw_owner_follow(o->hold_with, c->uw);
 		if (err)
@@ -260,6 +266,7 @@ int kp_offcpu_read_slices(struct kp_offcpu *c)
 
 	if (!c->ring)
 		return 0;
+	kp_uw_owner_py_drain(c->uw); /* every code object of the slices read next */
 	n = ring_buffer__consume(c->ring);
 	err = c->slice_err;
 	c->slice_err = 0;
@@ -410,6 +417,7 @@ int kp_offcpu_disable(struct kp_offcpu *c, kp_offcpu_fn fn, void *ctx)
 	bpf_link__destroy(c->link[P_SWITCH]);
 	c->link[P_SWITCH] = NULL;
 	grace(); /* a switch that began before the detach has finished */
+	kp_uw_owner_py_drain(c->uw);
 	if (c->ring) {
 		int n = kp_offcpu_read_slices(c); /* those that ended before */
 
@@ -504,6 +512,7 @@ int kp_offcpu_drain(struct kp_offcpu *c, kp_offcpu_fn fn, void *ctx)
 	__atomic_store_n(&c->skel->bss->gen, old + 1, __ATOMIC_SEQ_CST);
 	/* a switch that read the old generation finishes its update within microseconds */
 	grace();
+	kp_uw_owner_py_drain(c->uw); /* every code object of the stacks drained next */
 	return drain_map(c->counts_fd[old & 1], fn, ctx);
 }
 

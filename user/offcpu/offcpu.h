@@ -43,6 +43,10 @@ struct kp_offcpu_opts {
 	bool kernel_stack; /* take the kernel stack at switch-out */
 	bool user_stack; /* take the user stack at switch-out */
 	bool fp_stacks; /* user stacks by frame pointers only, not from .eh_frame tables */
+	/* CPython frames in the user stacks (from tables, on kernels whose verifier takes the
+	 * reader: kp_py_kernel_reads), as sampling's KPERF_PY_FRAMES_ON; <python_keep_interp>:
+	 * the interpreter's own frames kept too (KPERF_PY_FRAMES_KEEP_INTERP) */
+	bool python_frames, python_keep_interp;
 	/* the unwinder of another object (sampling's, with --wall) that holds the launched
 	 * command: its kp_uw_hold map is shared (one stop, seen as such by the switches here) and
 	 * this object's tables are loaded by it before the command goes on. NULL: held here. */

@@ -150,6 +150,9 @@ int kp_blocked_open(struct kp_pmu *p)
 		 * each counted or skipped the other's stops: blocked time went missing) */
 		.hold_with = p->sampling ? p->sampling->uw : NULL,
 		.blocked_only = p->opts.offCpuOnly,
+		/* Python frames as in the on-CPU samples (KperfPmuOpts.pythonFrames) */
+		.python_frames = p->attr.callStack && p->opts.pythonFrames != KPERF_PY_FRAMES_OFF,
+		.python_keep_interp = p->opts.pythonFrames == KPERF_PY_FRAMES_KEEP_INTERP,
 	};
 	int i;
 

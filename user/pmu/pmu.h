@@ -189,7 +189,7 @@ struct kp_sampling {
 	struct kp_sevent *ev;
 	size_t nev, capev;
 	struct ring_buffer *rb;
-	struct bpf_link *fork_link, *exit_link;
+	struct bpf_link *fork_link, *exit_link, *exec_link;
 	int counts_fd[2], stacks_fd, counters_fd;
 	int ncpus_possible;
 

@@ -37,22 +37,10 @@ bool kp_sampling_unwinds(const struct kp_pmu *p)
 	       p->opts.callGraph == KPERF_CALL_GRAPH_DWARF;
 }
 
-/* Python frames are read (the reader's loops at their bounds) where asked for and where the
- * verifier is known to take the reader: 6.12 (Debian 12's, kernel matrix of 2026-11-29:
- * pyframes 4/4, every sampling program loads) and 6.18 (this project's machine). 5.10's gives
- * up on it ("BPF program is too large"), 6.1's too ("Argument list too long", 2026-11-28);
- * 6.2-6.11 are not tried: off there until they are. */
-static bool py_kernel(void)
-{
-	int major = 0, minor = 0;
-
-	sscanf(kp_kernel_release(), "%d.%d", &major, &minor);
-	return major > 6 || (major == 6 && minor >= 12);
-}
-
 bool kp_sample_py_frames(const struct kp_pmu *p)
 {
-	return kp_sampling_unwinds(p) && p->opts.pythonFrames != KPERF_PY_FRAMES_OFF && py_kernel();
+	return kp_sampling_unwinds(p) && p->opts.pythonFrames != KPERF_PY_FRAMES_OFF &&
+	       kp_py_kernel_reads();
 }
 
 static struct bpf_map *map_of(struct bpf_object *obj, const char *name)

@@ -316,6 +316,8 @@ static int load(struct kp_pmu *p)
 	/* perThread: the threads of the open only (open_process), no process followed */
 	bpf_program__set_autoload(skel->progs.kp_tp_fork, follows_processes(p));
 	bpf_program__set_autoload(skel->progs.kp_tp_exit, follows_processes(p));
+	bpf_program__set_autoload(skel->progs.kp_tp_exec,
+				  follows_processes(p) && p->attr.enableOnExec);
 	bpf_map__set_max_entries(skel->maps.targets, p->npids > 0 ? 65536 : 1);
 	skel->rodata->kp_uw_on = kp_sampling_unwinds(p);
 	skel->rodata->kp_py_keep_interp = p->opts.pythonFrames == KPERF_PY_FRAMES_KEEP_INTERP;
@@ -351,15 +353,24 @@ static int load(struct kp_pmu *p)
 				       p->cgroup_names[i], strerror(errno));
 	}
 	if (follows_processes(p)) {
-		__u8 one = 1;
+		/* a command about to exec: from its exec on, as enable_on_exec would start a
+		 * per-process event (before, it is kperf-bpf's child) */
+		__u8 st = p->attr.enableOnExec ? KP_SAMPLE_TARGET_EXEC : KP_SAMPLE_TARGET_ON;
 
 		for (i = 0; i < p->npids; i++) {
 			__u32 tgid = (__u32)p->pids[i];
 
-			bpf_map_update_elem(bpf_map__fd(skel->maps.targets), &tgid, &one, BPF_ANY);
+			bpf_map_update_elem(bpf_map__fd(skel->maps.targets), &tgid, &st, BPF_ANY);
 		}
 		s->fork_link = bpf_program__attach(skel->progs.kp_tp_fork);
 		s->exit_link = bpf_program__attach(skel->progs.kp_tp_exit);
+		if (p->attr.enableOnExec) {
+			s->exec_link = bpf_program__attach(skel->progs.kp_tp_exec);
+			if (!s->exec_link)
+				return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
+					       "cannot follow the processes' execs: %s",
+					       strerror(errno));
+		}
 		if (!s->fork_link || !s->exit_link)
 			return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
 				       "cannot follow the processes' forks: %s", strerror(errno));
@@ -760,6 +771,7 @@ void kp_sampling_close(struct kp_pmu *p)
 	}
 	bpf_link__destroy(s->fork_link);
 	bpf_link__destroy(s->exit_link);
+	bpf_link__destroy(s->exec_link);
 	kp_sample_unwind_close(s);
 	ring_buffer__free(s->rb);
 	sample_bpf__destroy(s->skel);

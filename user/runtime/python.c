@@ -50,6 +50,18 @@ struct kp_py {
 	char *note_out;
 };
 
+/* where the verifier is known to take the reader: 6.12 (Debian 12's, kernel matrix of
+ * 2026-11-29: pyframes 4/4, every sampling program loads) and 6.18 (this project's machine).
+ * 5.10's gives up on it ("BPF program is too large"), 6.1's too ("Argument list too long",
+ * 2026-11-28); 6.2-6.11 are not tried: off there until they are. */
+bool kp_py_kernel_reads(void)
+{
+	int major = 0, minor = 0;
+
+	sscanf(kp_kernel_release(), "%d.%d", &major, &minor);
+	return major > 6 || (major == 6 && minor >= 12);
+}
+
 struct kp_py *kp_py_new(int procs_fd, int codes_fd, int counters_fd)
 {
 	struct kp_py *py = calloc(1, sizeof(*py));

@@ -18,6 +18,10 @@
 
 struct kp_py;
 
+/* Does this kernel's verifier take the frame reader (bpf/pyframes.bpf.h)? Its objects read
+ * Python frames (kp_py_max_threads and kp_py_max_walk at their bounds) only where it does. */
+bool kp_py_kernel_reads(void);
+
 /* over the maps kp_py_procs, kp_py_codes and kp_py_counters of a loaded object (fds);
  * NULL on ENOMEM */
 struct kp_py *kp_py_new(int procs_fd, int codes_fd, int counters_fd);

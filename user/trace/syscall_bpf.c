@@ -24,6 +24,7 @@
 #include "core/pidns.h"
 #include "kperf/pcerrc.h"
 #include "kperf/pmu.h"
+#include "runtime/python.h"
 #include "stack/stack.h"
 #include "tracefs/tracefs.h"
 #include "unwind/unwind.h"
@@ -57,6 +58,13 @@ static void set_bit(volatile __u64 *mask, unsigned bit)
 static bool unwinds(const struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o)
 {
 	return o->unwind && o->user_stack && (!b->compat || kp_have(KP_FEAT_BTF));
+}
+
+/* CPython frames in the user stacks, as sampling reads them (where the verifier takes the
+ * reader) */
+static bool python(const struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o)
+{
+	return unwinds(b, o) && kp_py_kernel_reads();
 }
 
 static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
@@ -200,7 +208,8 @@ static int configure(struct kp_sys_bpf *b, volatile struct kp_sys_config *cfg,
 	bpf_program__set_autoload(b->progs[PROG_MARK_ITER], cfg->task_filter);
 	bpf_program__set_autoload(b->progs[PROG_UW_EXEC], unwinds(b, o));
 	/* the unwinder's maps: the one owner of every object that takes stacks (user/unwind) */
-	if (kp_uw_owner_size(b->obj, unwinds(b, o), o->ntgids))
+	if (kp_uw_owner_size(b->obj, unwinds(b, o), o->ntgids) ||
+	    kp_uw_owner_py_size(b->obj, python(b, o), o->ntgids))
 		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -ENOENT,
 			       "the syscall BPF object has no unwinder");
 	return 0;
@@ -269,6 +278,8 @@ static int load_variant(struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o, b
 		cfg = &b->cskel->rodata->cfg;
 		pidns = (struct kp_pidns_cfg *)&b->cskel->rodata->kp_pidns;
 		b->cskel->rodata->kp_uw_on = unwinds(b, o);
+		b->cskel->rodata->kp_py_max_threads = python(b, o) ? KP_PY_MAX_THREADS : 0;
+		b->cskel->rodata->kp_py_max_walk = python(b, o) ? KP_PY_MAX_WALK : 0;
 	} else {
 		b->skel = syscall_bpf__open_opts(&oo);
 		if (!b->skel)
@@ -277,6 +288,8 @@ static int load_variant(struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o, b
 		cfg = &b->skel->rodata->cfg;
 		pidns = (struct kp_pidns_cfg *)&b->skel->rodata->kp_pidns;
 		b->skel->rodata->kp_uw_on = unwinds(b, o);
+		b->skel->rodata->kp_py_max_threads = python(b, o) ? KP_PY_MAX_THREADS : 0;
+		b->skel->rodata->kp_py_max_walk = python(b, o) ? KP_PY_MAX_WALK : 0;
 	}
 	err = configure(b, cfg, pidns, o);
 	if (err)
@@ -288,7 +301,8 @@ static int load_variant(struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o, b
 	if (!err && unwinds(b, o))
 		/* not held at exec (the owner's hold stops the command: its calls are what is
 		 * counted); its first stacks before its tables load are frame pointers' */
-		err = kp_uw_owner_start(b->obj, o->tgids, o->ntgids, false, &b->uw);
+		err = kp_uw_owner_start_py(b->obj, o->tgids, o->ntgids, false, python(b, o),
+					   &b->uw);
 	return err;
 }
 
@@ -504,6 +518,7 @@ int kp_sys_bpf_consume(struct kp_sys_bpf *b)
 {
 	if (!b->rb)
 		return 0;
+	kp_uw_owner_py_drain(b->uw); /* every code object of the records read next */
 	return ring_buffer__consume(b->rb);
 }
 

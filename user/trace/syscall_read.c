@@ -20,6 +20,7 @@
 #include "kperf/pmu.h"
 #include "stack/stack.h"
 #include "stack_capture.h"
+#include "unwind/unwind.h"
 #include "syscall_bpf.h"
 
 /* a call whose row the kernel could not allocate: into its row here (harvest_lock held) */
@@ -563,6 +564,7 @@ int kp_sys_bpf_stack_summary(struct kp_sys_bpf *b, struct kp_sys_stack_row **row
 	__u32 nr;
 
 	*rows = NULL;
+	kp_uw_owner_py_drain(b->uw); /* every code object of the stacks read here */
 	vals = cpu_values(b);
 	if (!vals)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");

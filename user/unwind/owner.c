@@ -9,7 +9,8 @@
  * A launched command (targets followed from their exec) is held instead (unwind.bpf.h,
  * kp_uw_hold): stopped at its exec, its mappings loaded, a uprobe placed at its entry point
  * (AT_ENTRY of /proc/PID/auxv); stopped there again once ld.so has mapped its libraries, those
- * loaded, continued. Its first samples are the tables' too.
+ * loaded, continued, and armed again for its next exec (a wrapper: env, nice, taskset, chroot,
+ * sh -c execs the real program, held the same way). Its first samples are the tables' too.
  */
 #include <elf.h>
 #include <errno.h>
@@ -27,6 +28,8 @@
 #include <bpf/libbpf.h>
 
 #include "core/core.h"
+#include "runtime/python.h"
+#include "sym/sym.h"
 
 #include "unwind.h"
 
@@ -37,6 +40,8 @@
 #define STOP_WAIT_MS 200 /* for a held process to show stopped before it is continued */
 #define MAX_HELD 64 /* kp_uw_hold's entries */
 #define MAX_FOLLOWERS 4
+#define PY_THREADS 8192 /* threads whose PyThreadState is remembered */
+#define PY_CODES 16384 /* code objects copied between two drains */
 
 /* as unwind.bpf.h numbers them */
 enum { HOLD_EXEC = 1, HOLD_EXEC_STOPPED, HOLD_ENTRY, HOLD_ENTRY_STOPPED };
@@ -62,6 +67,7 @@ struct kp_uw_owner {
 	struct kp_uw_owner *followers[MAX_FOLLOWERS];
 	unsigned nfollowers;
 	struct kp_uw_owner *leader; /* the owner this one follows */
+	struct kp_py *py; /* the Python frame reader's processes and code objects, or NULL */
 	atomic_bool stop;
 };
 
@@ -81,6 +87,19 @@ int kp_uw_owner_size(struct bpf_object *obj, bool on, unsigned ntargets)
 		bpf_map__set_map_flags(rows, bpf_map__map_flags(rows) | BPF_F_MMAPABLE);
 	bpf_map__set_max_entries(procs, on ? (ntargets > 0 ? PROCS_TARGETED : PROCS_ALL) : 1);
 	return on ? kp_uw_set_task_layout(obj) : 0;
+}
+
+int kp_uw_owner_py_size(struct bpf_object *obj, bool on, unsigned ntargets)
+{
+	struct bpf_map *procs = map_of(obj, "kp_py_procs"), *threads = map_of(obj, "kp_py_threads");
+	struct bpf_map *codes = map_of(obj, "kp_py_codes");
+
+	if (!procs || !threads || !codes)
+		return -ENOENT;
+	bpf_map__set_max_entries(procs, on ? (ntargets > 0 ? PROCS_TARGETED : PROCS_ALL) : 1);
+	bpf_map__set_max_entries(threads, on ? PY_THREADS : 1);
+	bpf_map__set_max_entries(codes, on ? PY_CODES : 1);
+	return 0;
 }
 
 /* wait (up to STOP_WAIT_MS) for <pid> to be stopped: a SIGCONT sent before the SIGSTOP was
@@ -171,27 +190,33 @@ static void load_held(struct kp_uw_owner *u, int pid)
 	}
 }
 
-/* a held process goes on: loaded, continued, let go */
-static void release(struct kp_uw_owner *u, int pid, bool forget)
+/* a held process goes on, loaded; <rearm>: this program's hold is over (its entry point's
+ * probe goes) and the next exec of the process holds it again, so a wrapper (env, nice,
+ * taskset, chroot, sh -c) holds the program it execs as the command itself was held */
+static void release(struct kp_uw_owner *u, int pid, bool rearm)
 {
 	struct held *h = held_of(u, pid);
-	__u32 key = (__u32)pid;
+	__u32 key = (__u32)pid, armed = HOLD_EXEC;
 
 	load_held(u, pid);
 	wait_stopped(pid);
-	if (forget) {
+	if (rearm) {
 		if (h) {
 			bpf_link__destroy(h->entry);
 			*h = u->held[--u->nheld];
 		}
-		bpf_map_delete_elem(u->hold_fd, &key);
+		/* while it is stopped: it cannot exec before the state says armed. Its exit
+		 * drops the entry (kp_uw_exit_reset); a process gone meanwhile has none to arm */
+		if (bpf_map_update_elem(u->hold_fd, &key, &armed, BPF_EXIST) || kill(pid, 0))
+			bpf_map_delete_elem(u->hold_fd, &key);
 		u->held_released++;
 	}
 	kill(pid, SIGCONT);
 }
 
 /* the held processes that stopped: at their exec, loaded and sent on to their entry point
- * (let go where it cannot be probed); at their entry point, loaded and let go */
+ * (re-armed for their next exec where it cannot be probed); at their entry point, loaded and
+ * re-armed for their next exec */
 static void serve_held(struct kp_uw_owner *u)
 {
 	__u32 key, next, *prev = NULL, state, entry_state = HOLD_ENTRY;
@@ -206,6 +231,12 @@ static void serve_held(struct kp_uw_owner *u)
 		prev = &key;
 		if (bpf_map_lookup_elem(u->hold_fd, &key, &state))
 			continue;
+		if (state == HOLD_EXEC && kill((pid_t)key, 0) && errno == ESRCH) {
+			/* armed, gone without an exit program of this object's seeing it */
+			bpf_map_delete_elem(u->hold_fd, &key);
+			prev = NULL;
+			continue;
+		}
 		if (state == HOLD_ENTRY_STOPPED) {
 			release(u, (int)key, true);
 			prev = NULL; /* deleted: start over */
@@ -248,15 +279,40 @@ static void *loader_main(void *arg)
 	return NULL;
 }
 
+/* each process whose tables were just loaded, alive: the symbolizer notes where its root is
+ * (a chroot'ed interpreter exits before its stacks are resolved), the Python reader looks */
+static void py_on_pid(void *ctx, int pid)
+{
+	kp_sym_note_root(pid);
+	kp_py_add_pid(ctx, pid);
+}
+
+static int start(struct bpf_object *obj, const int *pids, unsigned n, bool hold,
+		 void (*on_pid)(void *ctx, int pid), void *ctx, bool python,
+		 struct kp_uw_owner **out);
+
 int kp_uw_owner_start(struct bpf_object *obj, const int *pids, unsigned n, bool hold,
 		      struct kp_uw_owner **out)
 {
-	return kp_uw_owner_start_hooked(obj, pids, n, hold, NULL, NULL, out);
+	return start(obj, pids, n, hold, NULL, NULL, false, out);
+}
+
+int kp_uw_owner_start_py(struct bpf_object *obj, const int *pids, unsigned n, bool hold,
+			 bool python, struct kp_uw_owner **out)
+{
+	return start(obj, pids, n, hold, NULL, NULL, python, out);
 }
 
 int kp_uw_owner_start_hooked(struct bpf_object *obj, const int *pids, unsigned n, bool hold,
 			     void (*on_pid)(void *ctx, int pid), void *ctx,
 			     struct kp_uw_owner **out)
+{
+	return start(obj, pids, n, hold, on_pid, ctx, false, out);
+}
+
+static int start(struct bpf_object *obj, const int *pids, unsigned n, bool hold,
+		 void (*on_pid)(void *ctx, int pid), void *ctx, bool python,
+		 struct kp_uw_owner **out)
 {
 	struct kp_uw_owner *u = calloc(1, sizeof(*u));
 	struct bpf_map *hold_map = map_of(obj, "kp_uw_hold");
@@ -268,6 +324,17 @@ int kp_uw_owner_start_hooked(struct bpf_object *obj, const int *pids, unsigned n
 	if (!u)
 		return -ENOMEM;
 	u->obj = obj;
+	if (python) {
+		u->py = kp_py_new(bpf_map__fd(map_of(obj, "kp_py_procs")),
+				  bpf_map__fd(map_of(obj, "kp_py_codes")),
+				  bpf_map__fd(map_of(obj, "kp_py_counters")));
+		if (!u->py) {
+			free(u);
+			return -ENOMEM;
+		}
+		on_pid = py_on_pid;
+		ctx = u->py;
+	}
 	if (hold && secure_getenv("KPERF_BPF_NO_HOLD"))
 		hold = false; /* a launched command runs on at once (frame pointers meanwhile) */
 	u->hold_fd = hold_map && bpf_object__find_program_by_name(obj, "kp_uw_entry") ?
@@ -386,6 +453,44 @@ int kp_uw_owner_add_pid(struct kp_uw_owner *u, int pid)
 	return err;
 }
 
+static void drain_codes(void *py)
+{
+	kp_py_drain_codes(py);
+}
+
+void kp_uw_owner_py_drain(struct kp_uw_owner *u)
+{
+	if (u && u->py)
+		kp_uw_owner_locked(u, drain_codes, u->py);
+}
+
+struct py_note {
+	struct kp_py *py;
+	char *buf;
+	size_t len;
+};
+
+static void take_note(void *arg)
+{
+	struct py_note *n = arg;
+	const char *note = kp_py_next_note(n->py);
+
+	if (note)
+		snprintf(n->buf, n->len, "%s", note);
+}
+
+bool kp_uw_owner_py_note(struct kp_uw_owner *u, char *buf, size_t len)
+{
+	struct py_note n = { u ? u->py : NULL, buf, len };
+
+	if (!len)
+		return false;
+	buf[0] = '\0';
+	if (n.py)
+		kp_uw_owner_locked(u, take_note, &n);
+	return buf[0] != '\0';
+}
+
 void kp_uw_owner_stats(struct kp_uw_owner *u, struct kp_uw_load_stats *s)
 {
 	pthread_mutex_lock(&u->lock);
@@ -430,6 +535,7 @@ void kp_uw_owner_stop(struct kp_uw_owner *u)
 	while (u->nheld)
 		bpf_link__destroy(u->held[--u->nheld].entry);
 	kp_uw_loader_free(u->loader);
+	kp_py_free(u->py); /* after the thread, which called into it */
 	pthread_mutex_destroy(&u->lock);
 	free(u);
 }

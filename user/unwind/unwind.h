@@ -168,7 +168,8 @@ struct kp_uw_owner;
 int kp_uw_owner_size(struct bpf_object *obj, bool on, unsigned ntargets);
 /* After its load: a loader of its maps with processes <pids> loaded, and a thread that loads
  * every 10 ms what the BPF side asks for. <hold>: the pids are commands about to exec, held
- * (stopped) at their exec and at their entry point while their tables load. 0 or -errno. */
+ * (stopped) at each exec (a wrapper's, then the program's) and at its entry point while their
+ * tables load. 0 or -errno. */
 int kp_uw_owner_start(struct bpf_object *obj, const int *pids, unsigned n, bool hold,
 		      struct kp_uw_owner **out);
 /* The same with <on_pid>(<ctx>, pid) called after each process's tables are loaded, the
@@ -176,6 +177,19 @@ int kp_uw_owner_start(struct bpf_object *obj, const int *pids, unsigned n, bool 
 int kp_uw_owner_start_hooked(struct bpf_object *obj, const int *pids, unsigned n, bool hold,
 			     void (*on_pid)(void *ctx, int pid), void *ctx,
 			     struct kp_uw_owner **out);
+/* Python frames (bpf/pyframes.bpf.h) in <obj>'s stacks: before its load, the reader's maps
+ * sized (1 entry each when not <on>; the owner also sets the object's kp_py_max_threads and
+ * kp_py_max_walk, 0 when not on). -ENOENT when the object has no reader. */
+int kp_uw_owner_py_size(struct bpf_object *obj, bool on, unsigned ntargets);
+/* kp_uw_owner_start, and with <python> each process loaded is looked at by the Python frame
+ * reader too (runtime/python.h), whose code objects kp_uw_owner_py_drain hands to the
+ * resolver: called by the owner before it reads stacks (after its generation flip) */
+int kp_uw_owner_start_py(struct bpf_object *obj, const int *pids, unsigned n, bool hold,
+			 bool python, struct kp_uw_owner **out);
+void kp_uw_owner_py_drain(struct kp_uw_owner *u); /* NULL, or without Python: nothing */
+/* the next reason a process gets native frames only (once per interpreter and reason) into
+ * <buf>: false when there is none */
+bool kp_uw_owner_py_note(struct kp_uw_owner *u, char *buf, size_t len);
 /* <fn>(<ctx>) under the owner's lock: its thread loads nothing meanwhile (NULL: nothing) */
 void kp_uw_owner_locked(struct kp_uw_owner *u, void (*fn)(void *ctx), void *ctx);
 /* <follower>, the owner of another object whose kp_uw_hold map is <holder>'s (reused before

@@ -15,6 +15,10 @@
   threads SECONDS  two threads named pyalpha and pybeta (their /proc comm) run alpha() and
                    beta() for SECONDS of wall time each; "ready" is printed once both are
                    named and about to run (a profiler can attach to the pid then)
+  naps N           napper() calls nap() N times, which sleeps 2 ms in time.sleep
+                   (clock_nanosleep, off the CPU) and allocates a bytearray of 123457 bytes
+                   (one malloc of 123458: its buffer and the trailing NUL): the off-CPU,
+                   syscall-stack and memory tests' Python frames
 """
 import bz2
 import json
@@ -132,6 +136,18 @@ def threads(seconds):
     print("threads done")
 
 
+def nap():
+    time.sleep(0.002)
+    return bytearray(123457)
+
+
+def napper(n):
+    kept = 0
+    for _ in range(int(n)):
+        kept += len(nap())
+    print("naps done %d" % kept)
+
+
 if __name__ == "__main__":
-    {"shares": shares, "threads": threads, "work": work}[sys.argv[1]](float(sys.argv[2]),
-                                                                      *sys.argv[3:])
+    {"shares": shares, "threads": threads, "work": work,
+     "naps": napper}[sys.argv[1]](float(sys.argv[2]), *sys.argv[3:])
