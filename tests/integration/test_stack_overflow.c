@@ -363,7 +363,6 @@ Test(sysstack_overflow, cli_outputs_show_the_overflow_row)
 		cr_assert_eq(sscanf(line, "  #%u  %" SCNu64 " calls", &rank, &c), 2, "%.80s", line);
 		calls += c;
 	}
-	cr_assert_eq(calls, 500, "%s", out);
 	e = said(err);
 	cr_assert_gt(e.full + e.nomem, 0, "%s", err);
 	/* the process's rows: 4, more when the kernel failed some (made in userspace) */
@@ -371,6 +370,12 @@ Test(sysstack_overflow, cli_outputs_show_the_overflow_row)
 	cr_assert_not_null(line, "%s", out);
 	cr_assert_eq(sscanf(line, "getppid: 500 calls in %u stacks", &lines), 1, "%s", out);
 	cr_assert_geq(lines, ROWS, "%s", out);
+	/* the table shows at most 5 stacks per process and syscall: every call when the kernel
+	 * kept its 4 rows, fewer when it failed some and userspace made more (guests: 41) */
+	if (lines <= 5)
+		cr_assert_eq(calls, 500, "%s", out);
+	else
+		cr_assert_lt(calls, 500, "%s", out);
 	snprintf(want, sizeof(want),
 		 "\n[map full] (0) getppid: %" PRIu64 " calls without their process and stack\n",
 		 e.full);
