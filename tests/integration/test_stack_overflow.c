@@ -364,12 +364,14 @@ Test(sysstack_overflow, cli_outputs_show_the_overflow_row)
 		calls += c;
 	}
 	e = said(err);
-	cr_assert_gt(e.full + e.nomem, 0, "%s", err);
 	/* the process's rows: 4, more when the kernel failed some (made in userspace) */
 	line = strstr(out, "getppid: 500 calls in ");
 	cr_assert_not_null(line, "%s", out);
 	cr_assert_eq(sscanf(line, "getppid: 500 calls in %u stacks", &lines), 1, "%s", out);
 	cr_assert_geq(lines, ROWS, "%s", out);
+	/* the calls the kept rows could not hold: in a pid 0 row (said), or in rows userspace
+	 * made when the kernel failed them (the guests' kernels: every row made so, none said) */
+	cr_assert(e.full + e.nomem > 0 || lines > ROWS, "%u stacks, nothing said: %s", lines, err);
 	/* the table shows at most 5 stacks per process and syscall: every call when the kernel
 	 * kept its 4 rows, fewer when it failed some and userspace made more (guests: 41) */
 	if (lines <= 5)
