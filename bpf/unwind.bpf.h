@@ -551,13 +551,14 @@ static __always_inline int kp_uw_unwind(const struct kp_uw_hint *hint, struct kp
 	if (!bpf_map_lookup_elem(&kp_uw_procs, &tgid)) {
 		/* a process on its way out (its entry dropped at its exit by an owner's
 		 * sched_process_exit program, then its files closed), or a held command between
-		 * its execve and the stop that has its tables loaded (kp_uw_hold past
-		 * KP_UW_HOLD_EXEC: the exec's own kernel path, the old image's pc): not late
-		 * tables; frame pointers, not counted as a process not loaded yet (under TCG these
-		 * took 4-5 samples of a 60 ms run). One armed for its next exec is counted. */
+		 * its execve and the stop that has its tables loaded, armed or past it (the exec's
+		 * own kernel path: enable_on_exec started the event before the exec program
+		 * stops it): not late tables; frame pointers, not counted as a process not loaded
+		 * yet (under TCG these took 4-8 samples of a 60 ms run; counting the armed ones
+		 * failed unwind_owners on the 5.10 and 6.1 guests) */
 		if ((BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), flags) &
 		     KP_UW_PF_EXITING) ||
-		    (held && *held != KP_UW_HOLD_EXEC))
+		    held)
 			return -1;
 		kp_uw_count(KP_UW_CNT_NO_PROC);
 		kp_uw_ask(tgid);
