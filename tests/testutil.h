@@ -231,8 +231,8 @@ static inline int tu_bpf_prog_count_settle(int before)
 	return n;
 }
 
-/* BPF objects (programs, maps, links) this process still holds through file descriptors */
-static inline int tu_bpf_fds(void)
+/* this process's file descriptors whose link names <a> (or <b>, when not NULL) */
+static inline int tu_fds_named(const char *a, const char *b)
 {
 	char path[64], link[256];
 	int fd, n = 0;
@@ -244,28 +244,22 @@ static inline int tu_bpf_fds(void)
 		if (len <= 0)
 			continue;
 		link[len] = '\0';
-		n += strstr(link, "bpf") != NULL;
+		n += strstr(link, a) || (b && strstr(link, b));
 	}
 	return n;
+}
+
+/* BPF objects (programs, maps, links) this process still holds through file descriptors */
+static inline int tu_bpf_fds(void)
+{
+	return tu_fds_named("bpf", NULL);
 }
 
 /* The open fds of BPF objects and of perf events: what attached programs hold (before 5.15 a
  * program on a tracepoint is attached through a perf event, whose fd is its link). */
 static inline int tu_attach_fds(void)
 {
-	char path[64], link[256];
-	int fd, n = 0;
-	ssize_t len;
-
-	for (fd = 0; fd < 4096; fd++) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		len = readlink(path, link, sizeof(link) - 1);
-		if (len <= 0)
-			continue;
-		link[len] = '\0';
-		n += strstr(link, "bpf") || strstr(link, "[perf_event]");
-	}
-	return n;
+	return tu_fds_named("bpf", "[perf_event]");
 }
 
 /* A child that waits for a byte and only then execs <argv> (so that the exec itself can be
