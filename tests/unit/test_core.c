@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 #include <stdlib.h>
 
@@ -267,4 +268,22 @@ Test(counting, multiplexed_counts_are_scaled)
 	cr_assert_float_eq(pct, -1.0, 1e-9);
 	cr_assert_eq(kp_count_scale(0, 500, 0, &pct), 0, "never scheduled");
 	cr_assert_float_eq(pct, 0.0, 1e-9);
+}
+
+/* kp_map_compact keeps exactly the slots with a value, under their keys */
+Test(map, compact_drops_the_slots_without_a_value)
+{
+	struct kp_map m;
+	uintptr_t k;
+
+	kp_map_init(&m, false);
+	for (k = 1; k <= 3000; k++)
+		kp_map_slot(&m, (void *)k, NULL)->val = k % 3 ? NULL : (void *)(k * 2);
+	cr_assert_eq(m.len, 3000);
+	kp_map_compact(&m);
+	cr_assert_eq(m.len, 1000);
+	for (k = 1; k <= 3000; k++)
+		cr_assert_eq(kp_map_get(&m, (void *)k), k % 3 ? NULL : (void *)(k * 2), "key %lu",
+			     (unsigned long)k);
+	kp_map_free(&m);
 }

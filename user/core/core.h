@@ -198,6 +198,9 @@ struct kp_map_slot *kp_map_slot(struct kp_map *m, const void *key, bool *created
 /* The value of <key>, NULL when absent. */
 void *kp_map_get(const struct kp_map *m, const void *key);
 void kp_map_free(struct kp_map *m);
+/* The map rebuilt without the slots whose value is NULL (kp_map has no removal: a map of
+ * pids that come and go keeps a slot for each otherwise); on OOM it stays as it was. */
+void kp_map_compact(struct kp_map *m);
 
 /* ---- libbpf glue (bpf_log.c) ---- */
 

@@ -96,3 +96,25 @@ void kp_map_free(struct kp_map *m)
 	free(m->slots);
 	memset(m, 0, sizeof(*m));
 }
+
+void kp_map_compact(struct kp_map *m)
+{
+	struct kp_map fresh;
+	size_t i;
+
+	kp_map_init(&fresh, m->strings);
+	for (i = 0; i < m->cap; i++) {
+		struct kp_map_slot *s, *o = &m->slots[i];
+
+		if (!o->key || !o->val)
+			continue;
+		s = kp_map_slot(&fresh, o->key, NULL);
+		if (!s) {
+			kp_map_free(&fresh);
+			return; /* out of memory: the old map stays */
+		}
+		s->val = o->val;
+	}
+	kp_map_free(m);
+	*m = fresh;
+}

@@ -26,26 +26,9 @@ static size_t nheld; /* tgids with holders */
  * every pid of a node's churn, which would otherwise stay as slots for good */
 static void compact_users(void)
 {
-	struct kp_map fresh;
-	size_t i;
-
 	if (users.len < 2 * nheld + 1024)
 		return;
-	kp_map_init(&fresh, false);
-	for (i = 0; i < users.cap; i++) {
-		struct kp_map_slot *s, *o = &users.slots[i];
-
-		if (!o->key || !o->val)
-			continue;
-		s = kp_map_slot(&fresh, o->key, NULL);
-		if (!s) {
-			kp_map_free(&fresh);
-			return; /* out of memory: the old map stays */
-		}
-		s->val = o->val;
-	}
-	kp_map_free(&users);
-	users = fresh;
+	kp_map_compact(&users);
 }
 
 void kp_pmu_sym_hold(int tgid)

@@ -119,26 +119,9 @@ static void exited(struct kp_sideband *sb, uint32_t pid)
 /* the map of those told without the released ones (kp_map has no removal) */
 static void compact_told(struct kp_sideband *sb)
 {
-	struct kp_map fresh;
-	size_t i;
-
 	if (sb->told.len < 2 * sb->ntold + 1024)
 		return;
-	kp_map_init(&fresh, false);
-	for (i = 0; i < sb->told.cap; i++) {
-		struct kp_map_slot *s, *o = &sb->told.slots[i];
-
-		if (!o->key || !o->val)
-			continue;
-		s = kp_map_slot(&fresh, o->key, NULL);
-		if (!s) {
-			kp_map_free(&fresh);
-			return; /* out of memory: the old map stays */
-		}
-		s->val = o->val;
-	}
-	kp_map_free(&sb->told);
-	sb->told = fresh;
+	kp_map_compact(&sb->told);
 }
 
 void kp_sideband_forget_exited(struct kp_sideband *sb, void (*fn)(void *ctx, int pid), void *ctx)
