@@ -99,7 +99,7 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 .PHONY: all lib cli deps deps-node deps-cross deps-kernels test test-unit test-integration test-python \
-	test-fuzz test-kernels demo install clean vmlinux asan format format-check bench help \
+	test-fuzz test-kernels test-kernels-full demo install clean vmlinux asan format format-check bench help \
 	workloads fuzz trixie-root
 
 all: lib cli workloads
@@ -125,7 +125,9 @@ help:
 	@echo "                  arm64: the BTF of Debian 12's arm64 kernel package)"
 	@echo "make ARCH=arm64   cross-build everything into build/arm64 (make deps-cross first)"
 	@echo "make test-kernels boot Debian's 5.10, 6.1, 6.12 kernels (x86_64, arm64) under qemu"
-	@echo "                  with the tests inside; table kernel x capability (README)"
+	@echo "                  with the core tests inside (tests/kernels/core.list, ~15 min);"
+	@echo "                  table kernel x capability (README)"
+	@echo "make test-kernels-full  the same with every suite but skip.list's (~1.5 h)"
 	@echo "make format-check / format   clang-format (kernel style) check / apply"
 	@echo "make trixie-root  the Debian 13 root with python3.13 of the pyframes/py313_* tests"
 
@@ -358,13 +360,18 @@ trixie-root:
 	sh scripts/trixie_root.sh $(TRIXIE_ROOT)
 
 # the kernel matrix (tests/kernels/run.sh): both architectures built, the arm64 guests' root
-# first (the arm64 tests link its criterion); KERNELS="6.1 arm64" picks lines of kernels.list
+# first (the arm64 tests link its criterion); KERNELS="6.1 arm64" picks lines of kernels.list;
+# the core set of tests (tests/kernels/core.list) unless KPERF_KERNEL_SET=full
 test-kernels: all $(BUILD)/tests/unit $(BUILD)/tests/integration
 	sh tests/kernels/rootfs.sh arm64
 	$(MAKE) --no-print-directory ARCH=arm64 BUILD=build/arm64 SANITIZE= all \
 		build/arm64/tests/unit build/arm64/tests/integration
 	KPERF_BUILD=$(abspath $(BUILD)) KPERF_BUILD_ARM64=$(abspath build/arm64) \
 		sh tests/kernels/run.sh $(KERNELS)
+
+# the same guests with every suite and Python file but skip.list's (its own table in the README)
+test-kernels-full:
+	$(MAKE) --no-print-directory test-kernels KPERF_KERNEL_SET=full
 
 # criterion does not fail a test on a LeakSanitizer or UBSan report: the logs are checked
 asan:

@@ -1,13 +1,18 @@
 #!/bin/sh
-# guest.sh OUT BUILD [FILTER [UNIT [ALL]]] - what a test guest runs, in the project tree, as root, once the shared
-# root is mounted (tests/kernels/init). Every phase writes into OUT (a share the host reads):
+# guest.sh OUT BUILD [FILTER [UNIT [ALL [SET]]]] - what a test guest runs, in the project tree,
+# as root, once the shared root is mounted (tests/kernels/init). SET is core (the default:
+# the tests tests/kernels/core.list names) or full (every suite but skip.list's). Every
+# phase writes into OUT (a share the host reads):
 #   release, arch          uname -r / uname -m
 #   btf                    /sys/kernel/btf/vmlinux (to regenerate vmlinux/ARCH/vmlinux.h)
 #   features.txt           `kperf-bpf features`: the kernel's BPF features and the variant of
 #                          every BPF program that loads here
-#   integration.json/.log  the integration tests (criterion): every suite but those
-#                          tests/kernels/skip.list names (all of them with ALL=1), so a test
-#                          added to tests/integration runs here without a change
+#   integration.json/.log  the integration tests (criterion): core.list's (SET core), or
+#                          every suite but those tests/kernels/skip.list names (all of them
+#                          with ALL=1), so a test added to tests/integration runs here
+#                          without a change
+#   *-retry.*              SET core: the tests that failed, run once more (table.py counts a
+#                          test that passes then as passed, and names it as flaky)
 #   integration-late.*     the suites skip.list says to run late, after those
 #   python.xml/.log        the Python tests (pytest) but skip.list's files, when python3 and
 #                          pytest are there
@@ -22,6 +27,7 @@ build=$2
 filter=${3:-}
 unit=${4:-}
 all=${5:-}
+set=${6:-core}
 export KPERF_BUILD=$build
 export PYTHONDONTWRITEBYTECODE=1
 export HOME=/root
@@ -73,6 +79,39 @@ sh:*)
 	exit 0
 	;;
 esac
+# the core set: core.list's tests, then those that failed once more
+if [ "$set" = core ] && [ "$all" != 1 ]; then
+	echo core >"$out/set"
+	globs=$(awk '$1 == "integration" { printf "%s%s", sep, $2; sep = "|" }' \
+		tests/kernels/core.list)
+	pyfiles=$(awk '$1 == "python" { printf " tests/python/%s", $2 }' tests/kernels/core.list)
+	phase integration 900 "$build/tests/integration" --jobs 1 --verbose \
+		--filter "@($globs)" --json="$out/integration.json"
+	again=$(python3 tests/kernels/table.py --failed "$out/integration.json" 2>/dev/null)
+	if [ -n "$again" ]; then
+		phase integration-retry 300 "$build/tests/integration" --jobs 1 --verbose \
+			--filter "@($again)" --json="$out/integration-retry.json"
+	fi
+	if command -v python3 >/dev/null && python3 -c 'import pytest' 2>/dev/null; then
+		tree=$(dirname "$build")/tree
+		[ -d "$tree/tests/python" ] && cd "$tree"
+		# shellcheck disable=SC2086
+		phase python 600 env KPERF_BPF_LIB="$build/lib/libkperf-bpf.so" PYTHONPATH=python \
+			python3 -m pytest -q -p no:cacheprovider --durations=0 $pyfiles \
+			--junitxml="$out/python.xml"
+		again=$(python3 "$top/tests/kernels/table.py" --failed "$out/python.xml" 2>/dev/null)
+		if [ -n "$again" ]; then
+			set -f # test ids hold brackets
+			# shellcheck disable=SC2086
+			phase python-retry 300 env KPERF_BPF_LIB="$build/lib/libkperf-bpf.so" \
+				PYTHONPATH=python python3 -m pytest -q -p no:cacheprovider $again \
+				--junitxml="$out/python-retry.xml"
+		fi
+	fi
+	echo done >>"$out/phases"
+	exit 0
+fi
+echo full >"$out/set"
 # what skip.list leaves out: a criterion filter !(a|b)/* and pytest --ignore options
 suites= ignore= late=
 if [ "$all" != 1 ]; then

@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""table.py OUTROOT [--readme README.md] [--select "..."] - the table kernel x capability of
-`make test-kernels`, from what each guest wrote into OUTROOT/NAME-ARCH (tests/kernels/guest.sh).
+"""table.py OUTROOT [--readme README.md] [--select "..."] [--set core|full] - the table kernel x
+capability of `make test-kernels`, from what each guest wrote into OUTROOT/NAME-ARCH
+(tests/kernels/guest.sh). `table.py --failed FILE` prints the tests that failed in a criterion
+JSON (a --filter glob) or a pytest XML (node ids): what a guest of the core set runs again.
 
 A column is a group of criterion suites (COLUMNS below, shell patterns); a suite that no
 group names gets the column "other", so a new test is in the table without a change here.
 A cell is ✔ with the number of tests that passed, ✘ with failed/total (the failures are
-listed under the table), or — when nothing ran. The variant of each BPF program comes from
+listed under the table), or — when nothing ran. A test of the core set that failed and then
+passed when run again counts as passed, is marked in its cell ("1 on retry") and named under
+the table. The variant of each BPF program comes from
 `kperf-bpf features`. Exit status 1 when a selected kernel failed a test or did not finish.
 """
 
@@ -25,8 +29,12 @@ COLUMNS = [
     ("BPF load, features", ["bpf_load*"]),
     ("uprobes (UTrace)", ["utrace*"]),
 ]
-BEGIN = "<!-- kernel-matrix: begin (make test-kernels writes this table) -->"
-END = "<!-- kernel-matrix: end -->"
+MARKERS = {
+    "core": ("<!-- kernel-matrix: begin (make test-kernels writes this table) -->",
+             "<!-- kernel-matrix: end -->"),
+    "full": ("<!-- kernel-matrix-full: begin (make test-kernels-full writes this table) -->",
+             "<!-- kernel-matrix-full: end -->"),
+}
 
 
 def column_of(suite):
@@ -123,12 +131,44 @@ def cell(results):
     if not results:
         return "—"
     ran = [r for r in results if r[1] != "SKIPPED"]
-    bad = [r for r in ran if r[1] not in ("PASSED",)]
+    bad = [r for r in ran if r[1] not in ("PASSED", "RETRIED")]
+    retried = sum(1 for r in ran if r[1] == "RETRIED")
     if not ran:
         return "skipped"
     if bad:
         return f"✘ {len(bad)}/{len(ran)}"
-    return f"✔ {len(ran)}"
+    return f"✔ {len(ran)}" + (f" ({retried} on retry)" if retried else "")
+
+
+def retried(first, again, key):
+    """first's results with each failed test that passed in again (the retry phase) marked
+    RETRIED; again is None when nothing was run again."""
+    if not again:
+        return first
+    passed = {key(t) for t in again if t[1] == "PASSED"}
+    return [(t[0], "RETRIED", t[2]) if t[1] == "FAILED" and key(t) in passed else t
+            for t in first]
+
+
+def failed(path):
+    """What failed in a criterion JSON (suite/test, joined by |) or a pytest XML (node ids)."""
+    if path.endswith(".xml"):
+        out = []
+        try:
+            cases = ET.parse(path).getroot().iter("testcase")
+        except (OSError, ET.ParseError):
+            return ""
+        for tc in cases:
+            if any(c.tag in ("failure", "error") for c in tc):
+                # classname tests.python.MODULE[.CLASS]: the node id tests/python/MODULE.py::...
+                parts = tc.get("classname", "").split(".")[2:]
+                if parts:
+                    out.append(f"tests/python/{parts[0]}.py::"
+                               + "::".join(parts[1:] + [tc.get("name", "")]))
+        return " ".join(out)
+    res = criterion(path) or {}
+    return "|".join(f"{suite}/{t}" for suite, tests in res.items()
+                    for t, st, _ in tests if st not in ("PASSED", "SKIPPED"))
 
 
 def variants(features):
@@ -143,7 +183,12 @@ def variants(features):
 
 def main():
     args = sys.argv[1:]
+    if args[:1] == ["--failed"]:
+        print(failed(args[1]))
+        return 0
     root = args[0]
+    kset = args[args.index("--set") + 1] if "--set" in args else "core"
+    flaky = []
     readme = args[args.index("--readme") + 1] if "--readme" in args else None
     select = args[args.index("--select") + 1] if "--select" in args else ""
     order = []
@@ -185,18 +230,27 @@ def main():
             row["note"] = skipped
             rows.append(row)
             continue
-        if "timeout" in read(os.path.join(d, "boot")) or "done" not in read(
-            os.path.join(d, "phases")
-        ):
+        bootinfo = read(os.path.join(d, "boot"))
+        if "timeout" in bootinfo or "done" not in read(os.path.join(d, "phases")):
             row["note"] = "did not finish: " + (
-                "timeout" if "timeout" in read(os.path.join(d, "boot")) else "see console.log"
+                "cut by KPERF_KERNEL_DEADLINE (the run's budget)"
+                if "KPERF_KERNEL_DEADLINE" in bootinfo
+                else "timeout" if "timeout" in bootinfo else "see console.log"
             )
-            ok = ok and not chosen
+            # a guest the run's budget cut is reported, not failed: its finished tests count
+            ok = ok and (not chosen or "KPERF_KERNEL_DEADLINE" in bootinfo)
         groups = {}
+        again = criterion(os.path.join(d, "integration-retry.json")) or {}
         for part in ("unit", "integration", "integration-late"):
             res = criterion(os.path.join(d, f"{part}.json"))
             if res is None:
                 res = criterion_log(os.path.join(d, f"{part}.log"))
+            if res is not None and "KPERF_KERNEL_DEADLINE" in bootinfo:
+                res = {suite: [(t, "SKIPPED", m) if m.startswith("did not end") else (t, st, m)
+                               for t, st, m in tests] for suite, tests in res.items()}
+            if res is not None and part == "integration":
+                res = {suite: retried(tests, again.get(suite), lambda t: t[0])
+                       for suite, tests in res.items()}
             if res is None:
                 if part in phases:
                     failures.append(f"{key}: {part} produced no result (exit {phases[part][0]})")
@@ -208,14 +262,20 @@ def main():
                     extra_cols.append(col)
                 groups.setdefault(col, []).extend(tests)
                 for t, st, msg in tests:
-                    if st not in ("PASSED", "SKIPPED"):
+                    if st == "RETRIED":
+                        flaky.append(f"{key}: {suite}/{t}: {msg[:300]}")
+                    elif st not in ("PASSED", "SKIPPED"):
                         failures.append(f"{key}: {suite}/{t}: {msg[:300]}")
                         ok = ok and not chosen
         py = pytest_results(os.path.join(d, "python.xml"))
         if py is not None:
+            py = retried(py, pytest_results(os.path.join(d, "python-retry.xml")),
+                         lambda t: t[0])
             groups["python"] = py
             for t, st, msg in py:
-                if st == "FAILED":
+                if st == "RETRIED":
+                    flaky.append(f"{key}: python {t}: {msg}")
+                elif st == "FAILED":
                     failures.append(f"{key}: python {t}: {msg}")
                     ok = ok and not chosen
         row["cols"] = {c: cell(v) for c, v in groups.items()}
@@ -242,17 +302,25 @@ def main():
     if cpu_total[0]:
         print(f"\nCPU time of the guests: {cpu_total[0]} s (the wall time of the matrix on two "
               f"idle cores: about {cpu_total[0] // 2} s)")
+    if kset == "core":
+        print("the core set: the tests tests/kernels/core.list names "
+              "(make test-kernels-full runs every suite but skip.list's)")
     for s in sorted(skipped_suites):
         print(f"left out (tests/kernels/skip.list; KPERF_KERNEL_ALL=1 runs them): {s}")
     if verifier:
         print("\nthe forced verifier rejection (bpf_load), as each kernel's verifier said it:")
         for v in verifier:
             print("  " + v)
+    if flaky:
+        print("\nfailed, then passed when run again (flaky under emulation: look at them):")
+        for f in flaky:
+            print("  " + f)
     if failures:
         print("\nfailures:")
         for f in failures:
             print("  " + f)
     if readme and rows:
+        BEGIN, END = MARKERS[kset]
         text = open(readme, encoding="utf-8").read()
         if BEGIN in text and END in text:
             head, rest = text.split(BEGIN, 1)
