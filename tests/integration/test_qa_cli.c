@@ -9,10 +9,11 @@
 #include <dirent.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <cjson/cJSON.h>
 
 #include "core/core.h"
-#include "testutil.h"
+#include "trace_testutil.h"
 
 #define KB tu_path("bin/kperf-bpf")
 
@@ -352,22 +353,28 @@ Test(qa_trace_cli, sigint_ends_the_launched_command_and_reports)
 	free(text);
 }
 
-/* -p with a thread id traces that thread's process, and as long as the process lives */
+/* -p with a thread id traces that thread's process, and as long as the process lives: the
+ * workers hold (their tids stay valid) until the tracer of one of them has attached, then
+ * end; the main thread's sleep after them is traced and waited for */
 Test(qa_trace_cli, a_thread_id_stands_for_its_process)
 {
-	char *argv[] = { "syscalls",   "--wait",   "--threads", "2",	   "--getppid",
-			 "2000000",    "--writes", "0",		"--fails", "0",
-			 "--sleep-ms", "1000",	   NULL };
+	char *argv[] = { "syscalls", "--wait", "--threads", "2", "--getppid",	   "0",
+			 "--writes", "0",      "--fails",   "0", "--hold-workers", "--sleep-ms",
+			 "1000",     NULL };
 	struct tu_proc w = tu_spawn_v(argv, 0);
-	char path[64], args[256], *out;
+	char path[64], tid_s[16], kb[4096], out[65536];
+	char *targv[] = { kb,	      "trace", "-p", tid_s, "-e", "clock_nanosleep",
+			  "--format", "json",  "-d", "60",  NULL };
+	struct tu_child c;
 	struct dirent *e;
 	int tid = 0, pid, i, st;
+	ssize_t n, got = 0;
 	DIR *d;
 	cJSON *doc;
 
 	cr_assert_gt(w.pid, 0);
-	tu_go(&w);
-	/* a worker thread: it exits after its getppid loop, the process sleeps on */
+	cr_assert_eq(write(w.go_fd, "g", 1), 1);
+	/* a worker thread: it waits for its byte, then ends; the process sleeps on */
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)w.pid);
 	for (i = 0; i < 500 && !tid; i++, tu_sleep_ms(10)) {
 		d = opendir(path);
@@ -378,14 +385,26 @@ Test(qa_trace_cli, a_thread_id_stands_for_its_process)
 		closedir(d);
 	}
 	cr_assert_gt(tid, 0, "no worker thread");
-	snprintf(args, sizeof(args), "-p %d -e clock_nanosleep --format json -d 60", tid);
+	snprintf(kb, sizeof(kb), "%s", KB);
+	snprintf(tid_s, sizeof(tid_s), "%d", tid);
+	c = tu_exec_later(targv, -1);
+	cr_assert_gt(c.pid, 0);
+	cr_assert_eq(write(c.go, "g", 1), 1);
+	close(c.go);
+	cr_assert(tt_wait_sys_attached(c.pid), "the trace never attached");
+	/* both workers end, then the process sleeps 1 s and exits */
+	cr_assert_eq(write(w.go_fd, "gg", 2), 2);
 	pid = w.pid;
-	out = trace(args, false, &st);
 	cr_assert_eq(tu_wait(&w), 0);
-	cr_assert_eq(st, 0);
+	/* the trace of a pid ends with its process */
+	while ((n = read(c.out, out + got, sizeof(out) - 1 - (size_t)got)) > 0)
+		got += n;
+	out[got] = '\0';
+	close(c.out);
+	cr_assert_eq(waitpid(c.pid, &st, 0), c.pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "kperf-bpf trace failed: %s", out);
 	doc = cJSON_Parse(out);
 	cr_assert_not_null(doc, "%s", out);
-	/* the main thread's sleep after the workers exited: traced, and waited for */
 	cr_assert_eq(json_field(doc, "clock_nanosleep", "calls"), 1, "%s", out);
 	cr_assert_geq(json_field(doc, "clock_nanosleep", "total_ns"), 1e9);
 	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "processes")), 1);
@@ -394,5 +413,4 @@ Test(qa_trace_cli, a_thread_id_stands_for_its_process)
 			     ->valueint,
 		     pid);
 	cJSON_Delete(doc);
-	free(out);
 }

@@ -17,7 +17,27 @@ TestSuite(unwind, .timeout = 120);
 struct shares {
 	unsigned long samples, main, leaf_cmp, cmp_full, path[3], dl_leaf, dl_full, vdso, vdso_full,
 		vdso_clock;
+	struct KperfUnwindStats uw; /* how the stacks were unwound (said when a count fails) */
 };
+
+/* read <fd> until <word> (a line of its own) came; false at its end before */
+static bool read_until_line(int fd, const char *word)
+{
+	char buf[4096], want[64];
+	size_t got = 0;
+	ssize_t n;
+
+	snprintf(want, sizeof(want), "\n%s\n", word);
+	buf[0] = '\n';
+	got = 1;
+	while (got < sizeof(buf) - 1 && (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0) {
+		got += (size_t)n;
+		buf[got] = '\0';
+		if (strstr(buf, want))
+			return true;
+	}
+	return false;
+}
 
 static bool in_vdso(const struct Stack *s)
 {
@@ -48,7 +68,7 @@ static struct shares profile(unsigned call_graph, int ms, char *opt)
 	int pids[1], pd, n, i;
 
 	snprintf(msbuf, sizeof(msbuf), "%d", ms);
-	w = tu_spawn_v(argv, 0);
+	w = tu_spawn_v(argv, 1);
 	cr_assert_gt(w.pid, 0);
 	pids[0] = w.pid;
 	a.evtList = evts;
@@ -58,11 +78,29 @@ static struct shares profile(unsigned call_graph, int ms, char *opt)
 	pd = KperfOpen(SAMPLING, &a, &o);
 	cr_assert_gt(pd, 0, "KperfOpen: %d %s", Perrorno(), Perror());
 	cr_assert_eq(PmuEnable(pd), 0, "%s", Perror());
+	if (opt && !strcmp(opt, "--dl")) {
+		/* the library opened, the workload waits until its table is in the kernel (the
+		 * tables placed grow by one: the mmap side band's reload), then burns in it */
+		struct KperfUnwindStats u0, u;
+
+		cr_assert_eq(KperfPmuGetUnwindStats(pd, &u0), 0);
+		cr_assert_eq(write(w.go_fd, "g\n", 2), 2);
+		cr_assert(read_until_line(w.out_fd, "opened"),
+			  "nofp --dl did not open its library");
+		u = u0;
+		for (i = 0; i < 6000 && u.tables == u0.tables; i++) {
+			tu_sleep_ms(10);
+			cr_assert_eq(KperfPmuGetUnwindStats(pd, &u), 0);
+		}
+		cr_assert_gt(u.tables, u0.tables, "libnofpdl.so's table was never loaded");
+	}
 	tu_go(&w);
 	cr_assert_eq(tu_wait(&w), 0);
+	close(w.out_fd);
 	PmuDisable(pd);
 	n = PmuRead(pd, &d);
 	cr_assert_geq(n, 0, "PmuRead: %s", Perror());
+	cr_assert_eq(KperfPmuGetUnwindStats(pd, &sh.uw), 0);
 	for (i = 0; i < n; i++) {
 		const struct Stack *s = d[i].stack;
 		unsigned long c = d[i].count ? d[i].count : 1;
@@ -121,16 +159,20 @@ Test(unwind, dwarf_reaches_main_without_frame_pointers)
 }
 
 /* code mapped after the process started: nofp --dl opens a library without frame pointers
- * once sampled, waits 300 ms without CPU, then burns in it. The mapping's table is loaded when
- * it appears (the mmap side band), so no sample stops at it: every sample in the library's
- * leaf has the library's callers, the program's caller and main above it. */
+ * once sampled, waits (without CPU) until the library's table is in the kernel, then burns in
+ * it. The mapping's table is loaded when it appears (the mmap side band), so no sample stops
+ * at it: every sample in the library's leaf has the library's callers, the program's caller
+ * and main above it. */
 Test(unwind, dlopened_code_without_frame_pointers)
 {
 	struct shares sh = profile(KPERF_CALL_GRAPH_DWARF, 500, "--dl");
 
 	cr_assert_gt(sh.dl_leaf, 200, "%lu samples in dl_leaf", sh.dl_leaf);
-	cr_assert_eq(sh.dl_full, sh.dl_leaf, "%lu of %lu samples in dl_leaf whole", sh.dl_full,
-		     sh.dl_leaf);
+	cr_assert_eq(sh.dl_full, sh.dl_leaf,
+		     "%lu of %lu samples in dl_leaf whole (stacks: %llu not loaded, %llu at an "
+		     "unknown mapping, %llu without registers, %llu truncated)",
+		     sh.dl_full, sh.dl_leaf, sh.uw.stacksNotLoaded, sh.uw.stacksUnknownMap,
+		     sh.uw.stacksNoRegs, sh.uw.stacksTruncated);
 }
 
 /* the vdso unwinds from its own table (its image read from the process): every sample in

@@ -12,9 +12,10 @@
  * CFA offset is big. With --signal, a SIGPROF handler (on_signal -> leaf_sig) also burns, so
  * stacks go through the signal frame. Prints "name=0xaddr" of each function, then "ready";
  * waits for a line on stdin (the go), runs for --ms N of CPU time, prints "done". With --dl, it
- * opens libnofpdl.so (next to it, also without frame pointers) after the go, sleeps 300 ms
- * (no CPU: room for a profiler to load the new code's table) and burns in that library
- * instead (main -> run_dl -> dl_run -> dl_mid -> dl_leaf). With --clock, it reads the clock
+ * opens libnofpdl.so (next to it, also without frame pointers) after the go, prints "opened"
+ * and waits for a second line on stdin (a profiler loads the new code's table meanwhile;
+ * with --nowait it sleeps 300 ms instead), and burns in that library instead (main -> run_dl
+ * -> dl_run -> dl_mid -> dl_leaf). With --clock, it reads the clock
  * in a loop instead (main -> run_clock -> clock_gettime: the vdso, and the kernel under it
  * where the clock source has no vdso reader).
  *
@@ -287,7 +288,12 @@ int main(int argc, char **argv)
 		dl_run = open_dl();
 		if (!dl_run)
 			return 1;
-		nanosleep(&nap, NULL);
+		printf("opened\n");
+		fflush(stdout);
+		if (!wait_go)
+			nanosleep(&nap, NULL);
+		else if (!fgets(go, sizeof(go), stdin))
+			return 1;
 	}
 	t0 = cpu_ms();
 	while (cpu_ms() - t0 < ms) {

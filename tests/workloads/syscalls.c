@@ -8,11 +8,14 @@
  * (children + 1) * threads * counts.
  *
  *   syscalls [--getppid N] [--writes N] [--fails N] [--threads T] [--children C]
- *            [--one-at-a-time] [--wait] [--sleep-ms MS] [--rename]
+ *            [--one-at-a-time] [--wait] [--hold-workers] [--sleep-ms MS] [--rename]
  * --one-at-a-time forks each child once the previous one is reaped (many short-lived
  * processes, however many C is).
  * --wait blocks on reading one byte from stdin before any counted call, so a tracer can
  * attach to the pid first. --sleep-ms sleeps before exiting (a target that lives on).
+ * --hold-workers: each worker thread, after its calls, reads one more byte from stdin before
+ * it ends (its thread id stays valid until the test lets it go: a tracer of that thread id
+ * attaches before the process's calls after the workers, however slow the machine).
  * --rename: worker K names its thread wK-getppid, wK-write, wK-openat (prctl PR_SET_NAME, one
  * more call each) before each of its three kinds of calls.
  */
@@ -28,7 +31,7 @@
 #include <unistd.h>
 
 static long n_getppid = 50000, n_writes = 2000, n_fails = 300;
-static int devnull, rename_threads;
+static int devnull, rename_threads, hold_workers;
 
 static void name_thread(long k, const char *what)
 {
@@ -54,6 +57,9 @@ static void *worker(void *arg)
 	name_thread(k, "openat");
 	for (i = 0; i < n_fails; i++)
 		syscall(SYS_openat, AT_FDCWD, "/nonexistent/kperf-bpf-workload", O_RDONLY);
+	if (hold_workers && read(0, &c, 1) != 1) {
+		/* stdin closed: the test is gone, end anyway */
+	}
 	return NULL;
 }
 
@@ -100,6 +106,8 @@ int main(int argc, char **argv)
 			serial = 1;
 		else if (!strcmp(a, "--rename"))
 			rename_threads = 1;
+		else if (!strcmp(a, "--hold-workers"))
+			hold_workers = 1;
 		else {
 			fprintf(stderr, "syscalls: unknown argument %s\n", a);
 			return 2;

@@ -9,7 +9,8 @@
  * The summary is the kernel map's rows plus those of processes that exited: the exits ring
  * says which processes are gone, kp_sys_bpf_harvest moves their rows into a userspace table
  * (summary_table.c), so the map holds the live processes only and a long trace with
- * processes coming and going does not fill it.
+ * processes coming and going does not fill it; their rows of the summary by stack move the
+ * same way (into the rows of it kept in userspace).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -346,6 +347,7 @@ int kp_sys_bpf_open(const struct kp_sys_bpf_opts *o, struct kp_sys_bpf **out)
 	if (!b)
 		return kp_fail(COMMON_ERR_NOMEM, -ENOMEM, "out of memory");
 	b->on_event = o->on_event;
+	b->stacks = o->kernel_stack || o->user_stack;
 	b->record_size = o->kernel_stack || o->user_stack ? sizeof(struct kp_sys_event_stk) :
 							    sizeof(struct kp_sys_event);
 	b->ctx = o->ctx;

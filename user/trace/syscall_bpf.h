@@ -43,6 +43,7 @@ struct kp_sys_bpf {
 	bool compat;
 	bool single; /* by_nr holds the one process's rows, else the overflow rows */
 	bool by_cgroup; /* the summary is cg_summary: no process rows, nothing moved at exits */
+	bool stacks; /* the summary by stack is kept (stack_summary): its rows move at exits too */
 	__u32 single_tgid;
 	unsigned by_nr_entries;
 	int ncpus; /* possible CPUs, for per-CPU values */
@@ -55,8 +56,9 @@ struct kp_sys_bpf {
 	size_t npending, pcap;
 	uint64_t late_calls; /* calls with no row in the kernel, added to their row here */
 	uint64_t late_lost; /* ... that found no memory here either */
-	/* rows of the summary by stack the kernel could not allocate (-ENOMEM), made here by
-	 * their calls (struct kp_sys_late_stack_call); indexed by their key as a string */
+	/* rows of the summary by stack kept here: those of the processes that exited (moved
+	 * out of the kernel map by kp_sys_bpf_harvest), and those the kernel could not allocate,
+	 * made by their calls (struct kp_sys_late_stack_call); indexed by their key as a string */
 	struct kp_sys_stack_row *late_stacks;
 	size_t nlate_stacks, late_stacks_cap;
 	struct kp_map late_index;

@@ -49,6 +49,35 @@ static void stack_key_text(const struct kp_sys_stack_key *k, char *buf, size_t s
 		 (unsigned long long)k->ustack);
 }
 
+/* <r> into the summary by stack's rows kept here (harvest_lock held): added to the row of its
+ * key, or a row of its own; -1 when there is no room (bounded like the exited processes' rows)
+ * or no memory */
+static int stack_row_add(struct kp_sys_bpf *b, const struct kp_sys_stack_row *r)
+{
+	struct kp_map_slot *slot;
+	bool created = false;
+	char text[80], *key;
+	uintptr_t at;
+
+	stack_key_text(&r->key, text, sizeof(text));
+	at = (uintptr_t)kp_map_get(&b->late_index, text);
+	if (at) {
+		kp_sys_stack_stat_add(&b->late_stacks[at - 1].stat, &r->stat);
+		return 0;
+	}
+	key = b->nlate_stacks < MAX_EXITED_ROWS ? strdup(text) : NULL;
+	if (!key ||
+	    kp_grow((void **)&b->late_stacks, &b->late_stacks_cap, b->nlate_stacks + 1,
+		    sizeof(*b->late_stacks)) ||
+	    !(slot = kp_map_slot(&b->late_index, key, &created))) {
+		free(key);
+		return -1;
+	}
+	b->late_stacks[b->nlate_stacks++] = *r;
+	slot->val = (void *)(uintptr_t)b->nlate_stacks;
+	return 0;
+}
+
 /* a call whose row in the summary by stack the kernel could not allocate: into its row here
  * (harvest_lock held) */
 static void late_stack_call(struct kp_sys_bpf *b, const struct kp_sys_late_stack_call *c)
@@ -61,31 +90,12 @@ static void late_stack_call(struct kp_sys_bpf *b, const struct kp_sys_late_stack
 			  .min_ns = c->dur_ns,
 			  .max_ns = c->dur_ns }
 	};
-	struct kp_map_slot *slot;
-	bool created = false;
-	char text[80], *key;
-	uintptr_t at;
 
 	b->late_calls++;
 	memcpy(r.stat.comm, c->comm, sizeof(r.stat.comm));
-	stack_key_text(&r.key, text, sizeof(text));
-	at = (uintptr_t)kp_map_get(&b->late_index, text);
-	if (at) {
-		kp_sys_stack_stat_add(&b->late_stacks[at - 1].stat, &r.stat);
-		return;
-	}
-	/* a new row: bounded like the exited processes' rows; out of memory, the only loss */
-	key = b->nlate_stacks < MAX_EXITED_ROWS ? strdup(text) : NULL;
-	if (!key ||
-	    kp_grow((void **)&b->late_stacks, &b->late_stacks_cap, b->nlate_stacks + 1,
-		    sizeof(*b->late_stacks)) ||
-	    !(slot = kp_map_slot(&b->late_index, key, &created))) {
-		free(key);
+	/* no room or no memory here: the only loss */
+	if (stack_row_add(b, &r))
 		b->late_lost++;
-		return;
-	}
-	b->late_stacks[b->nlate_stacks++] = r;
-	slot->val = (void *)(uintptr_t)b->nlate_stacks;
 }
 
 void kp_sys_bpf_free_late_stacks(struct kp_sys_bpf *b)
@@ -259,6 +269,32 @@ static bool want_gone(const void *key, const void *ctx)
 		       cmp_u32);
 }
 
+/* the rows of the summary by stack of the processes <gone> (sorted) out of the kernel map into
+ * the rows kept here, as their summary rows are: the map holds the live processes' rows only,
+ * so processes coming and going do not push later calls into its overflow row. <vals>: room
+ * for a per-CPU lookup. harvest_lock held. */
+static void move_stack_rows(struct kp_sys_bpf *b, const __u32 *gone, size_t ngone, char *vals)
+{
+	size_t ksize = sizeof(struct kp_sys_stack_key);
+	struct kp_sys_stack_row r;
+	char *keys = NULL;
+	long nkeys, k;
+
+	nkeys = pick_keys(b->stack_summary_fd, ksize, want_gone,
+			  &(struct pid_set){ .sorted = gone, .n = ngone }, &keys);
+	for (k = 0; k < nkeys; k++) {
+		memcpy(&r.key, keys + (size_t)k * ksize, ksize);
+		/* the process made its last call: nothing adds to the row any more */
+		if (sum_cpus(b, b->stack_summary_fd, &r.key, vals, sizeof(r.stat), add_stack_stat,
+			     &r.stat))
+			continue;
+		if (stack_row_add(b, &r))
+			break; /* no room or no memory here: the rows stay in the map */
+		bpf_map_delete_elem(b->stack_summary_fd, &r.key);
+	}
+	free(keys);
+}
+
 void kp_sys_bpf_harvest(struct kp_sys_bpf *b)
 {
 	struct kp_sys_stat sum;
@@ -300,8 +336,10 @@ void kp_sys_bpf_harvest(struct kp_sys_bpf *b)
 			break; /* out of memory: the rows stay in the map */
 		bpf_map_delete_elem(b->summary_fd, key);
 	}
-	free(vals);
 	free(keys);
+	if (vals && b->stacks)
+		move_stack_rows(b, gone, ngone, vals);
+	free(vals);
 out:
 	free(gone);
 	pthread_mutex_unlock(&b->harvest_lock);
@@ -517,9 +555,9 @@ int kp_sys_bpf_cg_forget(struct kp_sys_bpf *b, const uint64_t *ids, unsigned n)
 	return removed;
 }
 
-/* the rows of the summary by stack made here (their calls found no memory for a row in the
- * kernel) added to the <n> rows read from the kernel: to the row of the same key, or as rows
- * of their own; -ENOMEM */
+/* the rows of the summary by stack kept here (of exited processes, and made by calls that
+ * found no memory for a row in the kernel) added to the <n> rows read from the kernel: to the
+ * row of the same key, or as rows of their own; -ENOMEM */
 static int merge_late_stacks(struct kp_sys_bpf *b, struct kp_sys_stack_row **out, size_t *cap,
 			     size_t *n)
 {
