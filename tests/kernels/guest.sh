@@ -84,7 +84,9 @@ if [ "$set" = core ] && [ "$all" != 1 ]; then
 	echo core >"$out/set"
 	globs=$(awk '$1 == "integration" { printf "%s%s", sep, $2; sep = "|" }' \
 		tests/kernels/core.list)
-	pyfiles=$(awk '$1 == "python" { printf " tests/python/%s", $2 }' tests/kernels/core.list)
+	pyfiles=$(awk '$1 == "python" { printf " tests/python/%s", $2 }
+		$1 == "python-deselect" { printf " --deselect tests/python/%s", $2 }' \
+		tests/kernels/core.list)
 	phase integration 900 "$build/tests/integration" --jobs 1 --verbose \
 		--filter "@($globs)" --json="$out/integration.json"
 	again=$(python3 tests/kernels/table.py --failed "$out/integration.json" 2>/dev/null)

@@ -157,10 +157,16 @@ def test_core_list_names_only_what_exists():
     assert len(known) > 30
     lines = [line.split("#")[0].split() for line in open(CORE, encoding="utf-8")]
     lines = [f for f in lines if f]
-    assert {f[0] for f in lines} == {"integration", "python"}
+    assert {f[0] for f in lines} <= {"integration", "python", "python-deselect"}
     for kind, what in lines:
         if kind == "python":
             assert os.path.exists(os.path.join(ROOT, "tests", "python", what)), what
+            continue
+        if kind == "python-deselect":
+            path, test = what.split("::", 1)
+            assert [f[1] for f in lines if f[0] == "python"].count(path) == 1, what
+            src = open(os.path.join(ROOT, "tests", "python", path), encoding="utf-8").read()
+            assert f"def {test}(" in src, what
             continue
         suite, test = what.split("/", 1)
         assert suite in known, f"core.list: no suite {suite}"
