@@ -18,7 +18,7 @@ cpu_ms() { awk -v t="$ticks" '{print int(($14 + $15) * 1000 / t)}' /proc/$1/stat
 kb() { awk -v k="$2:" '$1 == k {print $2}' /proc/$1/status; }
 # the ids and names of the BPF programs process $1 holds (its fds' fdinfo)
 held() { for f in /proc/$1/fdinfo/*; do awk '$1 == "prog_id:" {print $2}' "$f" 2>/dev/null
-	done | sort -n | while read -r id; do
+	done | sort -nu | while read -r id; do
 		printf "%s:%s " "$id" "$(bpftool prog show id "$id" 2>/dev/null | awk 'NR == 1 {print $4}')"
 	done; }
 # of ids $*, those still loaded
@@ -38,6 +38,7 @@ if [ -n "$PERF_S" ]; then # perf record -g of the agent from here, its report in
 	(perf record -q -g -o "$TMP/perf.data" -p $A -- sleep "$PERF_S" 2>/dev/null &&
 	 perf report -i "$TMP/perf.data" --no-children --percent-limit 1 --stdio 2>/dev/null |
 		grep -v '^$' | head -300 >perf-agent-profile.txt) &
+	P=$!
 fi
 sleep "$IDLE_S"
 c1=$(cpu_ms $A)
@@ -47,7 +48,7 @@ while [ $i -le "$PROFILES" ]; do
 	c0=$(cpu_ms $A)
 	curl -s -o "$TMP/p.pb.gz" "127.0.0.1:$PORT/debug/pprof/profile?seconds=$PROFILE_S" &
 	C=$!
-	sleep 1
+	sleep "${HELD_AT_S:-3}"
 	ids=$(held $A)
 	all="$all $(echo "$ids" | tr ' ' '\n' | sed 's/:.*//')"
 	wait $C
@@ -56,6 +57,7 @@ while [ $i -le "$PROFILES" ]; do
 	i=$((i + 1))
 	sleep "$GAP_S"
 done
-if [ -n "$PERF_S" ]; then wait; fi
+[ -n "$P" ] && wait "$P"
+kill -0 $A 2>/dev/null || { echo "the agent is gone:"; cat "$TMP/err"; }
 kill -TERM $A; wait $A
 echo "agent exit status $?; of the programs it held, still loaded 2 s after: [$(sleep 2; loaded $all)]"

@@ -204,7 +204,8 @@ def prog_name(prog_id):
 def test_profiles_reuse_the_loaded_sampling_programs():
     """The first CPU profile loads the sampling programs, the next ones enable them again: the
     same program ids, and the same hot function first each time (the process resolved again
-    after the first profile's state was let go). After the agent, none of its programs."""
+    after the first profile's state was let go), and capstone never mapped. After the agent,
+    none of its programs."""
     burn = subprocess.Popen([os.path.join(WL, "cpuburn"), "--ms", "60000"],
                             stdout=subprocess.DEVNULL)
     agent = Agent("-p", burn.pid)
@@ -223,6 +224,9 @@ def test_profiles_reuse_the_loaded_sampling_programs():
         assert len(sampling) == 1, (before, after_first, sampling)
         assert after_second == after_first
         assert first[0] == "hot_loop" and second[0] == "hot_loop", (first, second)
+        # nothing disassembled: capstone is loaded on a disassembly's first need only
+        with open(f"/proc/{agent.proc.pid}/maps") as f:
+            assert "libcapstone" not in f.read()
     finally:
         burn.kill()
         burn.wait()

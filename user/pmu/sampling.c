@@ -639,6 +639,7 @@ int kp_sampling_enable(struct kp_pmu *p)
 	}
 	if (s->stacks_read) { /* enabled again after a read (sample_read.c, release_all) */
 		kp_stack_clear(s->stacks_fd);
+		kp_sample_unwind_rearm(p);
 		s->stacks_read = false;
 	}
 
