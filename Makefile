@@ -53,7 +53,8 @@ SANITIZE   ?=
 # libraries every userspace object may use; why each one is there: README.md "Dependencies"
 PKGS       := libbpf libelf libdw zlib libdeflate libcjson libprotobuf-c capstone sqlite3
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -ldw -lz -ldeflate -lcjson -lprotobuf-c -lcapstone -lsqlite3)
+# capstone: headers only, the library is dlopen'ed at the first disassembly (user/sym/capstone_dl.c)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(filter-out capstone,$(PKGS)) 2>/dev/null || echo -lbpf -lelf -ldw -lz -ldeflate -lcjson -lprotobuf-c -lsqlite3)
 
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \

@@ -5,6 +5,7 @@ memory flat; 1000 short-lived processes in many cgroups keep the series within t
 and series of gone workloads go after the grace period; SIGTERM during a profile exits 0.
 """
 
+import json
 import os
 import shutil
 import signal
@@ -15,7 +16,8 @@ import threading
 
 import pytest
 
-from agent_util import Agent, Cgroup, parse_exposition, wait_until
+from agent_util import (Agent, Cgroup, bpf_programs_of, parse_exposition, system_bpf_programs,
+                        wait_until)
 from conftest import BUILD
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (BPF)")
@@ -191,6 +193,46 @@ def test_bad_requests():
         assert agent.proc.poll() is None
     finally:
         assert agent.stop() == 0, agent.stderr()
+
+
+def prog_name(prog_id):
+    out = subprocess.run(["bpftool", "-j", "prog", "show", "id", str(prog_id)],
+                         capture_output=True, text=True).stdout
+    return json.loads(out).get("name", "") if out else ""
+
+
+def test_profiles_reuse_the_loaded_sampling_programs():
+    """The first CPU profile loads the sampling programs, the next ones enable them again: the
+    same program ids, and the same hot function first each time (the process resolved again
+    after the first profile's state was let go), and capstone never mapped. After the agent,
+    none of its programs."""
+    burn = subprocess.Popen([os.path.join(WL, "cpuburn"), "--ms", "60000"],
+                            stdout=subprocess.DEVNULL)
+    agent = Agent("-p", burn.pid)
+    url = f"http://127.0.0.1:{agent.port}/debug/pprof/profile?seconds=2"
+    held = set()
+    try:
+        before = bpf_programs_of(agent.proc.pid)
+        # pprof waits 1.5 x seconds by default: the first profile also loads the programs
+        first = top_rows(go_pprof("-top", "-timeout", "120", url))
+        after_first = bpf_programs_of(agent.proc.pid)
+        second = top_rows(go_pprof("-top", "-timeout", "120", url))
+        after_second = bpf_programs_of(agent.proc.pid)
+        held = after_second | before
+        sampling = sorted(prog_name(i) for i in after_first - before
+                          if prog_name(i).startswith("kp_sample"))
+        assert len(sampling) == 1, (before, after_first, sampling)
+        assert after_second == after_first
+        assert first[0] == "hot_loop" and second[0] == "hot_loop", (first, second)
+        # nothing disassembled: capstone is loaded on a disassembly's first need only
+        with open(f"/proc/{agent.proc.pid}/maps") as f:
+            assert "libcapstone" not in f.read()
+    finally:
+        burn.kill()
+        burn.wait()
+        assert agent.stop() == 0, agent.stderr()
+    # the kernel frees a closed program after an RCU grace period: a moment after the exit
+    assert wait_until(lambda: not held & system_bpf_programs(), timeout=30)
 
 
 def test_sigterm_during_a_profile_exits_0():

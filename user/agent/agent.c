@@ -81,7 +81,7 @@ static void reload(struct agent *a)
 
 int agent_run(struct agent_config *c)
 {
-	struct agent a = { .cfg = *c };
+	struct agent a = { .cfg = *c, .profiler = { .pd = -1 } };
 	struct agent_http *http = NULL;
 	char err[1024];
 	sigset_t set;
@@ -144,6 +144,7 @@ out:
 	a.ready = false;
 	a.stopping = true;
 	agent_http_stop(http);
+	agent_profiler_close(&a.profiler); /* no request left: the server has stopped */
 	agent_collect_close(a.col);
 	return rc;
 }

@@ -164,11 +164,22 @@ void agent_label_escape(const char *in, char *buf, size_t size);
 
 enum agent_profile_kind { PROFILE_CPU, PROFILE_OFFCPU };
 
+/* The CPU profiles' sampling task, opened by the first and kept (its programs loaded and
+ * attached, its events disabled) for the next ones, which only enable it again: a pull
+ * profile every few seconds (Parca, Pyroscope) would otherwise load and verify the programs
+ * each time. Under the agent's profile_lock. */
+struct agent_profiler {
+	int pd; /* -1: none open */
+	unsigned hz; /* the --profile-hz it was opened with (a reload may change it) */
+};
+
 /* Sample for <seconds> (ending early when *stop turns true), then a gzipped pprof in
  * *buf, *len (malloc'd). 0, or an HTTP status with a message in err. */
-int agent_profile_take(const struct agent_config *c, enum agent_profile_kind kind, unsigned seconds,
-		       volatile bool *stop, char **buf, size_t *len, uint64_t *lost, char *err,
-		       size_t errsz);
+int agent_profile_take(struct agent_profiler *pr, const struct agent_config *c,
+		       enum agent_profile_kind kind, unsigned seconds, volatile bool *stop,
+		       char **buf, size_t *len, uint64_t *lost, char *err, size_t errsz);
+/* Close what <pr> keeps open. */
+void agent_profiler_close(struct agent_profiler *pr);
 
 /* ---- http.c ---- */
 
@@ -196,7 +207,8 @@ struct agent {
 	struct agent_collector *col;
 	volatile bool ready;
 	volatile bool stopping;
-	pthread_mutex_t profile_lock; /* one profile at a time */
+	pthread_mutex_t profile_lock; /* one profile at a time; the profiler */
+	struct agent_profiler profiler;
 	uint64_t profile_lost;
 };
 

@@ -132,8 +132,8 @@ static enum MHD_Result serve_profile(struct agent *a, struct MHD_Connection *con
 	if (pthread_mutex_trylock(&a->profile_lock))
 		return text(conn, MHD_HTTP_TOO_MANY_REQUESTS,
 			    "a profile is being taken: one at a time\n");
-	status = agent_profile_take(&cfg, kind, secs, &a->stopping, &buf, &len, &lost, err,
-				    sizeof(err));
+	status = agent_profile_take(&a->profiler, &cfg, kind, secs, &a->stopping, &buf, &len, &lost,
+				    err, sizeof(err));
 	pthread_mutex_unlock(&a->profile_lock);
 	pthread_mutex_lock(&a->lock);
 	a->profile_lost += lost;

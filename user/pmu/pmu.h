@@ -205,6 +205,7 @@ struct kp_sampling {
 	bool cookie; /* attach cookies tell the programs which event fired (5.15+) */
 	int tp_slot[KP_MAX_EVENTS]; /* without cookies: kp_tp_record_N of each tracepoint */
 	bool enabled_once; /* PmuEnable was called */
+	bool stacks_read; /* read while disabled: the stack map is emptied at the next enable */
 	uint64_t dropped_warned;
 
 	struct kp_sideband *sideband; /* when resolving symbols */
@@ -236,6 +237,9 @@ void kp_sample_unwind_stats(struct kp_pmu *p, struct kp_uw_load_stats *s);
 /* ... and of the blocked time's (blocked.c) */
 void kp_blocked_unwind_stats(struct kp_pmu *p, struct kp_uw_load_stats *s);
 /* at each drain: the processes the BPF side asked for */
+/* enabled again after a read: the row array started afresh when half full (a task kept open
+ * for days, the agent's, would fill it with the tables of files long unmapped) */
+void kp_sample_unwind_rearm(struct kp_pmu *p);
 void kp_sample_unwind_poll(struct kp_pmu *p);
 void kp_sample_unwind_close(struct kp_sampling *s);
 /* warnings of what could not be unwound; <cap_fails>: the counters of enum kp_cap_fail */
@@ -323,6 +327,8 @@ uint64_t kp_sideband_lost(const struct kp_sideband *sb);
  * the samples drained with those exits are resolved (the read). */
 void kp_sideband_forget_exited(struct kp_sideband *sb, void (*fn)(void *ctx, int pid), void *ctx);
 /* processes released so far after their exit */
+/* every process told about released (<fn> called for each), exited or not */
+void kp_sideband_forget_all(struct kp_sideband *sb, void (*fn)(void *ctx, int pid), void *ctx);
 uint64_t kp_sideband_released(const struct kp_sideband *sb);
 void kp_sideband_close(struct kp_sideband *sb);
 

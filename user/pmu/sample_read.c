@@ -359,6 +359,22 @@ static void release_exited(struct kp_pmu *p)
 	kp_sideband_forget_exited(s->sideband, unsee, s);
 }
 
+/* After a read of a disabled task (under the lock): every sample taken so far was read, so
+ * nothing needs the processes' resolver state nor the stacks in the kernel's map any more.
+ * The processes go now (a task enabled again, e.g. the agent's next pull profile on the same
+ * loaded programs, reads them again from their mappings of then, as at an open: between
+ * collections it holds nothing of those before); the stacks at the next enable, if any
+ * (kp_sampling_enable: a task read then closed does not pay for it). */
+static void release_all(struct kp_pmu *p)
+{
+	struct kp_sampling *s = p->sampling;
+
+	s->stacks_read = true;
+	kp_sideband_forget_all(s->sideband, unsee, s);
+	while (s->nseen)
+		kp_pmu_sym_release(s->seen[--s->nseen]);
+}
+
 int kp_sampling_read(struct kp_pmu *p, struct PmuData **out)
 {
 	struct kp_sampling *s = p->sampling;
@@ -404,7 +420,10 @@ int kp_sampling_read(struct kp_pmu *p, struct PmuData **out)
 	err = kp_data_builder_finish(b, out);
 	/* after the array pinned the processes its delayed records need */
 	pthread_mutex_lock(&s->lock);
-	release_exited(p);
+	if (s->drainer_on)
+		release_exited(p);
+	else
+		release_all(p);
 	pthread_mutex_unlock(&s->lock);
 	if (err > 0)
 		kp_blocked_scale(p, *out, err);

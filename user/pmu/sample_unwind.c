@@ -155,6 +155,11 @@ void kp_sample_unwind_poll(struct kp_pmu *p)
 	kp_uw_owner_poll(s->uw);
 }
 
+void kp_sample_unwind_rearm(struct kp_pmu *p)
+{
+	kp_uw_owner_reclaim(p->sampling->uw);
+}
+
 void kp_sample_unwind_close(struct kp_sampling *s)
 {
 	kp_uw_owner_stop(s->uw);

@@ -31,6 +31,7 @@
 #include "core/core.h"
 #include "core/pidns.h"
 #include "kperf/pcerrc.h"
+#include "stack/stack.h"
 #include "sym/sym.h"
 #include "tracefs/tracefs.h"
 #include "pmu.h"
@@ -635,6 +636,11 @@ int kp_sampling_enable(struct kp_pmu *p)
 		kp_sampling_forget_pending(s);
 		pthread_mutex_unlock(&s->lock);
 		s->enabled_once = true;
+	}
+	if (s->stacks_read) { /* enabled again after a read (sample_read.c, release_all) */
+		kp_stack_clear(s->stacks_fd);
+		kp_sample_unwind_rearm(p);
+		s->stacks_read = false;
 	}
 
 	err = kp_sideband_enable(s->sideband, true);

@@ -148,6 +148,31 @@ void kp_sideband_forget_exited(struct kp_sideband *sb, void (*fn)(void *ctx, int
 	compact_told(sb);
 }
 
+/* every process it told the resolver about released, exited or not (the task was disabled
+ * and its samples read: what comes next is told again, from fresh mappings) */
+void kp_sideband_forget_all(struct kp_sideband *sb, void (*fn)(void *ctx, int pid), void *ctx)
+{
+	size_t i;
+
+	if (!sb)
+		return;
+	for (i = 0; i < sb->told.cap; i++) {
+		struct kp_map_slot *s = &sb->told.slots[i];
+		int pid = (int)(uintptr_t)s->key;
+
+		if (!s->key || !s->val)
+			continue;
+		if (fn)
+			fn(ctx, pid);
+		s->val = NULL;
+		sb->ntold--;
+		sb->released++;
+		kp_pmu_sym_release(pid);
+	}
+	sb->nexited = 0;
+	kp_map_compact(&sb->told); /* an empty map: its slots go too */
+}
+
 uint64_t kp_sideband_released(const struct kp_sideband *sb)
 {
 	return sb ? sb->released : 0;

@@ -5,6 +5,7 @@
  * the tracepoint) before it reaches the code that hit the tracepoint: those frames are the collector's own and are cut, found by name once per
  * distinct stack (the resolver caches kernel symbols).
  */
+#include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
 
@@ -50,4 +51,25 @@ unsigned kp_stack_read(int fd, uint64_t id, bool kernel, uint64_t *ips, unsigned
 	for (i = 0; skip + i < n && i < max; i++)
 		ips[i] = s.ip[skip + i];
 	return i;
+}
+
+unsigned kp_stack_clear(int fd)
+{
+	uint64_t *ids = NULL, key, last, *prev = NULL;
+	size_t n = 0, cap = 0, i;
+	unsigned removed = 0;
+
+	/* the keys first, then the deletes: a walk that deletes as it goes starts again at the
+	 * first bucket for each key */
+	while (bpf_map_get_next_key(fd, prev, &key) == 0) {
+		if (kp_grow((void **)&ids, &cap, n + 1, sizeof(*ids)))
+			break;
+		ids[n++] = key;
+		last = key;
+		prev = &last;
+	}
+	for (i = 0; i < n; i++)
+		removed += bpf_map_delete_elem(fd, &ids[i]) == 0;
+	free(ids);
+	return removed;
 }

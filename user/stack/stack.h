@@ -14,6 +14,11 @@
  * frames of the BPF program that took it and of the kernel's tracepoint glue that ran it. */
 unsigned kp_stack_read(int fd, uint64_t id, bool kernel, uint64_t *ips, unsigned max);
 
+/* Remove every stack of the map <fd> (no program may be storing into it): a task that is
+ * enabled again after its samples were read starts from an empty map, not from the stacks of
+ * every collection before. The number removed. */
+unsigned kp_stack_clear(int fd);
+
 /* How many frames at the top of the kernel stack <ips> belong to the BPF program that took
  * it (the program, the tracepoint runner): 0 when none can be told. */
 unsigned kp_stack_bpf_frames(const uint64_t *ips, unsigned n);

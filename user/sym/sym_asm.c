@@ -21,7 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <capstone/capstone.h>
+#include "sym/capstone_dl.h"
 
 #include "core/core.h"
 #include "kperf/pcerrc.h"

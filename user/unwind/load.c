@@ -305,6 +305,30 @@ int kp_uw_loader_add_pid(struct kp_uw_loader *l, int pid)
 	return err;
 }
 
+bool kp_uw_loader_reclaim(struct kp_uw_loader *l, uint32_t used_max)
+{
+	__u32 *keys = NULL, key, last, *prev = NULL;
+	size_t n = 0, cap = 0, i;
+
+	if (l->used <= used_max)
+		return false;
+	while (bpf_map_get_next_key(l->procs_fd, prev, &key) == 0) {
+		if (kp_grow((void **)&keys, &cap, n + 1, sizeof(*keys)))
+			break;
+		keys[n++] = key;
+		last = key;
+		prev = &last;
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(l->procs_fd, &keys[i]);
+	free(keys);
+	l->nplaced = 0;
+	l->used = 0;
+	l->st.tables = l->st.rows = 0; /* what the array holds now */
+	l->st.reclaimed++;
+	return true;
+}
+
 void kp_uw_loader_forget(struct kp_uw_loader *l, int pid)
 {
 	__u32 key = (__u32)pid;
@@ -358,6 +382,7 @@ void kp_uw_load_stats_add(struct kp_uw_load_stats *a, const struct kp_uw_load_st
 	a->pids += b->pids;
 	a->maps_dropped += b->maps_dropped;
 	a->files_without += b->files_without;
+	a->reclaimed += b->reclaimed;
 	for (k = 0; k < KP_UW_CNT_MAX; k++)
 		a->counters[k] += b->counters[k];
 }

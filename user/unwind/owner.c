@@ -498,6 +498,18 @@ void kp_uw_owner_stats(struct kp_uw_owner *u, struct kp_uw_load_stats *s)
 	pthread_mutex_unlock(&u->lock);
 }
 
+void kp_uw_owner_reclaim(struct kp_uw_owner *u)
+{
+	struct kp_uw_load_stats st;
+
+	if (!u)
+		return;
+	pthread_mutex_lock(&u->lock);
+	kp_uw_loader_stats(u->loader, &st);
+	kp_uw_loader_reclaim(u->loader, (uint32_t)(st.rows_cap / 2));
+	pthread_mutex_unlock(&u->lock);
+}
+
 int kp_uw_owner_poll(struct kp_uw_owner *u)
 {
 	int n;

@@ -131,6 +131,7 @@ struct kp_uw_load_stats {
 	uint64_t pids; /* process entries written */
 	uint64_t maps_dropped; /* executable mappings beyond KP_UW_MAX_MAPS of a process */
 	uint64_t files_without; /* mapped files with no table (see kp_uw_get) */
+	uint64_t reclaimed; /* times the row array was started afresh (kp_uw_loader_reclaim) */
 	uint64_t counters[KP_UW_CNT_MAX]; /* the BPF side's (enum kp_uw_counter) */
 };
 
@@ -142,6 +143,12 @@ void kp_uw_loader_free(struct kp_uw_loader *l);
 /* (Re)load the executable mappings of process <pid> (as the caller sees it): 0 or -errno */
 int kp_uw_loader_add_pid(struct kp_uw_loader *l, int pid);
 void kp_uw_loader_forget(struct kp_uw_loader *l, int pid);
+/* The row array started afresh when more than <used_max> of its rows are used: the tables
+ * placed are forgotten and every process entry deleted (the BPF side asks for each again when
+ * it next unwinds it). Only while no program of the object unwinds (a sampling task disabled
+ * between collections): a loader kept for days (the agent's) would otherwise fill its array
+ * with the tables of files no process maps any more. true when it did. */
+bool kp_uw_loader_reclaim(struct kp_uw_loader *l, uint32_t used_max);
 /* <fn>(<ctx>, pid) after each process loaded (the Python frame reader looks at it too) */
 void kp_uw_loader_on_pid(struct kp_uw_loader *l, void (*fn)(void *ctx, int pid), void *ctx);
 /* load the processes the BPF side asked for; how many were loaded */
@@ -198,6 +205,9 @@ void kp_uw_owner_locked(struct kp_uw_owner *u, void (*fn)(void *ctx), void *ctx)
  * (record --wall: sampling's and off-CPU's). 0 (nothing when either is NULL), -EBUSY when it
  * follows another already, -ENOSPC beyond 4 followers. Either may be stopped first. */
 int kp_uw_owner_follow(struct kp_uw_owner *holder, struct kp_uw_owner *follower);
+/* kp_uw_loader_reclaim of its loader when more than half of the row array is used (under its
+ * lock): between two collections of a task kept open */
+void kp_uw_owner_reclaim(struct kp_uw_owner *u);
 /* the fd of <u>'s kp_uw_hold map when it holds processes, else -1 (NULL: -1) */
 int kp_uw_owner_hold_fd(const struct kp_uw_owner *u);
 /* hold <pid>, a command about to exec, as kp_uw_owner_start does (0 when <u> is NULL) */

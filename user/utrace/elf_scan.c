@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <capstone/capstone.h>
+#include "sym/capstone_dl.h"
 
 #include "core/core.h"
 #include "utrace.h"
