@@ -246,20 +246,18 @@ static __always_inline void emit_slice(struct kp_off_thread *t, __u64 start, __u
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 }
 
-/* <t>, leaving the cpu (<preempt>, <prev>: as on_switch has them), where its hold stopped it: continued by userspace,
- * it went round schedule() again in do_signal_stop (the cpu was wanted when it came back),
- * runnable, its hold already over in the map (userspace arms the next stop before it sends
- * SIGCONT). That wait is the hold's, not the program's: the same kernel stack as at the stop,
- * runnable where the task's state can be read (a later stop of its own is not runnable). Any
- * other switch ends the stop's path. */
-static __always_inline bool hold_resumed(void *ctx, struct kp_off_thread *t, __u64 preempt,
+/* <t>, leaving the cpu with kernel stack <k> (<preempt>, <prev>: as on_switch has them), where
+ * its hold stopped it: continued by userspace, it went round schedule() again in
+ * do_signal_stop (the cpu was wanted when it came back), runnable, its hold already over in
+ * the map (userspace arms the next stop before it sends SIGCONT). That wait is the hold's, not
+ * the program's: the same kernel stack as at the stop (taken at the same place of this
+ * program: its first frame is the program's own), runnable where the task's state can be read
+ * (a later stop of its own is not runnable). Any other switch ends the stop's path. */
+static __always_inline bool hold_resumed(struct kp_off_thread *t, __u64 k, __u64 preempt,
 					 __u64 prev)
 {
-	__u64 k;
-
 	if (!t->hold_kstack)
 		return false;
-	k = kp_capture_stack(ctx, false, &stacks, &counters, KP_OFFC_CAP);
 	if (k != KP_CAP_NONE && k == t->hold_kstack && (!cfg.state_size || runnable(preempt, prev)))
 		return true;
 	t->hold_kstack = 0;
@@ -281,18 +279,23 @@ static __always_inline int on_switch(void *ctx, __u64 preempt, __u64 prev, __u64
 	if (t && !t->exited && (cfg.slices || cfg.blocked_only))
 		pre = runnable(preempt, prev);
 	/* a launched command stopped while its unwind tables load: not a block of its own */
-	if (t && !t->exited && kp_uw_holding(t->tgid))
-		t->hold_kstack = kp_capture_stack(ctx, false, &stacks, &counters, KP_OFFC_CAP);
-	else if (t && !t->exited && !(cfg.blocked_only && pre) &&
-		 !hold_resumed(ctx, t, preempt, prev)) {
-		t->preempted = pre;
-		t->kstack = cfg.kernel_stack ?
-				    kp_capture_stack(ctx, false, &stacks, &counters, KP_OFFC_CAP) :
-				    KP_CAP_NONE;
-		t->ustack = cfg.user_stack ?
-				    kp_capture_stack(ctx, true, &stacks, &counters, KP_OFFC_CAP) :
-				    KP_CAP_NONE;
-		t->start_ns = now;
+	if (t && !t->exited) {
+		bool held = kp_uw_holding(t->tgid), block = !(cfg.blocked_only && pre);
+		__u64 k = KP_CAP_NONE;
+
+		/* one place takes the kernel stack: hold_resumed compares two of them */
+		if (held || t->hold_kstack || (block && cfg.kernel_stack))
+			k = kp_capture_stack(ctx, false, &stacks, &counters, KP_OFFC_CAP);
+		if (held) {
+			t->hold_kstack = k;
+		} else if (block && !hold_resumed(t, k, preempt, prev)) {
+			t->preempted = pre;
+			t->kstack = cfg.kernel_stack ? k : KP_CAP_NONE;
+			t->ustack = cfg.user_stack ? kp_capture_stack(ctx, true, &stacks, &counters,
+								      KP_OFFC_CAP) :
+						     KP_CAP_NONE;
+			t->start_ns = now;
+		}
 	}
 	t = bpf_map_lookup_elem(&threads, &next);
 	if (!t && !cfg.blocked_only && !cfg.slices) /* the time on the cpu is asked for */
