@@ -205,8 +205,14 @@ Test(unwind_owners, wrapped_command_is_held_at_each_exec)
  * pointers' and stopped at the leaf) */
 Test(unwind_owners, forked_command_is_held_at_its_exec)
 {
+	char *out;
+
 	held_run("/bin/sh -c '\"$0\" \"$@\"; true'");
 	held_run("env /bin/sh -c '\"$0\" \"$@\"; true'"); /* exec'ed, then forked */
+	/* nothing is left stopped: no nofp process at all once its shell is done */
+	out = tu_run("pgrep -x nofp | wc -l", NULL);
+	cr_assert_str_eq(out, "0\n");
+	free(out);
 }
 
 /* kperf-bpf killed (kill -9) while a child of its command is held at its exec: its guard
