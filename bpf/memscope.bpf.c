@@ -558,6 +558,7 @@ int kp_ms_fork(struct bpf_raw_tracepoint_args *ctx)
 	ctgid = kp_pidns_task_tgid(child);
 	if (ctgid == KP_PID_OUTSIDE || !ctgid)
 		return 0;
+	kp_uw_hold_fork(ptgid, ctgid); /* a held command's child: held at its exec too */
 	shared = BPF_CORE_READ(child, mm) == BPF_CORE_READ(parent, mm);
 	state = shared ? KP_MS_TARGET_ON : KP_MS_TARGET_FORKED;
 	if (bpf_map_update_elem(&targets, &ctgid, &state, BPF_ANY))

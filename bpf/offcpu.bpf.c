@@ -149,24 +149,29 @@ static __always_inline struct kp_off_thread *follow(__u64 task, __u64 id, __u32 
 
 /* <task>, coming onto the cpu and not followed yet: its entry if it is a thread of a followed
  * process, read from the task where userspace says its fields are */
+/* the pids of <task> (not the current one): tgid << 32 | tid, read where userspace says; 0
+ * when they cannot be read */
+static __always_inline __u64 task_ids(__u64 task)
+{
+	__u32 tgid = 0, tid = 0;
+
+	/* in a PID namespace: the task's pids in it, found through its struct pid */
+	if (kp_pidns.on)
+		return kp_pidns_walk_ids((const void *)task);
+	if (!cfg.tgid_off ||
+	    bpf_probe_read_kernel(&tgid, sizeof(tgid), (const void *)(task + cfg.tgid_off)) ||
+	    bpf_probe_read_kernel(&tid, sizeof(tid), (const void *)(task + cfg.pid_off)))
+		return 0;
+	return (__u64)tgid << 32 | tid;
+}
+
 static __always_inline struct kp_off_thread *follow_next(__u64 task)
 {
 	struct kp_off_thread init = {};
-	__u32 tgid = 0;
-	__u64 ids;
+	__u64 ids = task_ids(task);
+	__u32 tgid = ids >> 32;
 
-	if (kp_pidns.on) {
-		/* in a PID namespace: the task's pids in it, found through its struct pid */
-		ids = kp_pidns_walk_ids((const void *)task);
-		tgid = ids >> 32;
-		init.tid = (__u32)ids;
-	} else if (!cfg.tgid_off ||
-		   bpf_probe_read_kernel(&tgid, sizeof(tgid),
-					 (const void *)(task + cfg.tgid_off)) ||
-		   bpf_probe_read_kernel(&init.tid, sizeof(init.tid),
-					 (const void *)(task + cfg.pid_off))) {
-		return NULL;
-	}
+	init.tid = (__u32)ids;
 	if (!tgid || target_state(tgid, task) != KP_OFF_ACTIVE)
 		return NULL;
 	init.tgid = tgid;
@@ -241,6 +246,24 @@ static __always_inline void emit_slice(struct kp_off_thread *t, __u64 start, __u
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 }
 
+/* <t>, leaving the cpu with kernel stack <k> (<preempt>, <prev>: as on_switch has them), where
+ * its hold stopped it: continued by userspace, it went round schedule() again in
+ * do_signal_stop (the cpu was wanted when it came back), runnable, its hold already over in
+ * the map (userspace arms the next stop before it sends SIGCONT). That wait is the hold's, not
+ * the program's: the same kernel stack as at the stop (taken at the same place of this
+ * program: its first frame is the program's own), runnable where the task's state can be read
+ * (a later stop of its own is not runnable). Any other switch ends the stop's path. */
+static __always_inline bool hold_resumed(struct kp_off_thread *t, __u64 k, __u64 preempt,
+					 __u64 prev)
+{
+	if (!t->hold_kstack)
+		return false;
+	if (k != KP_CAP_NONE && k == t->hold_kstack && (!cfg.state_size || runnable(preempt, prev)))
+		return true;
+	t->hold_kstack = 0;
+	return false;
+}
+
 /* prev leaves the cpu (it is still the current task here), next comes back */
 static __always_inline int on_switch(void *ctx, __u64 preempt, __u64 prev, __u64 next)
 {
@@ -256,15 +279,23 @@ static __always_inline int on_switch(void *ctx, __u64 preempt, __u64 prev, __u64
 	if (t && !t->exited && (cfg.slices || cfg.blocked_only))
 		pre = runnable(preempt, prev);
 	/* a launched command stopped while its unwind tables load: not a block of its own */
-	if (t && !t->exited && !(cfg.blocked_only && pre) && !kp_uw_holding(t->tgid)) {
-		t->preempted = pre;
-		t->kstack = cfg.kernel_stack ?
-				    kp_capture_stack(ctx, false, &stacks, &counters, KP_OFFC_CAP) :
-				    KP_CAP_NONE;
-		t->ustack = cfg.user_stack ?
-				    kp_capture_stack(ctx, true, &stacks, &counters, KP_OFFC_CAP) :
-				    KP_CAP_NONE;
-		t->start_ns = now;
+	if (t && !t->exited) {
+		bool held = kp_uw_holding(t->tgid), block = !(cfg.blocked_only && pre);
+		__u64 k = KP_CAP_NONE;
+
+		/* one place takes the kernel stack: hold_resumed compares two of them */
+		if (held || t->hold_kstack || (block && cfg.kernel_stack))
+			k = kp_capture_stack(ctx, false, &stacks, &counters, KP_OFFC_CAP);
+		if (held) {
+			t->hold_kstack = k;
+		} else if (block && !hold_resumed(t, k, preempt, prev)) {
+			t->preempted = pre;
+			t->kstack = cfg.kernel_stack ? k : KP_CAP_NONE;
+			t->ustack = cfg.user_stack ? kp_capture_stack(ctx, true, &stacks, &counters,
+								      KP_OFFC_CAP) :
+						     KP_CAP_NONE;
+			t->start_ns = now;
+		}
 	}
 	t = bpf_map_lookup_elem(&threads, &next);
 	if (!t && !cfg.blocked_only && !cfg.slices) /* the time on the cpu is asked for */
@@ -294,8 +325,12 @@ static __always_inline int on_fork(__u64 child)
 	if (!cfg.filter_pid)
 		return 0;
 	st = target_state(id >> 32, task);
-	if (st)
-		bpf_map_update_elem(&children, &child, &st, BPF_ANY);
+	if (!st)
+		return 0;
+	bpf_map_update_elem(&children, &child, &st, BPF_ANY);
+	/* a held command's child is held at its exec too (off-CPU's own hold: --off-cpu) */
+	if (kp_uw_on)
+		kp_uw_hold_fork(id >> 32, task_ids(child) >> 32);
 	return 0;
 }
 

@@ -38,6 +38,9 @@ struct kp_off_thread {
 	__u32 exited; /* it is exiting: its last switch is not a block */
 	__u32 preempted; /* its open block began runnable (preempted, waiting for a cpu) */
 	__u64 on_since; /* when it came onto the cpu, 0: not known to be on it */
+	/* the kernel stack it left the cpu with when its hold stopped it (unwind.bpf.h), until
+	 * it leaves the cpu elsewhere; 0: none */
+	__u64 hold_kstack;
 	char comm[KP_OFF_COMM];
 };
 

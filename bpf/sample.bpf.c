@@ -471,6 +471,15 @@ int BPF_PROG(kp_uw_exec, struct task_struct *p, pid_t old_pid, struct linux_binp
 	return 0;
 }
 
+/* a held process forks: the child is held at its exec too (a launched command that forks its
+ * real program: sh -c 'prog; true', make, time); attached while a command is held */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(kp_uw_fork, struct task_struct *parent, struct task_struct *child)
+{
+	kp_uw_hold_fork(kp_pidns_task_tgid(parent), kp_pidns_task_tgid(child));
+	return 0;
+}
+
 /* a process's last thread exits: its entry goes (a system-wide profile sees thousands of
  * processes come and go; the map would fill and the newest go without tables) */
 SEC("tp_btf/sched_process_exit")

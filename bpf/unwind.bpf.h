@@ -119,8 +119,12 @@ static __always_inline void kp_uw_ask(__u32 tgid)
  * continues it (KP_UW_HOLD_ENTRY); at the entry, ld.so has mapped every library the program
  * needs: it stops and asks again, userspace loads them and continues it, armed again
  * (KP_UW_HOLD_EXEC) for its next exec: a wrapper (env, nice, taskset, chroot, sh -c) execs the
- * real program, which is held the same way. So its first samples, before and after main,
- * unwind from tables, not from frame pointers. The process's exit drops its entry. */
+ * real program, which is held the same way. The processes it forks are armed at their fork
+ * (kp_uw_hold_fork): a shell, make or time that forks the real program has it held at its
+ * exec too. So its first samples, before and after main, unwind from tables, not from frame
+ * pointers. The process's exit drops its entry. Key 0 (no process's tgid) is userspace's "the
+ * hold is over": once it is there nothing stops and nothing is armed any more, so userspace
+ * can continue what is stopped and know that no program stops anything after it. */
 #define KP_UW_SIGSTOP 19
 enum kp_uw_hold_state {
 	KP_UW_HOLD_EXEC = 1, /* armed: stop at the exec */
@@ -128,13 +132,21 @@ enum kp_uw_hold_state {
 	KP_UW_HOLD_ENTRY = 3, /* armed: stop at the entry point */
 	KP_UW_HOLD_ENTRY_STOPPED = 4, /* stopped at the entry point, for userspace */
 };
+#define KP_UW_HOLD_OVER 0 /* the key that says the hold is over */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 64);
+	__uint(max_entries, 1024); /* the command and the processes of its tree alive at once */
 	__type(key, __u32);
 	__type(value, __u32);
 } kp_uw_hold SEC(".maps");
+
+static __always_inline bool kp_uw_hold_over(void)
+{
+	__u32 over = KP_UW_HOLD_OVER;
+
+	return bpf_map_lookup_elem(&kp_uw_hold, &over) != NULL;
+}
 
 /* a held process reaching state <from>: stopped, asked for, marked <from> + 1 (an object
  * that shares the map with the one that stopped it asks for its own tables) */
@@ -142,13 +154,26 @@ static __always_inline void kp_uw_hold_stop(__u32 tgid, __u32 from)
 {
 	__u32 *h = bpf_map_lookup_elem(&kp_uw_hold, &tgid);
 
-	if (!h || (*h != from && *h != from + 1))
+	if (!h || (*h != from && *h != from + 1) || !tgid || kp_uw_hold_over())
 		return;
 	/* the signal before the state: userspace continues only what it sees stopped */
 	if (*h == from)
 		bpf_send_signal(KP_UW_SIGSTOP);
 	*h = from + 1;
 	kp_uw_ask(tgid); /* every object that shares the map loads its tables */
+}
+
+/* a held process <ptgid> forks <ctgid> (an owner's sched_process_fork program calls this):
+ * the child is held at its exec too (a full map leaves it unheld: its first samples are
+ * frame pointers', counted as taken before its tables) */
+static __always_inline void kp_uw_hold_fork(__u32 ptgid, __u32 ctgid)
+{
+	__u32 armed = KP_UW_HOLD_EXEC;
+
+	if (!kp_uw_on || !ptgid || !ctgid || ptgid == ctgid || ctgid == (__u32)-1 ||
+	    !bpf_map_lookup_elem(&kp_uw_hold, &ptgid) || kp_uw_hold_over())
+		return;
+	bpf_map_update_elem(&kp_uw_hold, &ctgid, &armed, BPF_NOEXIST);
 }
 
 /* <tgid> is stopped by its hold (its time stopped is kperf-bpf's, not the program's) */
@@ -189,6 +214,22 @@ int kp_uw_entry(void *ctx)
 {
 	kp_uw_hold_stop(kp_pidns_current() >> 32, KP_UW_HOLD_ENTRY);
 	return 0;
+}
+
+/* The current task is in execve, its exec program not past (in_execve is cleared when the
+ * exec is done): its user registers are the old program's until the kernel sets the new one's
+ * (its entry point), its memory already the new program's, its tables (kp_uw_procs) the old
+ * one's until the exec program drops them. A user stack read there mixes two programs (the old
+ * pc shown in the new one's mappings, as [unknown]); the task is in the kernel's exec and has no
+ * user stack of either: none is taken (kernel frames only). Frame pointers would do the same
+ * mix, so the caller takes none either. */
+static __always_inline bool kp_uw_in_execve(void)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+
+	if (!bpf_core_field_exists(t->in_execve))
+		return false;
+	return BPF_CORE_READ_BITFIELD_PROBED(t, in_execve) != 0;
 }
 
 /* where a user stack starts, as a program was handed it (a perf event's registers) */
@@ -527,8 +568,9 @@ __attribute__((noinline)) int kp_uw_step(__u32 depth)
 
 /*
  * Unwind the current task's user stack into kp_cap_scratch (frames leaf first, flags,
- * fp_mask): the number of frames, or -1 when the unwinder cannot start (no user registers,
- * the process's tables not loaded: asked for) and the caller falls back to bpf_get_stack.
+ * fp_mask): the number of frames (0 in execve: kp_uw_in_execve), or -1 when the unwinder
+ * cannot start (no user registers, the process's tables not loaded: asked for) and the caller
+ * falls back to bpf_get_stack.
  */
 static __always_inline int kp_uw_unwind(const struct kp_uw_hint *hint, struct kp_cap_stack *s)
 {
@@ -539,6 +581,8 @@ static __always_inline int kp_uw_unwind(const struct kp_uw_hint *hint, struct kp
 
 	if (!w)
 		return -1;
+	if (kp_uw_in_execve())
+		return 0;
 	if (!kp_uw_regs(hint, w)) {
 		kp_uw_count(KP_UW_CNT_NO_REGS);
 		return -1;

@@ -10,7 +10,8 @@
  *   - a launched command is held at its exec and at its entry point while its tables load:
  *     none of its samples is taken by frame pointers for want of them, and every sample in
  *     its leaves, the first ones included, reaches main;
- *   - the same when a wrapper (env, nice, taskset, sh -c) execs it: held at each exec;
+ *   - the same when a wrapper (env, nice, taskset, sh -c) execs it: held at each exec; and
+ *     when a shell forks it: held at its exec (its guard continues it if kperf-bpf is killed);
  *   - the same with --wall, where sampling's unwinder holds it and off-CPU's follows: its
  *     first samples and its naps reach main, its stops are no blocked time, and kperf-bpf's
  *     child before the exec is not in the profile;
@@ -197,6 +198,60 @@ Test(unwind_owners, wrapped_command_is_held_at_each_exec)
 	held_run("env");
 	held_run("nice -n 0 taskset -c 0 env"); /* three wrappers, four execs */
 	held_run("/bin/sh -c 'exec \"$0\" \"$@\"'");
+}
+
+/* a command that forks its program instead of exec'ing it (a shell's script, make, time): the
+ * child is held at its exec as the command is (#21: it was not, its first samples were frame
+ * pointers' and stopped at the leaf) */
+Test(unwind_owners, forked_command_is_held_at_its_exec)
+{
+	char *out;
+
+	held_run("/bin/sh -c '\"$0\" \"$@\"; true'");
+	held_run("env /bin/sh -c '\"$0\" \"$@\"; true'"); /* exec'ed, then forked */
+	/* nothing is left stopped: no nofp process at all once its shell is done */
+	out = tu_run("pgrep -x nofp | wc -l", NULL);
+	cr_assert_str_eq(out, "0\n");
+	free(out);
+}
+
+/* kperf-bpf killed (kill -9) while a child of its command is held at its exec: its guard
+ * continues the child once kperf-bpf is gone, which then runs to its end (the command itself
+ * dies with kperf-bpf: PR_SET_PDEATHSIG; its child does not); nothing is left stopped and the
+ * guard is gone. kperf-bpf is stopped first (SIGSTOP) so that the child is
+ * sure to be held at the kill: the BPF program stops it, nobody continues it. */
+Test(unwind_owners, held_child_goes_on_when_kperf_bpf_is_killed)
+{
+	char cmd[8192], *out;
+	int st;
+
+	/* each wait ends at a deadline (a bound, not a measure: a missing fact fails below) */
+	snprintf(
+		cmd, sizeof(cmd),
+		"d=$(mktemp -d) && mkfifo \"$d/go\" || exit 2\n"
+		"%s/bin/kperf-bpf record -g -o \"$d/prof\" -- /bin/sh -c "
+		"'echo $$ > \"$0/pid.tmp\"; mv \"$0/pid.tmp\" \"$0/pid\"; read x < \"$0/go\"; "
+		"\"$1\" --nowait --ms 10 > \"$0/out\"' "
+		"\"$d\" %s/workloads/nofp > \"$d/log\" 2>&1 & k=$!\n"
+		"state() { s=$(sed 's/.*) //' /proc/${1:-0}/stat 2>/dev/null | cut -c1); "
+		"case $s in ''|Z|X) echo gone ;; *) echo $s ;; esac; }\n"
+		"until_() { end=$(($(date +%%s) + $1)); shift; "
+		"until eval \"$@\"; do [ $(date +%%s) -ge $end ] && return 1; sleep 0.05; done; }\n"
+		"until_ 60 '[ -s \"$d/pid\" ]'\n"
+		"sh=$(cat \"$d/pid\"); g=$(pgrep -P $k | grep -vx \"$sh\")\n"
+		"kill -STOP $k; echo go > \"$d/go\"\n"
+		"until_ 20 'c=$(pgrep -P $sh); [ -n \"$c\" ] && [ \"$(state $c)\" = T ]'\n"
+		"echo \"guards=$(echo $g | wc -w) held=$(state $c)\"\n"
+		"kill -KILL $k; wait $k\n"
+		"until_ 20 'grep -qx done \"$d/out\" && [ \"$(state $g)\" = gone ]'\n"
+		"echo \"out=$(tr '\\n' ' ' < \"$d/out\") child=$(state $c) guard=$(state $g)\"\n"
+		"kill -KILL $c $sh 2>/dev/null; rm -rf \"$d\"\n",
+		tu_build(), tu_build());
+	out = tu_run(cmd, &st);
+	cr_assert_not_null(out);
+	cr_assert(strstr(out, "guards=1 held=T\n"), "%s", out);
+	cr_assert(strstr(out, " ready done  child=gone guard=gone\n"), "%s", out);
+	free(out);
 }
 
 /* --wall: on-CPU samples and blocked time, two BPF objects that unwind (sampling's and

@@ -213,7 +213,7 @@ struct kp_sampling {
 	/* user stacks from unwind tables (sample_unwind.c) */
 	struct kp_uw_owner *uw; /* the loader and its thread (unwind/owner.c) */
 	struct kp_py *py; /* CPython processes (runtime/python.h), under the owner's lock */
-	struct bpf_link *uw_exec_link, *uw_exit_link, *uw_mmap_link;
+	struct bpf_link *uw_exec_link, *uw_exit_link, *uw_mmap_link, *uw_fork_link;
 	uint64_t uw_late_warned, uw_full_warned;
 	uint64_t stacks_lost_warned; /* stacks not kept, already said */
 

@@ -54,12 +54,13 @@ int kp_sample_unwind_prepare(struct kp_pmu *p, struct bpf_object *obj)
 	struct bpf_map *rows = map_of(obj, "kp_uw_rows"), *procs = map_of(obj, "kp_uw_procs");
 	struct bpf_program *exec = bpf_object__find_program_by_name(obj, "kp_uw_exec");
 	struct bpf_program *exit_prog = bpf_object__find_program_by_name(obj, "kp_uw_exit");
+	struct bpf_program *fork = bpf_object__find_program_by_name(obj, "kp_uw_fork");
 	struct bpf_program *mmap_kprobe = bpf_object__find_program_by_name(obj, "kp_uw_mmap");
 	struct bpf_program *mmap_sys = bpf_object__find_program_by_name(obj, "kp_uw_mmap_sys");
 	bool kprobes = access("/sys/bus/event_source/devices/kprobe/type", F_OK) == 0 ||
 		       access("/sys/kernel/tracing/kprobe_events", F_OK) == 0;
 
-	if (!rows || !procs || !exec || !exit_prog)
+	if (!rows || !procs || !exec || !exit_prog || !fork)
 		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -ENOENT,
 			       "the sampling BPF object has no unwinder");
 	if (p->opts.callGraph > KPERF_CALL_GRAPH_FP)
@@ -83,6 +84,8 @@ int kp_sample_unwind_prepare(struct kp_pmu *p, struct bpf_object *obj)
 	on = kp_sampling_unwinds(p);
 	bpf_program__set_autoload(exec, on);
 	bpf_program__set_autoload(exit_prog, on);
+	/* a launched command's children are held at their exec as it is */
+	bpf_program__set_autoload(fork, on && p->attr.enableOnExec && p->npids > 0);
 	/* new code mapped: a kprobe where the kernel has kprobes, else the mmap system call's
 	 * exit (a kernel built without kprobes) */
 	if (mmap_kprobe && mmap_sys) {
@@ -133,6 +136,14 @@ int kp_sample_unwind_start(struct kp_pmu *p, struct bpf_object *obj)
 	if (!s->uw_exit_link)
 		return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
 			       "cannot follow the processes' exits: %s", strerror(errno));
+	if (bpf_program__autoload(bpf_object__find_program_by_name(obj, "kp_uw_fork"))) {
+		s->uw_fork_link =
+			bpf_program__attach(bpf_object__find_program_by_name(obj, "kp_uw_fork"));
+		if (!s->uw_fork_link)
+			return kp_fail(LIBPERF_ERR_BPF_ACT_FAILED, -errno,
+				       "cannot follow the held command's forks: %s",
+				       strerror(errno));
+	}
 	/* new code mapped; where neither attaches, the first sample in it asks (counted) */
 	mmap_prog = bpf_object__find_program_by_name(obj, "kp_uw_mmap");
 	if (!bpf_program__autoload(mmap_prog))
@@ -170,6 +181,8 @@ void kp_sample_unwind_close(struct kp_sampling *s)
 	s->uw_exit_link = NULL;
 	bpf_link__destroy(s->uw_mmap_link);
 	s->uw_mmap_link = NULL;
+	bpf_link__destroy(s->uw_fork_link);
+	s->uw_fork_link = NULL;
 	kp_py_free(s->py); /* after the owner's thread, which called into it */
 	s->py = NULL;
 }

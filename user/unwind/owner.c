@@ -10,7 +10,11 @@
  * kp_uw_hold): stopped at its exec, its mappings loaded, a uprobe placed at its entry point
  * (AT_ENTRY of /proc/PID/auxv); stopped there again once ld.so has mapped its libraries, those
  * loaded, continued, and armed again for its next exec (a wrapper: env, nice, taskset, chroot,
- * sh -c execs the real program, held the same way). Its first samples are the tables' too.
+ * sh -c execs the real program, held the same way). The processes it forks are held at their
+ * exec the same way (a shell, make or time that forks the program). Its first samples are the
+ * tables' too. Nothing is left stopped: at the end the hold is said over in the map (no BPF
+ * program stops anything after it) before what is stopped is continued, and a guard process
+ * (hold_guard.c) continues them if this process dies first.
  */
 #include <elf.h>
 #include <errno.h>
@@ -28,6 +32,7 @@
 #include <bpf/libbpf.h>
 
 #include "core/core.h"
+#include "kperf/pcerrc.h"
 #include "runtime/python.h"
 #include "sym/sym.h"
 
@@ -38,7 +43,8 @@
 #define PROCS_ALL 4096
 #define POLL_MS 10
 #define STOP_WAIT_MS 200 /* for a held process to show stopped before it is continued */
-#define MAX_HELD 64 /* kp_uw_hold's entries */
+#define MAX_HELD 64 /* processes between their exec and their entry point at once */
+#define HOLD_OVER_WAIT_MS 5 /* for the programs that looked before the hold was over */
 #define MAX_FOLLOWERS 4
 #define PY_THREADS 8192 /* threads whose PyThreadState is remembered */
 #define PY_CODES 16384 /* code objects copied between two drains */
@@ -62,6 +68,7 @@ struct kp_uw_owner {
 	pthread_t thread;
 	bool thread_on;
 	bool holds; /* it stops and continues held processes */
+	struct kp_uw_guard guard; /* continues them if this process dies */
 	/* owners of other objects that share its kp_uw_hold map (kp_uw_owner_follow): loaded
 	 * with each held process before it is continued */
 	struct kp_uw_owner *followers[MAX_FOLLOWERS];
@@ -264,6 +271,23 @@ static void serve_held(struct kp_uw_owner *u)
 	}
 }
 
+/* <u> holds processes from now on: its guard is started (without one, a kill -9 of this
+ * process could leave a held process stopped: said, and it holds all the same) */
+static void start_holding(struct kp_uw_owner *u)
+{
+	int err;
+
+	if (u->holds)
+		return;
+	u->holds = true;
+	err = kp_uw_guard_start(u->hold_fd, &u->guard);
+	if (err)
+		kp_warn(KPERF_WARN_FALLBACK,
+			"no guard for the held command (%s): if kperf-bpf is killed while it is "
+			"stopped at an exec, it stays stopped until sent SIGCONT",
+			strerror(-err));
+}
+
 static void *loader_main(void *arg)
 {
 	struct kp_uw_owner *u = arg;
@@ -324,6 +348,8 @@ static int start(struct bpf_object *obj, const int *pids, unsigned n, bool hold,
 	if (!u)
 		return -ENOMEM;
 	u->obj = obj;
+	u->guard.pid = -1;
+	u->guard.fd = -1;
 	if (python) {
 		u->py = kp_py_new(bpf_map__fd(map_of(obj, "kp_py_procs")),
 				  bpf_map__fd(map_of(obj, "kp_py_codes")),
@@ -360,7 +386,7 @@ static int start(struct bpf_object *obj, const int *pids, unsigned n, bool hold,
 			kp_uw_loader_add_pid(u->loader, pids[i]);
 		else if (u->hold_fd >= 0 &&
 			 bpf_map_update_elem(u->hold_fd, &key, &armed, BPF_ANY) == 0)
-			u->holds = true;
+			start_holding(u);
 	}
 	atomic_store(&u->stop, false);
 	err = pthread_create(&u->thread, NULL, loader_main, u);
@@ -393,7 +419,7 @@ int kp_uw_owner_hold(struct kp_uw_owner *u, int pid)
 	if (bpf_map_update_elem(u->hold_fd, &key, &armed, BPF_ANY))
 		err = -errno;
 	else
-		u->holds = true;
+		start_holding(u);
 	pthread_mutex_unlock(&u->lock);
 	return err;
 }
@@ -522,20 +548,32 @@ int kp_uw_owner_poll(struct kp_uw_owner *u)
 	return n;
 }
 
-void kp_uw_owner_stop(struct kp_uw_owner *u)
+/* Nothing stays stopped for a collection that is over. The hold is said over first (key 0:
+ * no program stops or arms a process after it sees it), the programs that looked before are
+ * given time to finish (they run for microseconds, without sleeping), then every process
+ * marked stopped is continued and its entry goes. A full map makes room for the key: an
+ * armed process is let go (it is not stopped, and will not be). */
+static void end_hold(struct kp_uw_owner *u)
 {
-	__u32 key, next, *prev = NULL, state;
+	__u32 over = 0, yes = 1, key, next, *prev = NULL, state;
+	struct timespec ts = { 0, HOLD_OVER_WAIT_MS * 1000000L };
 
-	if (!u)
-		return;
-	if (u->thread_on) {
-		atomic_store(&u->stop, true);
-		pthread_join(u->thread, NULL);
+	while (bpf_map_update_elem(u->hold_fd, &over, &yes, BPF_ANY) && errno == E2BIG &&
+	       !bpf_map_get_next_key(u->hold_fd, NULL, &next)) {
+		if (!bpf_map_lookup_elem(u->hold_fd, &next, &state) &&
+		    (state == HOLD_EXEC_STOPPED || state == HOLD_ENTRY_STOPPED)) {
+			wait_stopped((int)next);
+			kill((pid_t)next, SIGCONT);
+		}
+		bpf_map_delete_elem(u->hold_fd, &next);
 	}
-	unfollow(u);
-	/* nothing stays stopped for a collection that is over */
-	while (u->holds && u->hold_fd >= 0 && !bpf_map_get_next_key(u->hold_fd, prev, &next)) {
+	nanosleep(&ts, NULL);
+	while (!bpf_map_get_next_key(u->hold_fd, prev, &next)) {
 		key = next;
+		if (!key) {
+			prev = &key; /* the key that says it is over stays */
+			continue;
+		}
 		if (!bpf_map_lookup_elem(u->hold_fd, &key, &state) &&
 		    (state == HOLD_EXEC_STOPPED || state == HOLD_ENTRY_STOPPED)) {
 			wait_stopped((int)key);
@@ -544,6 +582,20 @@ void kp_uw_owner_stop(struct kp_uw_owner *u)
 		bpf_map_delete_elem(u->hold_fd, &key);
 		prev = NULL;
 	}
+}
+
+void kp_uw_owner_stop(struct kp_uw_owner *u)
+{
+	if (!u)
+		return;
+	if (u->thread_on) {
+		atomic_store(&u->stop, true);
+		pthread_join(u->thread, NULL);
+	}
+	unfollow(u);
+	if (u->holds && u->hold_fd >= 0)
+		end_hold(u);
+	kp_uw_guard_stop(&u->guard);
 	while (u->nheld)
 		bpf_link__destroy(u->held[--u->nheld].entry);
 	kp_uw_loader_free(u->loader);

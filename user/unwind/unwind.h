@@ -219,4 +219,17 @@ int kp_uw_owner_add_pid(struct kp_uw_owner *u, int pid);
 void kp_uw_owner_stats(struct kp_uw_owner *u, struct kp_uw_load_stats *s);
 void kp_uw_owner_stop(struct kp_uw_owner *u); /* NULL: nothing */
 
+/* ---- hold_guard.c ---- */
+
+/* the guard of a hold: a child process that continues the processes of the hold map <hold_fd>
+ * that are stopped if this process dies without doing it (kill -9) */
+struct kp_uw_guard {
+	int pid; /* -1: none */
+	int fd;
+};
+/* fork the guard of <hold_fd>: 0 or -errno (<g>'s pid -1 then) */
+int kp_uw_guard_start(int hold_fd, struct kp_uw_guard *g);
+/* the hold is over (what was stopped is continued): the guard exits and is reaped */
+void kp_uw_guard_stop(struct kp_uw_guard *g);
+
 #endif
