@@ -13,6 +13,7 @@
  * same way (into the rows of it kept in userspace).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -538,6 +539,15 @@ void kp_sys_bpf_close(struct kp_sys_bpf *b)
 {
 	if (!b)
 		return;
+	/* what the kernel's updates answered for the rows it did not make (KPERF_BPF_DEBUG):
+	 * ENOMEM, its allocator had nothing ready; a full map's E2BIG never comes here */
+	if (secure_getenv("KPERF_BPF_DEBUG"))
+		for (int e = 0; e < KP_LATE_ERRNOS; e++)
+			if (b->late_errno[e])
+				fprintf(stderr,
+					"kperf-bpf: %" PRIu64 " calls found no row in the kernel, "
+					"whose update answered -%d (%s)\n",
+					b->late_errno[e], e, strerrorname_np(e) ?: "?");
 	destroy_objects(b);
 	kp_sys_table_free(&b->exited);
 	kp_sys_bpf_free_late_stacks(b);
