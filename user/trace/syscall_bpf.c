@@ -307,8 +307,8 @@ static int load_variant(struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o, b
 		 * __libc_start_call_main) and split its stacks in two (`trace --stack -- sysstack 7
 		 * 5`: 3 stacks, 1 or 5 of ppid_from_a's 7 calls in the cut one, 2 runs in 40).
 		 * The stops are signals between calls: no call is longer for them */
-		err = kp_uw_owner_start_py(b->obj, o->tgids, o->ntgids, o->from_exec,
-					   python(b, o), &b->uw);
+		err = kp_uw_owner_start_py(b->obj, o->tgids, o->ntgids, o->from_exec, python(b, o),
+					   &b->uw);
 	return err;
 }
 
