@@ -50,6 +50,17 @@
 #define KP_E2BIG 7 /* what a full hash map's update returns, negated */
 #define KP_ENOMEM 12 /* ... and one whose allocator had nothing ready */
 
+/* What a map update answered, as the int it is: the maps' ops returned an int until Linux 6.4
+ * (d7ba4cc900bf, "bpf: return long from bpf_map_ops funcs") and the verifier calls the op
+ * directly, so the 64-bit register may hold that int zero-extended (x86-64: a full hash's -E2BIG
+ * reads 4294967289 on 5.10 and 6.1), which a 64-bit compare with -7 misses: every full-map
+ * answer then looked like a failed allocation. The low 32 bits are the answer on every
+ * kernel. */
+static __always_inline int map_answer(long ret)
+{
+	return (int)ret;
+}
+
 _Static_assert(KP_CNT_CAP + KP_CAP_FAILS <= KP_CNT_STACK_LATE, "stack counters do not fit");
 
 char LICENSE[] SEC("license") = "GPL";
@@ -348,7 +359,8 @@ static __always_inline void add_call(struct kp_sys_stat *s, __u64 dur, long ret)
 /* the call's row could not be allocated at this moment (-ENOMEM, not a full map): the call
  * goes to userspace in the exits ring, where it is added to its process's row; with the ring
  * full too, to its syscall's no-memory row (by_nr's second half) */
-static __always_inline void late_call(kp_task_t *t, __u32 tgid, __u32 nr, __u64 dur, long ret)
+static __always_inline void late_call(kp_task_t *t, __u32 tgid, __u32 nr, __u64 dur, long ret,
+				      long err)
 {
 	struct kp_sys_late_call *n;
 	struct kp_sys_stat *s;
@@ -360,7 +372,7 @@ static __always_inline void late_call(kp_task_t *t, __u32 tgid, __u32 nr, __u64 
 		n->tgid = tgid;
 		n->kind = KP_SYS_NOTE_CALL;
 		n->nr = nr;
-		n->pad = 0;
+		n->err = (__u32)-err;
 		n->dur_ns = dur;
 		n->ret = ret;
 		cur_comm(t, n->comm);
@@ -384,7 +396,7 @@ static __always_inline void update_summary(kp_task_t *t, __u32 tgid, __u32 nr, _
 	struct kp_sys_key key = { .tgid = tgid, .nr = nr };
 	struct kp_sys_stat *s;
 	__u32 zero = 0;
-	long err;
+	int err;
 
 	if (cfg.by_cgroup) {
 		update_cg_summary(tgid, nr, dur, ret);
@@ -410,13 +422,14 @@ static __always_inline void update_summary(kp_task_t *t, __u32 tgid, __u32 nr, _
 			return;
 		/* -EEXIST: another thread of the process made the row meanwhile; a test may ask
 		 * for the allocator's failure (cfg.fault_nomem) */
-		err = cfg.fault_nomem ? -KP_ENOMEM :
-					bpf_map_update_elem(&summary, &key, init, BPF_NOEXIST);
+		err = cfg.fault_nomem ?
+			      -KP_ENOMEM :
+			      map_answer(bpf_map_update_elem(&summary, &key, init, BPF_NOEXIST));
 		s = cfg.fault_nomem ? NULL : bpf_map_lookup_elem(&summary, &key);
 		if (!s) {
 			if (err != -KP_E2BIG) {
 				/* not full: the allocator had nothing ready (-ENOMEM) */
-				late_call(t, tgid, nr, dur, ret);
+				late_call(t, tgid, nr, dur, ret, err);
 				return;
 			}
 			/* no room: counted all the same, in the syscall's overflow row */
@@ -438,7 +451,7 @@ static __always_inline void update_summary(kp_task_t *t, __u32 tgid, __u32 nr, _
  * not a full map): to userspace through the exits ring, where it is added to its row; false
  * when the ring is not read (no stack notes) or full */
 static __always_inline bool late_stack_call(kp_task_t *t, const struct kp_sys_stack_key *key,
-					    __u64 dur, long ret)
+					    __u64 dur, long ret, long err)
 {
 	struct kp_sys_late_stack_call *n;
 
@@ -450,7 +463,7 @@ static __always_inline bool late_stack_call(kp_task_t *t, const struct kp_sys_st
 	n->tgid = key->tgid;
 	n->kind = KP_SYS_NOTE_STACK_CALL;
 	n->nr = key->nr;
-	n->pad = 0;
+	n->err = (__u32)-err;
 	n->kstack = key->kstack;
 	n->ustack = key->ustack;
 	n->dur_ns = dur;
@@ -473,16 +486,16 @@ update_stack_summary(kp_task_t *t, __u32 tgid, const struct kp_task_state *st, _
 	s = bpf_map_lookup_elem(&stack_summary, &key);
 	if (!s) {
 		/* a test may ask for the allocator's failure (cfg.fault_nomem) */
-		long err = cfg.fault_nomem ?
-				   -KP_ENOMEM :
-				   bpf_map_update_elem(&stack_summary, &key, &init, BPF_NOEXIST);
+		int err = cfg.fault_nomem ? -KP_ENOMEM :
+					    map_answer(bpf_map_update_elem(&stack_summary, &key,
+									   &init, BPF_NOEXIST));
 
 		s = cfg.fault_nomem ? NULL : bpf_map_lookup_elem(&stack_summary, &key);
 		if (s) {
 			cur_comm(t, s->comm);
 		} else {
 			/* not full: the allocator had nothing ready (-ENOMEM); to userspace */
-			if (err != -KP_E2BIG && late_stack_call(t, &key, dur, ret))
+			if (err != -KP_E2BIG && late_stack_call(t, &key, dur, ret, err))
 				return;
 			count(err == -KP_E2BIG ? KP_CNT_STACK_SUMMARY_FULL :
 						 KP_CNT_STACK_SUMMARY_NOMEM);

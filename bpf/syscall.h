@@ -123,7 +123,7 @@ struct kp_sys_late_call {
 	__u32 tgid;
 	__u32 kind; /* KP_SYS_NOTE_CALL */
 	__u32 nr;
-	__u32 pad;
+	__u32 err; /* what the kernel's update answered, an errno (ENOMEM) */
 	__u64 dur_ns;
 	__s64 ret;
 	char comm[KP_COMM_LEN];
@@ -135,7 +135,7 @@ struct kp_sys_late_stack_call {
 	__u32 tgid;
 	__u32 kind; /* KP_SYS_NOTE_STACK_CALL */
 	__u32 nr;
-	__u32 pad;
+	__u32 err; /* what the kernel's update answered, an errno (ENOMEM) */
 	__u64 kstack;
 	__u64 ustack;
 	__u64 dur_ns;

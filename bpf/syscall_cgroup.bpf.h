@@ -28,7 +28,7 @@ static __always_inline void update_cg_summary(__u32 tgid, __u32 nr, __u64 dur, l
 	struct kp_sys_cg_key key = { .nr = nr };
 	struct kp_sys_stat *s, *init;
 	__u32 zero = 0, idx;
-	long err;
+	int err;
 
 	if (tgid != KP_PID_OUTSIDE) {
 		key.cgid = bpf_get_current_cgroup_id();
@@ -39,7 +39,7 @@ static __always_inline void update_cg_summary(__u32 tgid, __u32 nr, __u64 dur, l
 		init = bpf_map_lookup_elem(&zero_stat, &zero);
 		if (!init)
 			return;
-		err = bpf_map_update_elem(&cg_summary, &key, init, BPF_NOEXIST);
+		err = map_answer(bpf_map_update_elem(&cg_summary, &key, init, BPF_NOEXIST));
 		s = bpf_map_lookup_elem(&cg_summary, &key);
 		if (!s) {
 			count(err == -KP_E2BIG ? KP_CNT_SUMMARY_FULL : KP_CNT_NOMEM_FOLDED);

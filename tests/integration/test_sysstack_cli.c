@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <sys/wait.h>
 
+#include "core/core.h"
 #include "sysstack_testutil.h"
 
 /* BPF links process <pid> holds: its programs are attached once it holds them (tests of a
@@ -59,6 +60,38 @@ static int links(pid_t pid)
 	return n;
 }
 
+/* where process <pid>'s threads are, from /proc (a static buffer): their states, the kernel
+ * functions they wait in and their kernel stacks */
+static const char *where(pid_t pid)
+{
+	static char buf[8192];
+	char path[320], *text;
+	size_t len = 0;
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	buf[0] = '\0';
+	while (d && (e = readdir(d)) && len < sizeof(buf) - 512) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", pid, e->d_name);
+		if (!kp_read_file(path, &text, NULL)) {
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "\n%.200s", text);
+			free(text);
+		}
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/stack", pid, e->d_name);
+		if (!kp_read_file(path, &text, NULL)) {
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "\n%.1000s", text);
+			free(text);
+		}
+	}
+	if (d)
+		closedir(d);
+	return buf;
+}
+
 /* `kperf-bpf trace --stack -e getppid -p PID <args>` on a sysstack workload, from attach
  * to the workload's end; its stdout (malloc'd) */
 static char *run(const char *args)
@@ -88,10 +121,18 @@ static char *run(const char *args)
 	cr_assert_gt(c.pid, 0);
 	cr_assert_eq(write(c.go, "g", 1), 1);
 	close(c.go);
-	/* sys_enter and sys_exit: attached */
-	for (i = 0; i < 6000 && links(c.pid) < 2; i++)
+	/* sys_enter and sys_exit: attached (or the trace ended: said with its output) */
+	for (i = 0; i < 6000 && links(c.pid) < 2; i++) {
+		if (waitpid(c.pid, &st, WNOHANG) == c.pid) {
+			r = read(c.out, out, cap - 1);
+			out[r > 0 ? r : 0] = '\0';
+			cr_assert_fail("kperf-bpf trace ended before it attached (status %#x): %s",
+				       st, out);
+		}
 		tu_sleep_ms(10);
-	cr_assert_geq(links(c.pid), 2, "the trace never attached");
+	}
+	if (links(c.pid) < 2)
+		cr_assert_fail("the trace never attached: %s", where(c.pid));
 	tu_go(&w);
 	cr_assert_eq(read(w.out_fd, buf, 5), 5, "the workload did not finish its calls");
 	tu_kill(&w); /* the trace of a pid ends with it */

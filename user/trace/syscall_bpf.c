@@ -13,6 +13,7 @@
  * same way (into the rows of it kept in userspace).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -300,9 +301,13 @@ static int load_variant(struct kp_sys_bpf *b, const struct kp_sys_bpf_opts *o, b
 		return err;
 	err = populate(b, o);
 	if (!err && unwinds(b, o))
-		/* not held at exec (the owner's hold stops the command: its calls are what is
-		 * counted); its first stacks before its tables load are frame pointers' */
-		err = kp_uw_owner_start_py(b->obj, o->tgids, o->ntgids, false, python(b, o),
+		/* a launched command (traced from its exec) is held at its exec and its entry
+		 * point while its tables load, as sampling's is: else its first calls, made before
+		 * the loader's next poll, were unwound without libc's table (cut at
+		 * __libc_start_call_main) and split its stacks in two (`trace --stack -- sysstack 7
+		 * 5`: 3 stacks, 1 or 5 of ppid_from_a's 7 calls in the cut one, 2 runs in 40).
+		 * The stops are signals between calls: no call is longer for them */
+		err = kp_uw_owner_start_py(b->obj, o->tgids, o->ntgids, o->from_exec, python(b, o),
 					   &b->uw);
 	return err;
 }
@@ -538,6 +543,15 @@ void kp_sys_bpf_close(struct kp_sys_bpf *b)
 {
 	if (!b)
 		return;
+	/* what the kernel's updates answered for the rows it did not make (KPERF_BPF_DEBUG):
+	 * ENOMEM, its allocator had nothing ready; a full map's E2BIG never comes here */
+	if (secure_getenv("KPERF_BPF_DEBUG"))
+		for (int e = 0; e < KP_LATE_ERRNOS; e++)
+			if (b->late_errno[e])
+				fprintf(stderr,
+					"kperf-bpf: %" PRIu64 " calls found no row in the kernel, "
+					"whose update answered -%d (%s)\n",
+					b->late_errno[e], e, strerrorname_np(e) ?: "?");
 	destroy_objects(b);
 	kp_sys_table_free(&b->exited);
 	kp_sys_bpf_free_late_stacks(b);

@@ -26,6 +26,7 @@
 
 #define MAX_EXITED_ROWS (1U << 18) /* rows of exited processes kept (~170 MB at most) */
 #define MAX_PENDING (1U << 16) /* exited processes waiting for their rows to be moved */
+#define KP_LATE_ERRNOS 64
 
 struct kp_sys_bpf {
 	struct syscall_bpf *skel;
@@ -56,6 +57,8 @@ struct kp_sys_bpf {
 	size_t npending, pcap;
 	uint64_t late_calls; /* calls with no row in the kernel, added to their row here */
 	uint64_t late_lost; /* ... that found no memory here either */
+	/* ... by what the kernel's update answered (an errno; the last slot: any larger one) */
+	uint64_t late_errno[KP_LATE_ERRNOS];
 	/* rows of the summary by stack kept here: those of the processes that exited (moved
 	 * out of the kernel map by kp_sys_bpf_harvest), and those the kernel could not allocate,
 	 * made by their calls (struct kp_sys_late_stack_call); indexed by their key as a string */

@@ -40,6 +40,7 @@ static void late_call(struct kp_sys_bpf *b, const struct kp_sys_late_call *c)
 	if (kp_sys_table_add(&b->exited, &key, &s))
 		b->late_lost++;
 	b->late_calls++;
+	b->late_errno[c->err < KP_LATE_ERRNOS ? c->err : KP_LATE_ERRNOS - 1]++;
 }
 
 /* the index key of a row of the summary by stack */
@@ -92,6 +93,7 @@ static void late_stack_call(struct kp_sys_bpf *b, const struct kp_sys_late_stack
 	};
 
 	b->late_calls++;
+	b->late_errno[c->err < KP_LATE_ERRNOS ? c->err : KP_LATE_ERRNOS - 1]++;
 	memcpy(r.stat.comm, c->comm, sizeof(r.stat.comm));
 	/* no room or no memory here: the only loss */
 	if (stack_row_add(b, &r))
