@@ -9,11 +9,10 @@
 #include <dirent.h>
 #include <signal.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <cjson/cJSON.h>
 
 #include "core/core.h"
-#include "trace_testutil.h"
+#include "testutil.h"
 
 #define KB tu_path("bin/kperf-bpf")
 
@@ -354,18 +353,18 @@ Test(qa_trace_cli, sigint_ends_the_launched_command_and_reports)
 }
 
 /* -p with a thread id traces that thread's process, and as long as the process lives: the
- * workers hold (their tids stay valid) until the tracer of one of them has attached, then
- * end; the main thread's sleep after them is traced and waited for */
+ * workers hold (their tids stay valid) until the tracer of one of them has attached (its
+ * first periodic summary, -i, comes after the attach: in every variant of the programs),
+ * then end; the main thread's sleep after them is traced and waited for */
 Test(qa_trace_cli, a_thread_id_stands_for_its_process)
 {
 	char *argv[] = { "syscalls", "--wait", "--threads", "2", "--getppid",	   "0",
 			 "--writes", "0",      "--fails",   "0", "--hold-workers", "--sleep-ms",
 			 "1000",     NULL };
-	struct tu_proc w = tu_spawn_v(argv, 0);
-	char path[64], tid_s[16], kb[4096], out[65536];
-	char *targv[] = { kb,	      "trace", "-p", tid_s, "-e", "clock_nanosleep",
+	struct tu_proc w = tu_spawn_v(argv, 0), t;
+	char path[64], tid_s[16], kb[4096], out[65536], *last;
+	char *targv[] = { kb,	      "trace", "-p", tid_s, "-e", "clock_nanosleep", "-i", "0.1",
 			  "--format", "json",  "-d", "60",  NULL };
-	struct tu_child c;
 	struct dirent *e;
 	int tid = 0, pid, i, st;
 	ssize_t n, got = 0;
@@ -387,23 +386,30 @@ Test(qa_trace_cli, a_thread_id_stands_for_its_process)
 	cr_assert_gt(tid, 0, "no worker thread");
 	snprintf(kb, sizeof(kb), "%s", KB);
 	snprintf(tid_s, sizeof(tid_s), "%d", tid);
-	c = tu_exec_later(targv, -1);
-	cr_assert_gt(c.pid, 0);
-	cr_assert_eq(write(c.go, "g", 1), 1);
-	close(c.go);
-	cr_assert(tt_wait_sys_attached(c.pid), "the trace never attached");
+	t = tu_spawn_v(targv, 1);
+	cr_assert_gt(t.pid, 0);
+	/* its first summary (a line): attached */
+	while (!memchr(out, '\n', (size_t)got) &&
+	       (n = read(t.out_fd, out + got, sizeof(out) - 1 - (size_t)got)) > 0)
+		got += n;
+	cr_assert(memchr(out, '\n', (size_t)got), "the trace never reported");
 	/* both workers end, then the process sleeps 1 s and exits */
 	cr_assert_eq(write(w.go_fd, "gg", 2), 2);
 	pid = w.pid;
 	cr_assert_eq(tu_wait(&w), 0);
 	/* the trace of a pid ends with its process */
-	while ((n = read(c.out, out + got, sizeof(out) - 1 - (size_t)got)) > 0)
+	while ((n = read(t.out_fd, out + got, sizeof(out) - 1 - (size_t)got)) > 0)
 		got += n;
 	out[got] = '\0';
-	close(c.out);
-	cr_assert_eq(waitpid(c.pid, &st, 0), c.pid);
-	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "kperf-bpf trace failed: %s", out);
-	doc = cJSON_Parse(out);
+	close(t.out_fd);
+	st = tu_wait(&t);
+	cr_assert_eq(st, 0, "kperf-bpf trace failed: %s", out);
+	/* the final summary: the last line */
+	cr_assert(got > 0 && out[got - 1] == '\n', "%s", out);
+	out[got - 1] = '\0';
+	last = strrchr(out, '\n');
+	last = last ? last + 1 : out;
+	doc = cJSON_Parse(last);
 	cr_assert_not_null(doc, "%s", out);
 	cr_assert_eq(json_field(doc, "clock_nanosleep", "calls"), 1, "%s", out);
 	cr_assert_geq(json_field(doc, "clock_nanosleep", "total_ns"), 1e9);
