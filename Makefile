@@ -101,7 +101,7 @@ BENCHES    := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 .PHONY: all lib cli deps deps-node deps-cross deps-kernels test test-unit test-integration test-python \
 	test-fuzz test-kernels test-kernels-full demo install clean vmlinux asan format format-check bench help \
-	workloads fuzz trixie-root
+	workloads fuzz trixie-root forky-root
 
 all: lib cli workloads
 
@@ -131,11 +131,13 @@ help:
 	@echo "make test-kernels-full  the same with every suite but skip.list's (~1.5 h)"
 	@echo "make format-check / format   clang-format (kernel style) check / apply"
 	@echo "make trixie-root  the Debian 13 root with python3.13 of the pyframes/py313_* tests"
+	@echo "make forky-root   the Debian forky root with python3.14 (and 3.15) of pyframes/py314_*"
 
 # ---- dependencies ----
 
 # nodejs and openjdk-17-jdk-headless: the JIT tests (Node's --perf-basic-prof, a JVM's perf map);
-# debootstrap: the Debian 13 root of the CPython 3.13 tests (make trixie-root)
+# debootstrap: the Debian 13 and forky roots of the CPython 3.13, 3.14 tests (make trixie-root,
+# make forky-root)
 DEB_PKGS := make gcc g++ clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libdeflate-dev \
 	    libcjson-dev libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev prometheus libcriterion-dev python3 python3-pytest python3-yaml pkg-config \
 	    linux-libc-dev systemtap-sdt-dev elfutils binutils golang-go clang-format \
@@ -359,6 +361,12 @@ test-python: lib workloads $(CLI) $(NODE_MODULES)
 TRIXIE_ROOT ?= /var/cache/kperf-trixie
 trixie-root:
 	sh scripts/trixie_root.sh $(TRIXIE_ROOT)
+
+# the Debian forky root with python3.14 (and python3.15, a version not read) of the
+# pyframes/py314_* tests, made the same way (2-6 minutes; those tests skip without it)
+FORKY_ROOT ?= /var/cache/kperf-forky
+forky-root:
+	sh scripts/forky_root.sh $(FORKY_ROOT)
 
 # the kernel matrix (tests/kernels/run.sh): both architectures built, the arm64 guests' root
 # first (the arm64 tests link its criterion); KERNELS="6.1 arm64" picks lines of kernels.list;

@@ -7,8 +7,9 @@
  * thread id, then cached per thread and checked by that id), and its current frame taken. Each
  * native _PyEval_EvalFrameDefault frame then takes the Python frames of its own activation, leaf
  * first: up to the frame marked is_entry (3.11), or up to the C-stack shim frame that each
- * activation pushes (3.12+: owner FRAME_OWNED_BY_CSTACK, not shown). A frame is one word,
- * KP_PY_TAG | its code object's address; a code object seen for the first time is copied
+ * activation pushes (3.12, 3.13: owner FRAME_OWNED_BY_CSTACK; 3.14: FRAME_OWNED_BY_INTERPRETER,
+ * the same 3; not shown). A frame is one word, KP_PY_TAG | its code object's address (3.14's
+ * tagged _PyStackRef masked); a code object seen for the first time is copied
  * (qualname, filename, first line) into kp_py_codes for userspace, which drains it.
  *
  * Anything unreadable (a process exiting, a layout that does not fit) ends the Python part:
@@ -179,8 +180,10 @@ __attribute__((noinline)) int kp_py_note_code(__u32 tgid, __u64 code)
 }
 
 /*
- * At a native _PyEval_EvalFrameDefault frame of the walk: its activation's Python frames into
- * kp_cap_scratch from w->n on (the walk's frame count advanced). Returns how many were put.
+ * At a native frame of the walk in the interpreter's span (w->py_lo, w->py_hi): -1 when it is
+ * in neither part of _PyEval_EvalFrameDefault (the span holds other functions when the compiler
+ * split it), else its activation's Python frames into kp_cap_scratch from w->n on (the walk's
+ * frame count advanced) and how many were put.
  */
 __attribute__((noinline)) int kp_py_emit(__u32 unused)
 {
@@ -198,6 +201,10 @@ __attribute__((noinline)) int kp_py_emit(__u32 unused)
 	pp = bpf_map_lookup_elem(&kp_py_procs, &w->tgid);
 	if (!pp)
 		return 0;
+	code = w->exact ? w->pc : w->pc - 1;
+	if (code - pp->code_lo[0] >= pp->code_hi[0] - pp->code_lo[0] &&
+	    code - pp->code_lo[1] >= pp->code_hi[1] - pp->code_lo[1])
+		return -1; /* not the interpreter: (__u32)-1 + 1, the walk's 0 */
 	if (w->py_state == 0) {
 		w->py_state = 2; /* no Python frames for the rest of this stack, unless found */
 		ts = kp_py_tstate(pp);
@@ -236,6 +243,7 @@ __attribute__((noinline)) int kp_py_emit(__u32 unused)
 		if (!kp_py_rd(&code, fr + pp->l.fr_code) ||
 		    !kp_py_rd(&prev, fr + pp->l.fr_previous))
 			goto fault;
+		code &= KP_PY_CODE_MASK; /* 3.14: a tagged _PyStackRef */
 		if (pp->l.fr_is_entry != KP_PY_NONE) {
 			cf = 0;
 			if (!kp_py_rd8((__u8 *)&cf, fr + pp->l.fr_is_entry))
@@ -243,8 +251,7 @@ __attribute__((noinline)) int kp_py_emit(__u32 unused)
 			entry = (__u8)cf != 0;
 		}
 		if (w->n < w->max && w->n < KP_CAP_MAX_FRAMES && code) {
-			s->ip[KP_BOUND(w->n, KP_CAP_MAX_FRAMES)] = KP_PY_TAG |
-								   (code & KP_PY_ADDR_MASK);
+			s->ip[KP_BOUND(w->n, KP_CAP_MAX_FRAMES)] = KP_PY_TAG | code;
 			w->n += 1;
 			put++;
 			kp_py_note_code(w->tgid, code);

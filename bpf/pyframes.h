@@ -17,6 +17,10 @@
 #define KP_PY_TAG 0x2000000000000000ULL
 #define KP_PY_TAG_MASK 0xffff000000000000ULL
 #define KP_PY_ADDR_MASK 0x0000ffffffffffffULL
+/* what of a frame's code word is the code object's address: 3.14 keeps it as a _PyStackRef,
+ * a pointer tagged in its low bits (Py_TAG_BITS: 3, free-threaded 1); objects are aligned to
+ * 16 bytes, so 3.11 and 3.13's plain pointers are the same masked */
+#define KP_PY_CODE_MASK 0x0000fffffffffff8ULL
 
 #define KP_PY_NONE 0xffff /* a layout offset the version does not have */
 
@@ -28,7 +32,7 @@ struct kp_py_layout {
 	__u16 ts_native_tid; /* PyThreadState.native_thread_id */
 	__u16 ts_cframe; /* PyThreadState.cframe (3.11, 3.12); KP_PY_NONE: 3.13+ */
 	__u16 cur_frame; /* current_frame in _PyCFrame, or in PyThreadState without cframe */
-	__u16 fr_code; /* _PyInterpreterFrame.f_code (3.13: f_executable) */
+	__u16 fr_code; /* _PyInterpreterFrame.f_code (3.13+: f_executable) */
 	__u16 fr_previous; /* _PyInterpreterFrame.previous */
 	__u16 fr_owner; /* _PyInterpreterFrame.owner */
 	__u16 fr_is_entry; /* _PyInterpreterFrame.is_entry (3.11); KP_PY_NONE after */
@@ -38,7 +42,7 @@ struct kp_py_layout {
 	__u16 str_ascii; /* sizeof(PyASCIIObject): where a compact ASCII string's bytes start */
 	__u16 str_compact; /* sizeof(PyCompactUnicodeObject): a compact non-ASCII string's */
 	__u16 str_state; /* PyASCIIObject.state: kind in bits 2-4, compact 5, ascii 6 */
-	__u8 owner_cstack; /* the owner of a C-stack entry frame (3.12+: 3); 0xff: none */
+	__u8 owner_cstack; /* the owner of an activation's entry frame (3.12-3.14: 3); 0xff: none */
 	__u8 minor; /* the version (3.minor) */
 	__u16 pad;
 };
@@ -46,7 +50,11 @@ struct kp_py_layout {
 /* the value of kp_py_procs (key: the tgid as the caller sees it) */
 struct kp_py_proc {
 	__u64 runtime; /* the address of _PyRuntime in the process */
-	__u64 eval_lo, eval_hi; /* _PyEval_EvalFrameDefault's code */
+	/* the span of _PyEval_EvalFrameDefault's code (the walk calls the reader in it), and its
+	 * parts: the symbol's range, and the part the compiler split off (0, 0: none; Debian's
+	 * 3.14 keeps its interpreter loop there, python_split.c) */
+	__u64 eval_lo, eval_hi;
+	__u64 code_lo[2], code_hi[2];
 	struct kp_py_layout l;
 };
 

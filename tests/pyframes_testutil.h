@@ -1,8 +1,10 @@
 /*
  * pyframes_testutil.h - helpers of the Python-frame tests (test_pyframes.c: Debian 12's
- * python3.11; test_pyframes313.c: Debian 13's python3.13 in a trixie root): record a CPython
- * running tests/workloads/python/pyframes_wl.py with `kperf-bpf record -g --format folded`,
- * count the samples whose stacks hold given frames, read the shares the workload measured.
+ * python3.11; test_pyframes313.c: Debian 13's python3.13 in a trixie root; test_pyframes314.c:
+ * forky's python3.14 and python3.15 in a forky root): record a CPython running
+ * tests/workloads/python/pyframes_wl.py with `kperf-bpf record -g --format folded`, count the
+ * samples whose stacks hold given frames, read the shares the workload measured; the roots'
+ * tests: the workload copied into the root, run there by chroot, profiled on the host.
  */
 #ifndef KPERF_PYFRAMES_TESTUTIL_H
 #define KPERF_PYFRAMES_TESTUTIL_H
@@ -12,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -163,6 +167,128 @@ static inline void pf_expect_shares(const struct pf_folded *f, const char *comm,
 			  "%s: %.1f%% of the samples, the script measured %.1f%%", fns[i], got,
 			  want);
 	}
+}
+
+/* a directory under <root>'s /tmp holding the workload: <in> its path inside the root */
+struct pf_root {
+	const char *root;
+	char host[256], in[128];
+};
+
+static inline void pf_root_make(struct pf_root *d, const char *root)
+{
+	char cmd[8192], *out;
+	int st;
+
+	d->root = root;
+	snprintf(d->host, sizeof(d->host), "%s/tmp/kperf-pyframes-XXXXXX", root);
+	cr_assert(mkdtemp(d->host), "mkdtemp under %s/tmp", root);
+	chmod(d->host, 0755);
+	snprintf(d->in, sizeof(d->in), "%s", d->host + strlen(root));
+	snprintf(cmd, sizeof(cmd), "cp %s %s/ 2>&1", pf_script("pyframes_wl.py"), d->host);
+	out = tu_run(cmd, &st);
+	cr_assert_eq(st, 0, "%s", out);
+	free(out);
+}
+
+static inline void pf_root_free(struct pf_root *d)
+{
+	char cmd[512], *out;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", d->host);
+	out = tu_run(cmd, &st);
+	free(out);
+}
+
+/* record `chroot ROOT <py> pyframes_wl.py <args>` launched */
+static inline struct pf_folded pf_root_record(const struct pf_root *d, const char *py,
+					      const char *args)
+{
+	char runner[1024], script[256];
+
+	snprintf(runner, sizeof(runner), "chroot %s %s", d->root, py);
+	snprintf(script, sizeof(script), "%s/pyframes_wl.py", d->in);
+	return pf_record(runner, script, "", args);
+}
+
+/* `chroot ROOT <py> pyframes_wl.py threads 60` attached with -p once both threads are named and
+ * running: launched, the threads would start before the tables of the interpreter load (the
+ * launched command is chroot: it is held at its own exec, not at the interpreter it execs;
+ * their first samples are frame pointers', garbage in an interpreter built without them), and
+ * the ctypes they name themselves with is new code */
+static inline struct pf_folded pf_root_threads(const char *root, const char *py)
+{
+	char script[256], what[64], text[256] = "";
+	char *argv[] = {
+		"/usr/sbin/chroot", (char *)root, (char *)py, script, "threads", "60", NULL
+	};
+	struct pf_folded f;
+	struct tu_proc p;
+	struct pf_root d;
+	size_t n = 0;
+
+	pf_root_make(&d, root);
+	snprintf(script, sizeof(script), "%s/pyframes_wl.py", d.in);
+	p = tu_spawn_v(argv, 1);
+	cr_assert_gt(p.pid, 0);
+	while (!strstr(text, "ready\n") && n + 1 < sizeof(text)) {
+		struct pollfd pfd = { p.out_fd, POLLIN, 0 };
+		ssize_t r;
+
+		if (poll(&pfd, 1, 60000) <= 0 || (r = read(p.out_fd, text + n, 1)) <= 0)
+			break;
+		n += (size_t)r;
+		text[n] = '\0';
+	}
+	if (!strstr(text, "ready\n")) {
+		tu_kill(&p);
+		pf_root_free(&d);
+		cr_assert_fail("the workload did not get ready: %s", text);
+	}
+	snprintf(what, sizeof(what), "-d 3 -p %d", (int)p.pid);
+	f = pf_record_what(what);
+	tu_kill(&p);
+	close(p.out_fd);
+	pf_root_free(&d);
+	return f;
+}
+
+/* each thread of pf_root_threads' profile carries its own function, never the other's */
+static inline void pf_expect_threads(const struct pf_folded *f)
+{
+	const char *const alpha[] = { ";pyframes_wl.alpha;", NULL };
+	const char *const beta[] = { ";pyframes_wl.beta;", NULL };
+	unsigned long na, nb;
+
+	cr_assert_eq(f->status, 0, "%s", f->out);
+	na = pf_count(f, "pyalpha", NULL, false);
+	nb = pf_count(f, "pybeta", NULL, false);
+	cr_assert_gt(na, 100, "%lu samples of pyalpha\n%s", na, f->text);
+	cr_assert_gt(nb, 100, "%lu samples of pybeta", nb);
+	cr_expect_geq(pf_count(f, "pyalpha", alpha, false) * 100, na * 95);
+	cr_expect_eq(pf_count(f, "pyalpha", beta, false), 0);
+	cr_expect_geq(pf_count(f, "pybeta", beta, false) * 100, nb * 95);
+	cr_expect_eq(pf_count(f, "pybeta", alpha, false), 0);
+}
+
+/* `chroot ROOT <py> pyframes_wl.py shares 0.5` (comm <comm>): no Python frame, native frames
+ * down to Py_BytesMain, and <why> said exactly once */
+static inline void pf_expect_refused(const struct pf_root *d, const char *py, const char *comm,
+				     const char *why)
+{
+	const char *const any_py[] = { ";pyframes_wl.", NULL };
+	const char *const native[] = { ";Py_BytesMain;", NULL };
+	struct pf_folded f = pf_root_record(d, py, "shares 0.5");
+	const char *at;
+
+	cr_assert_eq(f.status, 0, "%s", f.out);
+	cr_expect_eq(pf_count(&f, comm, any_py, false), 0, "Python frames:\n%s", f.text);
+	cr_expect_gt(pf_count(&f, comm, native, false), 100, "%s", f.text);
+	at = strstr(f.out, why);
+	cr_assert(at, "no \"%s\" in:\n%s", why, f.out);
+	cr_expect_null(strstr(at + 1, why), "said twice:\n%s", f.out);
+	pf_free(&f);
 }
 
 #endif

@@ -3,9 +3,10 @@
  * (python.h). A process's mappings name its interpreter: the executable (Debian's python3.11
  * links it in) or libpython3.X.so. That file's .dynsym (else .symtab) gives _PyRuntime (the
  * runtime state: its interpreters, their threads), _PyEval_EvalFrameDefault (the native frames
- * that stand for Python ones) and Py_Version (3.11+: the version, read from the file). The
- * version picks a layout: 3.11's from a table (python_layout.c), 3.13's from the process
- * itself, the _Py_DebugOffsets its _PyRuntime starts with (python_debug.c; read from the
+ * that stand for Python ones; with the part of it the compiler may have split off,
+ * python_split.c) and Py_Version (3.11+: the version, read from the file). The
+ * version picks a layout: 3.11's from a table (python_layout.c), 3.13 and 3.14's from the
+ * process itself, the _Py_DebugOffsets its _PyRuntime starts with (python_debug.c; read from the
  * file when the process's memory cannot be). What a file gave is kept by (device, inode): a
  * process that maps new code is looked at again without parsing the interpreter again.
  */
@@ -35,6 +36,7 @@ struct py_file {
 	int err; /* 0, or why it cannot be read: -ENOENT no _PyRuntime, -ENOTSUP version */
 	unsigned major, minor;
 	uint64_t runtime, eval, eval_size; /* ELF addresses */
+	uint64_t part_lo, part_hi; /* the part of _PyEval_EvalFrameDefault split off; 0, 0: none */
 	uint64_t runtime_off; /* where _PyRuntime's initial bytes are in the file; 0: nowhere */
 	uint64_t first_vaddr; /* the first PT_LOAD's page: where the file's first page maps */
 	struct py_file *next;
@@ -244,6 +246,8 @@ static void read_file(struct py_file *f, const char *open_path, const char *name
 		f->err = -ENOENT;
 	else
 		f->err = 0;
+	if (!f->err && !kp_py_eval_split(elf, f->eval, f->eval_size, &f->part_lo, &f->part_hi))
+		f->part_lo = f->part_hi = 0;
 	elf_end(elf);
 out:
 	close(fd);
@@ -279,7 +283,7 @@ static bool interpreter_name(const char *path)
 	return !strncmp(base, "python", 6) || !strncmp(base, "libpython", 9);
 }
 
-/* 3.13+: the layout from the _Py_DebugOffsets at <runtime> in process <pid>, or at the same
+/* 3.13, 3.14: the layout from the _Py_DebugOffsets at <runtime> in process <pid>, or at the same
  * place in its interpreter's file <fpath> when the process cannot be read */
 static int debug_layout(int pid, const char *fpath, const struct py_file *f, uint64_t runtime,
 			struct kp_py_layout *l, char *why, size_t why_len)
@@ -367,14 +371,24 @@ int kp_py_add_pid(struct kp_py *py, int pid)
 			/* 3.12: no _Py_DebugOffsets, and no layout verified on a real 3.12 */
 			note(py, file,
 			     "process %d runs Python %u.%u (%s): its frame layout is not known to "
-			     "kperf-bpf (it reads 3.11 and 3.13): native frames only",
+			     "kperf-bpf (it reads 3.11, 3.13 and 3.14): native frames only",
 			     pid, f->major, f->minor, file);
 			free(text);
 			bpf_map_delete_elem(py->procs_fd, &key);
 			return 0;
 		}
-		proc.eval_lo = start - f->first_vaddr + f->eval;
-		proc.eval_hi = proc.eval_lo + f->eval_size;
+		proc.code_lo[0] = start - f->first_vaddr + f->eval;
+		proc.code_hi[0] = proc.code_lo[0] + f->eval_size;
+		proc.eval_lo = proc.code_lo[0];
+		proc.eval_hi = proc.code_hi[0];
+		if (f->part_hi) {
+			proc.code_lo[1] = start - f->first_vaddr + f->part_lo;
+			proc.code_hi[1] = start - f->first_vaddr + f->part_hi;
+			if (proc.code_lo[1] < proc.eval_lo)
+				proc.eval_lo = proc.code_lo[1];
+			if (proc.code_hi[1] > proc.eval_hi)
+				proc.eval_hi = proc.code_hi[1];
+		}
 		found = true;
 	}
 	free(text);

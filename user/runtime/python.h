@@ -17,6 +17,7 @@
 #include "pyframes.h"
 
 struct kp_py;
+struct Elf;
 
 /* Does this kernel's verifier take the frame reader (bpf/pyframes.bpf.h)? Its objects read
  * Python frames (kp_py_max_threads and kp_py_max_walk at their bounds) only where it does. */
@@ -46,7 +47,7 @@ void kp_py_counters(const struct kp_py *py, uint64_t out[KP_PY_CNT_MAX]);
 bool kp_py_layout_of(unsigned minor, struct kp_py_layout *out);
 
 /* How many bytes of _Py_DebugOffsets (the start of _PyRuntime) version 3.<minor> is read
- * from; 0 when its layout is not read that way (python_debug.c: 3.13). */
+ * from; 0 when its layout is not read that way (python_debug.c: 3.13, 3.14). */
 size_t kp_py_debug_offsets_size(unsigned minor);
 
 /* The layout of Python <major>.<minor> from its _Py_DebugOffsets <rec> (<len> bytes, read from
@@ -54,5 +55,10 @@ size_t kp_py_debug_offsets_size(unsigned minor);
  * "the interpreter ..."). */
 int kp_py_layout_from_debug(const void *rec, size_t len, unsigned major, unsigned minor,
 			    struct kp_py_layout *out, char *why, size_t why_len);
+
+/* _PyEval_EvalFrameDefault (ELF address <eval>, <size> bytes) split by the compiler: the ELF
+ * range [lo, hi) of the part with no symbol that holds the interpreter loop
+ * (python_split.c); false when the function is whole (or its part is not found). */
+bool kp_py_eval_split(struct Elf *elf, uint64_t eval, uint64_t size, uint64_t *lo, uint64_t *hi);
 
 #endif

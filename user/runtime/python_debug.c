@@ -1,14 +1,14 @@
 /*
- * python_debug.c - a CPython 3.13 interpreter's layout read from the interpreter itself: 3.13
- * starts its runtime state (_PyRuntime) with _Py_DebugOffsets, a record of where its
+ * python_debug.c - a CPython 3.13 or 3.14 interpreter's layout read from the interpreter itself:
+ * since 3.13 its runtime state (_PyRuntime) starts with _Py_DebugOffsets, a record of where its
  * interpreter, thread, frame, code and str structures keep their fields, written for
  * debuggers and profilers. Its first word is the cookie "xdebugpy", then the version
  * (PY_VERSION_HEX), a free-threaded flag, then groups of 64-bit words, each group starting
  * with the size of its structure. The groups' order and length are those of the version's
- * header (Include/internal/pycore_runtime.h of 3.13.x); the offsets inside are the build's
- * own, so a build with other sizes (a debug build, other compile options) is read right. The
- * record's shape changes between minor versions: only 3.13's is known here (3.14 has more
- * fields and tags its frames' code pointers).
+ * header (Include/internal/pycore_runtime.h of 3.13.x, pycore_debug_offsets.h of 3.14.x: one
+ * shape per minor version below); the offsets inside are the build's own, so a build with other
+ * sizes (a debug build, other compile options) is read right. A version whose shape is not here
+ * (3.15+) is not read.
  */
 #include <errno.h>
 #include <linux/types.h>
@@ -20,41 +20,70 @@
 
 #include "python.h"
 
-/* word indexes into 3.13's _Py_DebugOffsets (each word 8 bytes) */
-enum {
-	W313_VERSION = 1,
-	W313_FREE_THREADED = 2,
-	W313_RT_SIZE = 3,
-	W313_RT_INTERP_HEAD = 5,
-	W313_IS_SIZE = 6, /* 13 words */
-	W313_IS_THREADS_HEAD = 9,
-	W313_TS_SIZE = 19, /* 9 words */
-	W313_TS_NEXT = 21,
-	W313_TS_CURRENT_FRAME = 23,
-	W313_TS_NATIVE_TID = 25,
-	W313_FR_SIZE = 28, /* 6 words */
-	W313_FR_PREVIOUS = 29,
-	W313_FR_EXECUTABLE = 30,
-	W313_FR_OWNER = 33,
-	W313_CO_SIZE = 34, /* 10 words */
-	W313_CO_FILENAME = 35,
-	W313_CO_QUALNAME = 37,
-	W313_CO_FIRSTLINENO = 39,
-	W313_STR_SIZE = 67, /* 4 words */
-	W313_STR_STATE = 68,
-	W313_STR_ASCII_SIZE = 70,
-	W313_WORDS = 73, /* the record ends with the gc group, 2 words */
+/* where one minor version's record keeps what the reader needs: word indexes (8 bytes each) */
+struct shape {
+	unsigned minor, words;
+	unsigned rt_size, rt_interp_head;
+	unsigned is_size, is_threads_head;
+	unsigned ts_size, ts_next, ts_current_frame, ts_native_tid;
+	unsigned fr_size, fr_previous, fr_executable, fr_owner;
+	unsigned co_size, co_filename, co_qualname, co_firstlineno;
+	unsigned str_size, str_state, str_ascii_size;
 };
 
-/* 3.12+: the owner of the frame each _PyEval_EvalFrameDefault activation pushes first
- * (FRAME_OWNED_BY_CSTACK of pycore_frame.h; 3.13.5's header checked) */
-#define OWNED_BY_CSTACK 3
+#define W_VERSION 1
+#define W_FREE_THREADED 2
+
+static const struct shape shapes[] = {
+	{
+		/* 3.13 (3.13.5's header): interpreter_state 13 words, thread_state 9,
+		 * interpreter_frame 6, code_object 10; the record ends with the gc group */
+		.minor = 13,	     .words = 73,	.rt_size = 3,
+		.rt_interp_head = 5, .is_size = 6,	.is_threads_head = 9,
+		.ts_size = 19,	     .ts_next = 21,	.ts_current_frame = 23,
+		.ts_native_tid = 25, .fr_size = 28,	.fr_previous = 29,
+		.fr_executable = 30, .fr_owner = 33,	.co_size = 34,
+		.co_filename = 35,   .co_qualname = 37, .co_firstlineno = 39,
+		.str_size = 67,	     .str_state = 68,	.str_ascii_size = 70,
+	},
+	{
+		/* 3.14 (3.14.8's header, Debian forky): interpreter_state 16 words (threads_main,
+		 * code_object_generation, tlbc_generation), interpreter_frame 8 (stackpointer,
+		 * tlbc_index), code_object 11 (co_tlbc), a set group before dict; after gc the
+		 * gen_object, llist_node and debugger_support groups */
+		.minor = 14,	     .words = 95,	.rt_size = 3,
+		.rt_interp_head = 5, .is_size = 6,	.is_threads_head = 9,
+		.ts_size = 22,	     .ts_next = 24,	.ts_current_frame = 26,
+		.ts_native_tid = 28, .fr_size = 31,	.fr_previous = 32,
+		.fr_executable = 33, .fr_owner = 36,	.co_size = 39,
+		.co_filename = 40,   .co_qualname = 42, .co_firstlineno = 44,
+		.str_size = 77,	     .str_state = 78,	.str_ascii_size = 80,
+	},
+};
+
+/* the owner of the frame each _PyEval_EvalFrameDefault activation pushes first: 3.13's
+ * FRAME_OWNED_BY_CSTACK (pycore_frame.h, 3.13.5), 3.14's FRAME_OWNED_BY_INTERPRETER
+ * (pycore_interpframe_structs.h, 3.14.8; its FRAME_OWNED_BY_CSTACK is 4 and not what
+ * ceval.c's entry frame is given): 3 both */
+#define OWNED_BY_ENTRY 3
 /* PyCompactUnicodeObject: a PyASCIIObject, then utf8_length and utf8 (3.12-3.14) */
 #define COMPACT_AFTER_ASCII 16
 
+static const struct shape *shape_of(unsigned minor)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+		if (shapes[i].minor == minor)
+			return &shapes[i];
+	return NULL;
+}
+
 size_t kp_py_debug_offsets_size(unsigned minor)
 {
-	return minor == 13 ? W313_WORDS * 8 : 0;
+	const struct shape *sh = shape_of(minor);
+
+	return sh ? (size_t)sh->words * 8 : 0;
 }
 
 static uint64_t word(const unsigned char *buf, unsigned i)
@@ -80,12 +109,13 @@ static bool field(const unsigned char *buf, unsigned group, unsigned fld, __u16 
 int kp_py_layout_from_debug(const void *rec, size_t len, unsigned major, unsigned minor,
 			    struct kp_py_layout *out, char *why, size_t why_len)
 {
+	const struct shape *sh = major == 3 ? shape_of(minor) : NULL;
 	const unsigned char *buf = rec;
 	struct kp_py_layout l = { 0 };
 	uint64_t version;
 	bool ok;
 
-	if (major != 3 || minor != 13 || len < kp_py_debug_offsets_size(minor)) {
+	if (!sh || len < (size_t)sh->words * 8) {
 		snprintf(why, why_len, "no _Py_DebugOffsets reader for Python %u.%u", major, minor);
 		return -ENOTSUP;
 	}
@@ -95,7 +125,7 @@ int kp_py_layout_from_debug(const void *rec, size_t len, unsigned major, unsigne
 			 "cookie)");
 		return -EINVAL;
 	}
-	version = word(buf, W313_VERSION);
+	version = word(buf, W_VERSION);
 	if ((version >> 24) != major || ((version >> 16) & 0xff) != minor) {
 		snprintf(why, why_len,
 			 "its _Py_DebugOffsets are those of version %u.%u, the file says %u.%u",
@@ -103,36 +133,37 @@ int kp_py_layout_from_debug(const void *rec, size_t len, unsigned major, unsigne
 			 minor);
 		return -EINVAL;
 	}
-	if (word(buf, W313_FREE_THREADED)) {
+	if (word(buf, W_FREE_THREADED)) {
 		snprintf(why, why_len,
-			 "it is a free-threaded build (not read: its objects differ and it was "
-			 "never tried)");
+			 "it is a free-threaded build (not read: its objects differ, and no "
+			 "Debian suite has one to verify a reader on)");
 		return -ENOTSUP;
 	}
-	ok = field(buf, W313_RT_SIZE, W313_RT_INTERP_HEAD, &l.rt_interp_head) &&
-	     field(buf, W313_IS_SIZE, W313_IS_THREADS_HEAD, &l.is_threads_head) &&
-	     field(buf, W313_TS_SIZE, W313_TS_NEXT, &l.ts_next) &&
-	     field(buf, W313_TS_SIZE, W313_TS_NATIVE_TID, &l.ts_native_tid) &&
-	     field(buf, W313_TS_SIZE, W313_TS_CURRENT_FRAME, &l.cur_frame) &&
-	     field(buf, W313_FR_SIZE, W313_FR_EXECUTABLE, &l.fr_code) &&
-	     field(buf, W313_FR_SIZE, W313_FR_PREVIOUS, &l.fr_previous) &&
-	     field(buf, W313_FR_SIZE, W313_FR_OWNER, &l.fr_owner) &&
-	     field(buf, W313_CO_SIZE, W313_CO_FILENAME, &l.co_filename) &&
-	     field(buf, W313_CO_SIZE, W313_CO_QUALNAME, &l.co_qualname) &&
-	     field(buf, W313_CO_SIZE, W313_CO_FIRSTLINENO, &l.co_firstlineno) &&
-	     field(buf, W313_STR_SIZE, W313_STR_STATE, &l.str_state) &&
-	     word(buf, W313_STR_ASCII_SIZE) > 0 && word(buf, W313_STR_ASCII_SIZE) < 0x1000;
+	ok = field(buf, sh->rt_size, sh->rt_interp_head, &l.rt_interp_head) &&
+	     field(buf, sh->is_size, sh->is_threads_head, &l.is_threads_head) &&
+	     field(buf, sh->ts_size, sh->ts_next, &l.ts_next) &&
+	     field(buf, sh->ts_size, sh->ts_native_tid, &l.ts_native_tid) &&
+	     field(buf, sh->ts_size, sh->ts_current_frame, &l.cur_frame) &&
+	     field(buf, sh->fr_size, sh->fr_executable, &l.fr_code) &&
+	     field(buf, sh->fr_size, sh->fr_previous, &l.fr_previous) &&
+	     field(buf, sh->fr_size, sh->fr_owner, &l.fr_owner) &&
+	     field(buf, sh->co_size, sh->co_filename, &l.co_filename) &&
+	     field(buf, sh->co_size, sh->co_qualname, &l.co_qualname) &&
+	     field(buf, sh->co_size, sh->co_firstlineno, &l.co_firstlineno) &&
+	     field(buf, sh->str_size, sh->str_state, &l.str_state) &&
+	     word(buf, sh->str_ascii_size) > 0 && word(buf, sh->str_ascii_size) < 0x1000;
 	if (!ok) {
 		snprintf(why, why_len,
 			 "its _Py_DebugOffsets hold an offset outside its structure (not the shape "
-			 "of 3.13's)");
+			 "of 3.%u's)",
+			 minor);
 		return -EINVAL;
 	}
-	l.str_ascii = (__u16)word(buf, W313_STR_ASCII_SIZE);
+	l.str_ascii = (__u16)word(buf, sh->str_ascii_size);
 	l.str_compact = (__u16)(l.str_ascii + COMPACT_AFTER_ASCII);
-	l.ts_cframe = KP_PY_NONE; /* 3.13: the current frame is in the thread state */
+	l.ts_cframe = KP_PY_NONE; /* 3.13+: the current frame is in the thread state */
 	l.fr_is_entry = KP_PY_NONE; /* 3.12+: an activation starts at its C-stack frame */
-	l.owner_cstack = OWNED_BY_CSTACK;
+	l.owner_cstack = OWNED_BY_ENTRY;
 	l.minor = (__u8)minor;
 	*out = l;
 	return 0;
