@@ -70,7 +70,15 @@ struct KperfPmuOpts {
 	 * module and fileName, the function's first line); KPERF_PY_FRAMES_KEEP_INTERP: the
 	 * same, the interpreter's frames kept under them; KPERF_PY_FRAMES_OFF: native frames */
 	unsigned pythonFrames;
+	/* SAMPLING: the distinct stacks the kernel keeps of each kind (kernel, user) until the
+	 * task is read while disabled, and with aggregate the distinct (thread, cpu, stacks)
+	 * counted between two drains (about a second); their maps are preallocated kernel
+	 * memory (a stack is about 1 KiB). 0: 16384 stacks of each kind, 32768 counted; at
+	 * most KPERF_MAX_STACK_ENTRIES. A full map is a counted loss, warned about at the read. */
+	unsigned stackEntries;
 };
+
+#define KPERF_MAX_STACK_ENTRIES (1U << 20)
 
 #define KPERF_CALL_GRAPH_DWARF 0
 #define KPERF_CALL_GRAPH_FP 1

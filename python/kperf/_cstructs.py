@@ -116,6 +116,7 @@ class KperfPmuOpts(ctypes.Structure):
         ("blockedKernelStack", c_uint),
         ("callGraph", c_uint),
         ("pythonFrames", c_uint),
+        ("stackEntries", c_uint),
     ]
 
 

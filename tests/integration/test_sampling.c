@@ -427,6 +427,12 @@ Test(sampling_errors, each_bad_attribute_has_its_code)
 	cr_assert_eq(KperfOpen(SAMPLING, &a, &KPERF_OPTS(KperfPmuOpts, .ringBufferKb = 1u << 30)),
 		     -1);
 	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ATTR);
+	cr_assert_eq(
+		KperfOpen(SAMPLING, &a,
+			  &KPERF_OPTS(KperfPmuOpts, .stackEntries = KPERF_MAX_STACK_ENTRIES + 1)),
+		-1);
+	cr_assert_eq(Perrorno(), KPERF_ERR_INVALID_ATTR);
+	cr_assert_str_eq(Perror(), "stackEntries 1048577 is too large (at most 1048576)");
 	a = (struct PmuAttr){ 0 };
 	cr_assert_eq(open_sampling(&a, "msr/tsc/"), -1, "uncore-style PMUs cannot sample");
 	for (i = 0; i < 65; i++)

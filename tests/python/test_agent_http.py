@@ -201,6 +201,25 @@ def prog_name(prog_id):
     return json.loads(out).get("name", "") if out else ""
 
 
+def bpf_map_sizes(pid):
+    """max_entries of the BPF maps process <pid> holds, by name (the largest of a name)."""
+    sizes = {}
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") != "anon_inode:bpf-map":
+                continue
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                info = dict(l.split(":", 1) for l in f if ":" in l)
+        except OSError:
+            continue
+        out = subprocess.run(["bpftool", "-j", "map", "show", "id",
+                              info["map_id"].strip()], capture_output=True, text=True).stdout
+        if out:
+            m = json.loads(out)
+            sizes[m["name"]] = max(sizes.get(m["name"], 0), int(info["max_entries"]))
+    return sizes
+
+
 def test_profiles_reuse_the_loaded_sampling_programs():
     """The first CPU profile loads the sampling programs, the next ones enable them again: the
     same program ids, and the same hot function first each time (the process resolved again
@@ -208,7 +227,7 @@ def test_profiles_reuse_the_loaded_sampling_programs():
     none of its programs."""
     burn = subprocess.Popen([os.path.join(WL, "cpuburn"), "--ms", "60000"],
                             stdout=subprocess.DEVNULL)
-    agent = Agent("-p", burn.pid)
+    agent = Agent("-p", burn.pid, "--profile-hz", 19, "--max-profile-seconds", 10)
     url = f"http://127.0.0.1:{agent.port}/debug/pprof/profile?seconds=2"
     held = set()
     try:
@@ -223,6 +242,13 @@ def test_profiles_reuse_the_loaded_sampling_programs():
                           if prog_name(i).startswith("kp_sample"))
         assert len(sampling) == 1, (before, after_first, sampling)
         assert after_second == after_first
+        # its maps sized for the longest profile: 19 Hz x 10 s x the CPUs, a power of two
+        # from 1024 (kernel and user stacks: twice that)
+        want = 1024
+        while want < 19 * 10 * os.cpu_count() and want < 16384:
+            want *= 2
+        sizes = bpf_map_sizes(agent.proc.pid)
+        assert sizes["stacks"] == 2 * want and sizes["counts0"] == want, sizes
         assert first[0] == "hot_loop" and second[0] == "hot_loop", (first, second)
         # nothing disassembled: capstone is loaded on a disassembly's first need only
         with open(f"/proc/{agent.proc.pid}/maps") as f:

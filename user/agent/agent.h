@@ -178,6 +178,14 @@ struct agent_profiler {
 int agent_profile_take(struct agent_profiler *pr, const struct agent_config *c,
 		       enum agent_profile_kind kind, unsigned seconds, volatile bool *stop,
 		       char **buf, size_t *len, uint64_t *lost, char *err, size_t errsz);
+/* The stacks of each kind (and counted rows) the profiles' maps hold, preallocated kernel
+ * memory charged to the agent (a stack is about 1 KiB): room for every sample of the longest
+ * profile, --profile-hz x --max-profile-seconds x the online CPUs, as a power of two within
+ * [AGENT_STACKS_MIN, AGENT_STACKS_MAX], the library's default (16384 of each kind) the most:
+ * at the defaults, 99 Hz and 60 s, that is 2 CPUs' worth; --profile-hz 19 on 2 CPUs: 4096 */
+#define AGENT_STACKS_MIN 1024
+#define AGENT_STACKS_MAX 16384
+unsigned agent_profile_stacks(const struct agent_config *c);
 /* Close what <pr> keeps open. */
 void agent_profiler_close(struct agent_profiler *pr);
 

@@ -12,17 +12,30 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "export/export.h"
 #include "kperf/kperf.h"
+
+unsigned agent_profile_stacks(const struct agent_config *c)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t samples = (uint64_t)c->profile_hz * c->max_profile_s * (cpus > 0 ? cpus : 1);
+	unsigned n = AGENT_STACKS_MIN;
+
+	while (n < samples && n < AGENT_STACKS_MAX)
+		n <<= 1;
+	return n;
+}
 
 /* a sampling task of what <c> watches, disabled; -1 with Perror() */
 static int open_task(const struct agent_config *c, enum agent_profile_kind kind,
 		     struct kp_profile_meta *meta, char *err, size_t errsz, int *status)
 {
 	struct PmuAttr attr = { 0 };
-	struct KperfPmuOpts o = KPERF_OPTS(KperfPmuOpts, .aggregate = 1);
+	struct KperfPmuOpts o =
+		KPERF_OPTS(KperfPmuOpts, .aggregate = 1, .stackEntries = agent_profile_stacks(c));
 	char *evts[] = { "cpu-clock" }, *cg = (char *)c->cgroup;
 	int pd;
 

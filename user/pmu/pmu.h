@@ -237,8 +237,8 @@ void kp_sample_unwind_stats(struct kp_pmu *p, struct kp_uw_load_stats *s);
 /* ... and of the blocked time's (blocked.c) */
 void kp_blocked_unwind_stats(struct kp_pmu *p, struct kp_uw_load_stats *s);
 /* at each drain: the processes the BPF side asked for */
-/* enabled again after a read: the row array started afresh when half full (a task kept open
- * for days, the agent's, would fill it with the tables of files long unmapped) */
+/* enabled again after a read: the row array started afresh when it was full (a task kept
+ * open for days, the agent's, would fill it with the tables of files long unmapped) */
 void kp_sample_unwind_rearm(struct kp_pmu *p);
 void kp_sample_unwind_poll(struct kp_pmu *p);
 void kp_sample_unwind_close(struct kp_sampling *s);

@@ -231,9 +231,12 @@ static int load(struct kp_pmu *p)
 		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
 			       "ringBufferKb %u is too large (at most %u)", p->opts.ringBufferKb,
 			       MAX_RINGBUF_KB);
-	if (p->opts.inlineFrames > 1)
-		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL, "inlineFrames is 0 or 1, not %u",
-			       p->opts.inlineFrames);
+	if (p->opts.inlineFrames > 1 || p->opts.stackEntries > KPERF_MAX_STACK_ENTRIES)
+		return kp_fail(
+			KPERF_ERR_INVALID_ATTR, -EINVAL,
+			p->opts.inlineFrames > 1 ? "inlineFrames is 0 or 1, not %u" :
+						   "stackEntries %u is too large (at most 1048576)",
+			p->opts.inlineFrames > 1 ? p->opts.inlineFrames : p->opts.stackEntries);
 	if (p->opts.inlineFrames && !(kp_sampling_sym_flags(p) & KP_SYM_DWARF))
 		return kp_fail(KPERF_ERR_INVALID_ATTR, -EINVAL,
 			       "inlineFrames needs symbolMode RESOLVE_ELF_DWARF or "
@@ -300,10 +303,11 @@ static int load(struct kp_pmu *p)
 	skel->rodata->cfg.wakeup_bytes = rb / 4;
 	bpf_map__set_max_entries(skel->maps.records, rb ? (__u32)rb : (__u32)getpagesize());
 	/* kernel and user stacks share the map: room for as many of each */
-	nstacks = (skel->rodata->cfg.kernel_stack + skel->rodata->cfg.user_stack) * STACK_ENTRIES;
+	nstacks = (skel->rodata->cfg.kernel_stack + skel->rodata->cfg.user_stack) *
+		  (p->opts.stackEntries ? p->opts.stackEntries : STACK_ENTRIES);
 	bpf_map__set_max_entries(skel->maps.stacks, nstacks ? nstacks : 1);
-	bpf_map__set_max_entries(skel->maps.counts0, COUNTS_ENTRIES);
-	bpf_map__set_max_entries(skel->maps.counts1, COUNTS_ENTRIES);
+	bpf_map__set_max_entries(skel->maps.counts0, p->opts.stackEntries ?: COUNTS_ENTRIES);
+	bpf_map__set_max_entries(skel->maps.counts1, p->opts.stackEntries ?: COUNTS_ENTRIES);
 	bpf_program__set_autoload(skel->progs.kp_sample, s->has_sample && s->cookie);
 	bpf_program__set_autoload(skel->progs.kp_sample_by_id, s->has_sample && !s->cookie);
 	bpf_program__set_autoload(skel->progs.kp_tp_record, s->has_tp && s->cookie);

@@ -75,6 +75,7 @@ struct kp_uw_owner {
 	unsigned nfollowers;
 	struct kp_uw_owner *leader; /* the owner this one follows */
 	struct kp_py *py; /* the Python frame reader's processes and code objects, or NULL */
+	uint64_t full_seen; /* tables_full at the last kp_uw_owner_reclaim */
 	atomic_bool stop;
 };
 
@@ -532,7 +533,11 @@ void kp_uw_owner_reclaim(struct kp_uw_owner *u)
 		return;
 	pthread_mutex_lock(&u->lock);
 	kp_uw_loader_stats(u->loader, &st);
-	kp_uw_loader_reclaim(u->loader, (uint32_t)(st.rows_cap / 2));
+	/* the array is the cache of compiled tables for the next collections: emptied only
+	 * when a table found no room in it since the last time */
+	if (st.tables_full != u->full_seen)
+		kp_uw_loader_reclaim(u->loader, 0);
+	u->full_seen = st.tables_full;
 	pthread_mutex_unlock(&u->lock);
 }
 

@@ -205,8 +205,9 @@ void kp_uw_owner_locked(struct kp_uw_owner *u, void (*fn)(void *ctx), void *ctx)
  * (record --wall: sampling's and off-CPU's). 0 (nothing when either is NULL), -EBUSY when it
  * follows another already, -ENOSPC beyond 4 followers. Either may be stopped first. */
 int kp_uw_owner_follow(struct kp_uw_owner *holder, struct kp_uw_owner *follower);
-/* kp_uw_loader_reclaim of its loader when more than half of the row array is used (under its
- * lock): between two collections of a task kept open */
+/* kp_uw_loader_reclaim of its loader when a table found no room in the row array since the
+ * last call (under its lock): between two collections of a task kept open, whose array keeps
+ * the tables placed for the next collections until it is full */
 void kp_uw_owner_reclaim(struct kp_uw_owner *u);
 /* the fd of <u>'s kp_uw_hold map when it holds processes, else -1 (NULL: -1) */
 int kp_uw_owner_hold_fd(const struct kp_uw_owner *u);
