@@ -87,10 +87,12 @@ int kp_sample_unwind_prepare(struct kp_pmu *p, struct bpf_object *obj)
 	/* a launched command's children are held at their exec as it is */
 	bpf_program__set_autoload(fork, on && p->attr.enableOnExec && p->npids > 0);
 	/* new code mapped: a kprobe where the kernel has kprobes, else the mmap system call's
-	 * exit (a kernel built without kprobes) */
+	 * exit (a kernel built without kprobes). Both are loaded where kprobes exist: the
+	 * kprobe's attach may still be refused (5.10 arm64: "Could not probe notrace function
+	 * perf_event_mmap"), and then the system call's exit stands in */
 	if (mmap_kprobe && mmap_sys) {
 		bpf_program__set_autoload(mmap_kprobe, on && kprobes);
-		bpf_program__set_autoload(mmap_sys, on && !kprobes);
+		bpf_program__set_autoload(mmap_sys, on);
 	}
 	return 0;
 }
@@ -144,11 +146,14 @@ int kp_sample_unwind_start(struct kp_pmu *p, struct bpf_object *obj)
 				       "cannot follow the held command's forks: %s",
 				       strerror(errno));
 	}
-	/* new code mapped; where neither attaches, the first sample in it asks (counted) */
+	/* new code mapped: the kprobe, else the mmap system call's exit; where neither
+	 * attaches, the first sample in the new code asks for its table (counted) */
 	mmap_prog = bpf_object__find_program_by_name(obj, "kp_uw_mmap");
-	if (!bpf_program__autoload(mmap_prog))
-		mmap_prog = bpf_object__find_program_by_name(obj, "kp_uw_mmap_sys");
-	s->uw_mmap_link = bpf_program__attach(mmap_prog);
+	if (mmap_prog && bpf_program__autoload(mmap_prog))
+		s->uw_mmap_link = bpf_program__attach(mmap_prog);
+	mmap_prog = bpf_object__find_program_by_name(obj, "kp_uw_mmap_sys");
+	if (!s->uw_mmap_link && mmap_prog && bpf_program__autoload(mmap_prog))
+		s->uw_mmap_link = bpf_program__attach(mmap_prog);
 	/* the targets now (a launched command: held at its exec and its entry point while its
 	 * tables load); their children and anything system-wide when first sampled */
 	err = kp_uw_owner_start_hooked(obj, p->pids, (unsigned)p->npids, p->attr.enableOnExec,
