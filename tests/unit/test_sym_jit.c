@@ -218,9 +218,15 @@ static int catches_quit(pid_t pid)
 static struct tu_proc start_sh(const char *script, const char *arg0, bool trap)
 {
 	char *argv[] = { "/bin/sh", "-c", (char *)script, (char *)arg0, NULL };
-	struct tu_proc p = tu_spawn_v(argv, 0);
+	struct tu_proc p;
 	char path[64], *buf = NULL;
 	int i;
+
+	/* a signal ignored when a shell starts cannot be trapped there (POSIX), and a command
+	 * started in the background of a non-interactive shell has SIGQUIT ignored: the script's
+	 * trap would never take */
+	signal(SIGQUIT, SIG_DFL);
+	p = tu_spawn_v(argv, 0);
 
 	cr_assert_gt(p.pid, 0);
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)p.pid);
