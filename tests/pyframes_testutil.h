@@ -255,6 +255,44 @@ static inline struct pf_folded pf_root_threads(const char *root, const char *py)
 }
 
 /* each thread of pf_root_threads' profile carries its own function, never the other's */
+/* `record` of pyframes_wl.py "shares 1.5 bz2" run by <python> in the root <root> (its comm
+ * <comm>, its _bz2 module "_bz2.cpython-<tag>"): the functions' shares, inner under outer and
+ * _bz2 under squeeze in >= 95% of their samples, >= 90% of all samples reaching main */
+static inline void pf_expect_version_shares(const char *root, const char *python, const char *comm,
+					    const char *tag)
+{
+	static const char *const fns[] = { "heavy", "outer", "inner", "encode", "squeeze", NULL };
+	const char *const in_main[] = { ";Py_BytesMain;", NULL };
+	const char *const nested[] = { ";pyframes_wl.outer;pyframes_wl.inner;", NULL };
+	const char *const inner[] = { ";pyframes_wl.inner;", NULL };
+	char bz2[32];
+	const char *const bz2_any[] = { bz2, NULL };
+	const char *const bz2_under[] = { ";pyframes_wl.squeeze;", bz2, NULL };
+	unsigned long total, n, m;
+	struct pf_folded f;
+	struct pf_root d;
+
+	snprintf(bz2, sizeof(bz2), ";_bz2.cpython-%s", tag);
+	pf_root_make(&d, root);
+	f = pf_root_record(&d, python, "shares 1.5 bz2");
+	pf_root_free(&d);
+	cr_assert_eq(f.status, 0, "%s", f.out);
+	total = pf_count(&f, comm, NULL, false);
+	cr_assert_gt(total, 600, "%lu samples of %s\n%s", total, comm, f.out);
+	pf_expect_shares(&f, comm, total, fns);
+	n = pf_count(&f, comm, inner, false);
+	m = pf_count(&f, comm, nested, false);
+	cr_expect_gt(n, 50, "%lu samples in inner", n);
+	cr_expect_geq(m * 100, n * 95, "inner under outer in %lu of its %lu samples", m, n);
+	n = pf_count(&f, comm, bz2_any, false);
+	m = pf_count(&f, comm, bz2_under, true);
+	cr_expect_gt(n, 20, "%lu samples in _bz2", n);
+	cr_expect_geq(m * 100, n * 95, "_bz2 under squeeze in %lu of its %lu samples", m, n);
+	n = pf_count(&f, comm, in_main, false);
+	cr_expect_geq(n * 100, total * 90, "%lu of %lu samples reach main", n, total);
+	pf_free(&f);
+}
+
 static inline void pf_expect_threads(const struct pf_folded *f)
 {
 	const char *const alpha[] = { ";pyframes_wl.alpha;", NULL };

@@ -48,34 +48,7 @@ static void need_314(void)
 
 Test(pyframes, py314_shares_nesting_extension_main, .init = need_314)
 {
-	static const char *const fns[] = { "heavy", "outer", "inner", "encode", "squeeze", NULL };
-	const char *const in_main[] = { ";Py_BytesMain;", NULL };
-	const char *const nested[] = { ";pyframes_wl.outer;pyframes_wl.inner;", NULL };
-	const char *const inner[] = { ";pyframes_wl.inner;", NULL };
-	const char *const bz2_any[] = { ";_bz2.cpython-314", NULL };
-	const char *const bz2_under[] = { ";pyframes_wl.squeeze;", ";_bz2.cpython-314", NULL };
-	unsigned long total, n, m;
-	struct pf_folded f;
-	struct pf_root d;
-
-	pf_root_make(&d, ROOT);
-	f = pf_root_record(&d, "/usr/bin/python3.14", "shares 1.5 bz2");
-	pf_root_free(&d);
-	cr_assert_eq(f.status, 0, "%s", f.out);
-	total = pf_count(&f, COMM, NULL, false);
-	cr_assert_gt(total, 600, "%lu samples of " COMM "\n%s", total, f.out);
-	pf_expect_shares(&f, COMM, total, fns);
-	n = pf_count(&f, COMM, inner, false);
-	m = pf_count(&f, COMM, nested, false);
-	cr_expect_gt(n, 50, "%lu samples in inner", n);
-	cr_expect_geq(m * 100, n * 95, "inner under outer in %lu of its %lu samples", m, n);
-	n = pf_count(&f, COMM, bz2_any, false);
-	m = pf_count(&f, COMM, bz2_under, true);
-	cr_expect_gt(n, 20, "%lu samples in _bz2", n);
-	cr_expect_geq(m * 100, n * 95, "_bz2 under squeeze in %lu of its %lu samples", m, n);
-	n = pf_count(&f, COMM, in_main, false);
-	cr_expect_geq(n * 100, total * 90, "%lu of %lu samples reach main", n, total);
-	pf_free(&f);
+	pf_expect_version_shares(ROOT, "/usr/bin/python3.14", COMM, "314");
 }
 
 Test(pyframes, py314_threads_carry_their_own, .init = need_314)
